@@ -1,0 +1,5 @@
+import sys
+
+from lispshell.cli import main
+
+sys.exit(main())

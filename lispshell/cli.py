@@ -1,0 +1,28 @@
+"""Entry points: `lispshell` (the REPL, -e, or forms on stdin), `lispshell check`, `lispshell mcp`.
+
+Each subcommand lives in its own module and is imported only when asked for, so starting the
+REPL never pays for the MCP SDK and `lispshell check` never pays for prompt-toolkit.
+"""
+from __future__ import annotations
+
+import sys
+
+
+def main(argv: list[str] | None = None) -> int:
+    argv = list(sys.argv[1:] if argv is None else argv)
+    if argv and argv[0] == "check":
+        from lispshell.check_cli import main as run
+        argv = argv[1:]
+    elif argv and argv[0] == "mcp":
+        from lispshell.mcp_server import main as run
+        argv = argv[1:]
+    else:
+        from lispshell.repl.main import main as run
+    try:
+        return run(argv)
+    except KeyboardInterrupt:
+        return 130
+
+
+if __name__ == "__main__":
+    sys.exit(main())

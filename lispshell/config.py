@@ -1,0 +1,64 @@
+"""Configuration: config/default.toml < the user's config.toml < command-line flags.
+
+One place for the layering, so the REPL, `lispshell mcp` and the tests all agree.
+"""
+from __future__ import annotations
+
+import copy
+import os
+import tomllib
+from pathlib import Path
+from typing import Any
+
+import platformdirs
+
+APP = "lispshell"
+PROJECT_ROOT = Path(__file__).resolve().parent.parent
+DEFAULT_CONFIG = PROJECT_ROOT / "config" / "default.toml"
+PROMPTS_DIR = PROJECT_ROOT / "prompts"
+
+
+class ConfigError(Exception):
+    """A config file that cannot be read; the message names the file."""
+
+
+def config_dir() -> Path:
+    return Path(os.environ.get("LISPSHELL_CONFIG_DIR") or platformdirs.user_config_dir(APP))
+
+
+def state_dir() -> Path:
+    """History and saved conversations live here (LISPSHELL_STATE_DIR overrides, for tests)."""
+    path = Path(os.environ.get("LISPSHELL_STATE_DIR") or platformdirs.user_state_dir(APP))
+    path.mkdir(parents=True, exist_ok=True)
+    return path
+
+
+def user_config_path() -> Path:
+    return config_dir() / "config.toml"
+
+
+def merge(base: dict, override: dict) -> dict:
+    """Deep-merge `override` into a copy of `base`; tables merge, everything else replaces."""
+    out = copy.deepcopy(base)
+    for key, value in override.items():
+        if isinstance(value, dict) and isinstance(out.get(key), dict):
+            out[key] = merge(out[key], value)
+        else:
+            out[key] = copy.deepcopy(value)
+    return out
+
+
+def _read(path: Path) -> dict:
+    try:
+        with open(path, "rb") as f:
+            return tomllib.load(f)
+    except FileNotFoundError:
+        return {}
+    except (tomllib.TOMLDecodeError, OSError) as exc:
+        raise ConfigError(f"{path}: {exc}") from None
+
+
+def load(overrides: dict | None = None) -> dict[str, Any]:
+    """The effective configuration: defaults, then the user's file, then `overrides` (from flags)."""
+    cfg = merge(_read(DEFAULT_CONFIG), _read(user_config_path()))
+    return merge(cfg, overrides or {})

@@ -1,0 +1,197 @@
+"""The one registry of tools. The REPL's LLM and `lispshell mcp` both take their tools from here.
+
+A tool is a name, a description, a JSON input schema, a handler and honest flags (read-only,
+destructive, evaluates). Handlers take `(arguments, context)` and return a JSON-able dict;
+`call_tool` turns every failure into `{"ok": false, "error": {code, message, ...}}`, so no
+caller ever sees a traceback, whatever the input.
+"""
+from __future__ import annotations
+
+import importlib
+import json
+import re
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Callable
+
+# The modules that register tools, imported on first use so that `import lispshell` stays cheap.
+TOOL_MODULES = (
+    "lispshell.tools.delimiters",   # push/pop/sentinel/balance/batch
+    "lispshell.tools.syntax_tools",  # validate_syntax (and repair)
+    "lispshell.tools.structure",     # forms by name and paredit edits
+    "lispshell.tools.live",          # eval, describe, symbol_value, macroexpand, apropos
+)
+
+NAME_PATTERN = re.compile(r"^[a-zA-Z0-9_-]{1,64}$")  # what the Anthropic API accepts
+MAX_STRING = 8 * 1024 * 1024  # no single argument string may exceed this
+
+
+class ToolError(Exception):
+    """A failure a tool reports to its caller: a stable code, a message, and any extra fields."""
+
+    def __init__(self, code: str, message: str, **extra: Any):
+        super().__init__(message)
+        self.code = code
+        self.message = message
+        self.extra = extra
+
+    def to_dict(self) -> dict:
+        return {"code": self.code, "message": self.message, **self.extra}
+
+
+@dataclass(frozen=True)
+class Tool:
+    name: str
+    description: str
+    input_schema: dict
+    handler: Callable[[dict, "ToolContext"], dict]
+    group: str             # "delimiters" | "syntax" | "structure" | "live": config picks groups
+    read_only: bool        # never changes a file or the image
+    destructive: bool = False  # may change files or the image
+    evaluates: bool = False    # runs code in the Lisp: always goes through the gate
+
+    def definition(self) -> dict:
+        """The definition as the Anthropic Messages API takes it."""
+        return {"name": self.name, "description": self.description, "input_schema": self.input_schema}
+
+
+@dataclass
+class ToolContext:
+    """What a call may use beyond its arguments. The REPL and the MCP server each build one."""
+
+    session: Callable[[], Any] | None = None  # returns the live Lisp session, (re)starting it
+    gate: Any = None           # lispshell.tools.gate.EvalGate; None refuses every eval
+    root: Path | None = None   # when set, file tools may only touch paths inside it
+    dialect: str | None = None  # default dialect for text tools ("cl", "scheme", "clojure")
+    eval_timeout: float = 30.0
+    output_cap: int = 65536
+    extra: dict = field(default_factory=dict)
+
+    def lisp(self):
+        if self.session is None:
+            raise ToolError("NO_LISP", "No Lisp is running here, so live-image tools are unavailable.")
+        return self.session()
+
+    def resolve_path(self, path: Any) -> Path:
+        """An absolute path for a file tool, refused if it leaves `root` (also through symlinks)."""
+        if not isinstance(path, str) or not path or "\0" in path:
+            raise ToolError("BAD_INPUT", "file_path must be a non-empty string")
+        p = Path(path).expanduser()
+        if self.root is None:
+            return p.resolve()
+        root = self.root.resolve()
+        resolved = (root / p).resolve() if not p.is_absolute() else p.resolve()
+        if resolved != root and root not in resolved.parents:
+            raise ToolError("OUTSIDE_ROOT", f"{path!r} is outside the allowed root {str(root)!r}",
+                            root=str(root))
+        return resolved
+
+
+_REGISTRY: dict[str, Tool] = {}
+_loaded = False
+
+
+def register(name: str, description: str, input_schema: dict, *, group: str, read_only: bool,
+             destructive: bool = False, evaluates: bool = False):
+    """Decorator: `@register("validate_syntax", "...", {...}, group="syntax", read_only=True)`."""
+    if not NAME_PATTERN.match(name):
+        raise ValueError(f"tool name {name!r} does not match {NAME_PATTERN.pattern}")
+
+    def decorate(handler):
+        if name in _REGISTRY:
+            raise ValueError(f"tool {name!r} registered twice")
+        _REGISTRY[name] = Tool(name, description, input_schema, handler, group, read_only,
+                               destructive, evaluates)
+        return handler
+
+    return decorate
+
+
+def _load() -> None:
+    global _loaded
+    if not _loaded:
+        _loaded = True
+        for module in TOOL_MODULES:
+            importlib.import_module(module)
+
+
+def all_tools(groups: list[str] | None = None) -> list[Tool]:
+    """Every registered tool in registration order, or only those in `groups`."""
+    _load()
+    return [t for t in _REGISTRY.values() if groups is None or t.group in groups]
+
+
+def get_tool(name: str) -> Tool | None:
+    _load()
+    return _REGISTRY.get(name)
+
+
+_JSON_TYPES = {
+    "string": str, "boolean": bool, "object": dict, "array": list,
+    "integer": int, "number": (int, float),
+}
+
+
+def _check_value(where: str, value: Any, schema: dict) -> None:
+    expected = schema.get("type")
+    if expected:
+        types = expected if isinstance(expected, list) else [expected]
+        ok = False
+        for t in types:
+            if t == "null" and value is None:
+                ok = True
+            elif t in _JSON_TYPES and isinstance(value, _JSON_TYPES[t]):
+                # bool is an int in Python, but not in JSON
+                ok = not (isinstance(value, bool) and t in ("integer", "number"))
+            if ok:
+                break
+        if not ok:
+            raise ToolError("BAD_INPUT", f"{where} must be of type {' or '.join(types)}",
+                            field=where)
+    if "enum" in schema and value not in schema["enum"]:
+        raise ToolError("BAD_INPUT", f"{where} must be one of {', '.join(map(str, schema['enum']))}",
+                        field=where)
+    if isinstance(value, str) and len(value) > MAX_STRING:
+        raise ToolError("BAD_INPUT", f"{where} is longer than the limit of {MAX_STRING} characters",
+                        field=where, limit=MAX_STRING)
+
+
+def validate_arguments(tool: Tool, arguments: Any) -> dict:
+    """Check required fields and top-level types; unknown fields are ignored, as promised."""
+    if not isinstance(arguments, dict):
+        raise ToolError("BAD_INPUT", "arguments must be a JSON object")
+    schema = tool.input_schema
+    for name in schema.get("required", []):
+        if name not in arguments or arguments[name] is None:
+            raise ToolError("BAD_INPUT", f"missing required field {name!r}", field=name)
+    props = schema.get("properties", {})
+    for name, value in arguments.items():
+        if name in props and value is not None:
+            _check_value(name, value, props[name])
+    return {k: v for k, v in arguments.items() if k in props or not props}
+
+
+def call_tool(name: str, arguments: dict, context: ToolContext | None = None) -> dict:
+    """Run a tool by name. Always answers a JSON-able dict with "ok"; never raises for bad input."""
+    tool = get_tool(name) if isinstance(name, str) else None
+    if tool is None:
+        return {"ok": False, "error": {"code": "UNKNOWN_TOOL", "message": f"no tool named {name!r}",
+                                       "tools": sorted(_REGISTRY)}}
+    try:
+        args = validate_arguments(tool, arguments)
+        result = tool.handler(args, context or ToolContext())
+        result = dict(result)
+        result.setdefault("ok", True)
+        return result
+    except ToolError as exc:
+        return {"ok": False, "error": exc.to_dict()}
+    except RecursionError:
+        return {"ok": False, "error": {"code": "TOO_DEEP", "message": "input nested too deeply"}}
+    except Exception as exc:  # a bug of ours: say so plainly, without a traceback
+        return {"ok": False, "error": {"code": "INTERNAL",
+                                       "message": f"{name} failed: {type(exc).__name__}: {exc}"}}
+
+
+def result_text(result: dict) -> str:
+    """The text form of a result that the LLM and MCP clients read: compact JSON, UTF-8 kept."""
+    return json.dumps(result, ensure_ascii=False, separators=(",", ":"))

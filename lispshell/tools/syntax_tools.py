@@ -1,0 +1,1 @@
+"""Tools registered by this module: (being written)."""
