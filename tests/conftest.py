@@ -1,0 +1,25 @@
+"""Test-wide isolation: no test reads the developer's config, history or API key.
+
+Set at import time, so every subprocess a test starts (lispshell under a pty, `lispshell mcp`)
+inherits the same clean environment.
+"""
+from __future__ import annotations
+
+import os
+import sys
+import tempfile
+from pathlib import Path
+
+_SANDBOX = Path(tempfile.mkdtemp(prefix="lispshell-tests-"))
+for _name in list(os.environ):
+    if _name.startswith("ANTHROPIC_"):
+        del os.environ[_name]
+os.environ["ANTHROPIC_CONFIG_DIR"] = str(_SANDBOX / "anthropic")  # empty: no stored credentials
+os.environ["LISPSHELL_STATE_DIR"] = str(_SANDBOX / "state")
+os.environ["LISPSHELL_CONFIG_DIR"] = str(_SANDBOX / "config")
+os.environ.setdefault("TERM", "xterm-256color")
+(_SANDBOX / "anthropic").mkdir()
+
+VENV_BIN = Path(sys.executable).parent
+# The console script, as a person runs it (tests spawn it under a real pty or as a subprocess).
+LISPSHELL = str(VENV_BIN / "lispshell")

@@ -1,0 +1,68 @@
+"""The registry's promises: every answer has "ok", bad input never raises, names fit the API."""
+import json
+
+import pytest
+
+from lispshell.tools import ToolContext, ToolError, all_tools, call_tool, get_tool
+from lispshell.tools.registry import NAME_PATTERN, register
+
+
+def test_unknown_tool_is_an_error_not_an_exception():
+    result = call_tool("no_such_tool", {})
+    assert result["ok"] is False
+    assert result["error"]["code"] == "UNKNOWN_TOOL"
+
+
+@pytest.mark.parametrize("args", [None, [], "x", 3])
+def test_non_object_arguments_are_refused(args):
+    tool = all_tools()[0]
+    result = call_tool(tool.name, args)
+    assert result["ok"] is False and result["error"]["code"] == "BAD_INPUT"
+
+
+def test_every_tool_is_well_formed():
+    tools = all_tools()
+    assert tools, "no tools registered"
+    for tool in tools:
+        assert NAME_PATTERN.match(tool.name)
+        assert tool.description.strip()
+        assert tool.input_schema.get("type") == "object"
+        assert not (tool.read_only and tool.destructive), tool.name
+        json.dumps(tool.definition())
+
+
+def test_wrong_types_for_every_tool_never_raise():
+    for tool in all_tools():
+        for prop in tool.input_schema.get("properties", {}):
+            result = call_tool(tool.name, {prop: object.__new__(object) if False else {"x": [1]}})
+            assert isinstance(result, dict) and "ok" in result, tool.name
+            json.dumps(result)
+
+
+def test_handler_bugs_become_internal_errors(monkeypatch):
+    from lispshell.tools import registry
+
+    @register("_test_boom", "raises", {"type": "object", "properties": {}}, group="test",
+              read_only=True)
+    def boom(args, ctx):
+        raise ZeroDivisionError("division by zero")
+
+    try:
+        result = call_tool("_test_boom", {})
+        assert result["ok"] is False and result["error"]["code"] == "INTERNAL"
+        assert "Traceback" not in json.dumps(result)
+    finally:
+        registry._REGISTRY.pop("_test_boom", None)
+
+
+def test_resolve_path_stays_inside_root(tmp_path):
+    (tmp_path / "inside.lisp").write_text("(a)")
+    outside = tmp_path.parent / (tmp_path.name + "-outside")
+    outside.mkdir()
+    (tmp_path / "escape").symlink_to(outside)
+    ctx = ToolContext(root=tmp_path)
+    assert ctx.resolve_path("inside.lisp") == (tmp_path / "inside.lisp").resolve()
+    for bad in ["../x.lisp", str(outside / "x.lisp"), "escape/x.lisp", "/etc/passwd"]:
+        with pytest.raises(ToolError) as info:
+            ctx.resolve_path(bad)
+        assert info.value.code == "OUTSIDE_ROOT"
