@@ -34,7 +34,7 @@ def test_every_tool_is_well_formed():
 def test_wrong_types_for_every_tool_never_raise():
     for tool in all_tools():
         for prop in tool.input_schema.get("properties", {}):
-            result = call_tool(tool.name, {prop: object.__new__(object) if False else {"x": [1]}})
+            result = call_tool(tool.name, {prop: {"x": [1]}})
             assert isinstance(result, dict) and "ok" in result, tool.name
             json.dumps(result)
 
