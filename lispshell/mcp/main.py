@@ -1,0 +1,122 @@
+"""`lispshell mcp [--lisp sbcl|guile|clojure|none] [--root DIR] [--allow-eval] [--http [HOST:]PORT]`
+
+Serves the tool registry over MCP: stdio by default (what Claude Code and Claude Desktop start),
+streamable HTTP with `--http`. Nothing but MCP messages ever goes to stdout; messages for the
+person go to stderr.
+"""
+from __future__ import annotations
+
+import argparse
+import logging
+import signal
+import sys
+from pathlib import Path
+
+from lispshell import __version__, config as config_mod
+from lispshell.mcp.runtime import LISPS, Options
+
+DEFAULT_HOST = "127.0.0.1"
+
+
+def parse_http(value: str) -> tuple[str, int]:
+    """`PORT`, `HOST:PORT` or `[V6HOST]:PORT`; the host defaults to 127.0.0.1."""
+    host, sep, port = value.rpartition(":")
+    if not sep:
+        host, port = DEFAULT_HOST, value
+    host = host.strip("[]") or DEFAULT_HOST
+    try:
+        number = int(port)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{value!r} is not [HOST:]PORT") from None
+    if not 0 <= number <= 65535:
+        raise argparse.ArgumentTypeError(f"port {number} is out of range")
+    return host, number
+
+
+def make_parser(default_lisp: str) -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="lispshell mcp",
+        description="Serve lispshell's tools (delimiters, syntax, structural edits, live image) "
+                    "to MCP clients such as Claude Code and Claude Desktop.")
+    parser.add_argument("--lisp", choices=[*LISPS, "none"], default=default_lisp,
+                        help=f"the live Lisp for eval/describe/... (default: {default_lisp}); "
+                             "'none' serves only the text and file tools")
+    parser.add_argument("--root", type=Path, default=None,
+                        help="file tools may only read and write inside this directory "
+                             "(default: the current directory)")
+    parser.add_argument("--allow-eval", action="store_true",
+                        help="run eval without asking; otherwise each eval is shown to the person "
+                             "(MCP elicitation) and refused if the client cannot ask")
+    parser.add_argument("--http", metavar="[HOST:]PORT", type=parse_http, default=None,
+                        help="serve streamable HTTP at http://HOST:PORT/mcp (host 127.0.0.1 by "
+                             "default) behind a bearer token printed at start, instead of stdio")
+    parser.add_argument("--version", action="version", version=f"lispshell {__version__}")
+    return parser
+
+
+def parse_args(argv: list[str], config: dict) -> Options:
+    default_lisp = config.get("default_lisp", "sbcl")
+    if default_lisp not in LISPS:
+        default_lisp = "sbcl"
+    args = make_parser(default_lisp).parse_args(argv)
+    root = (args.root or Path.cwd()).expanduser()
+    if not root.is_dir():
+        raise SystemExit(f"lispshell mcp: --root {str(root)!r} is not a directory")
+    return Options(lisp=None if args.lisp == "none" else args.lisp, root=root.resolve(),
+                   allow_eval=args.allow_eval, http=args.http)
+
+
+def main(argv: list[str] | None = None) -> int:
+    argv = list(sys.argv[1:] if argv is None else argv)
+    try:
+        config = config_mod.load()
+    except config_mod.ConfigError as exc:
+        print(f"lispshell mcp: {exc}", file=sys.stderr)
+        return 2
+    try:
+        options = parse_args(argv, config)
+    except SystemExit as exc:  # argparse's own exit (help, bad flag) or a bad --root
+        if isinstance(exc.code, str):
+            print(exc.code, file=sys.stderr)
+            return 2
+        return exc.code or 0
+
+    # Only warnings, and only on stderr: stdout belongs to the protocol.
+    logging.basicConfig(level=logging.WARNING, stream=sys.stderr)
+
+    from lispshell.mcp.runtime import Runtime
+    from lispshell.mcp.server import build_server  # the SDK: paid for here, never by the REPL
+
+    runtime = Runtime(options, config)
+    server = build_server(runtime)
+    # SIGTERM (a client closing us, `kill`) ends the server like Ctrl-C, so that the `finally`
+    # below still closes the child Lisp.
+    signal.signal(signal.SIGTERM, _raise_keyboard_interrupt)
+    try:
+        if options.http is not None:
+            from lispshell.mcp import http
+            try:
+                http.serve(server, *options.http)
+            except (OSError, http.TokenError) as exc:
+                print(f"lispshell mcp: cannot serve HTTP on {options.http[0]}:{options.http[1]}: "
+                      f"{exc}", file=sys.stderr)
+                return 1
+        else:
+            import anyio
+            anyio.run(_serve_stdio, server)
+    except KeyboardInterrupt:
+        pass
+    finally:
+        runtime.close()
+    return 0
+
+
+def _raise_keyboard_interrupt(signum, frame):
+    raise KeyboardInterrupt
+
+
+async def _serve_stdio(server) -> None:
+    from mcp.server.stdio import stdio_server
+
+    async with stdio_server() as (read_stream, write_stream):
+        await server.run(read_stream, write_stream, server.create_initialization_options())

@@ -1,0 +1,136 @@
+"""What the served tools may use: the root, the dialect, the eval gate and the live Lisp image.
+
+One `Runtime` per server process; it is shared by every MCP connection (one live image, as in
+the REPL). Tool handlers are blocking, so `call` runs in a worker thread.
+"""
+from __future__ import annotations
+
+import threading
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from lispshell.tools.gate import EvalGate
+from lispshell.tools.registry import Tool, ToolContext, ToolError, all_tools, call_tool, get_tool
+
+LISPS = ("sbcl", "guile", "clojure")
+LIVE_GROUP = "live"
+
+RESTARTED_NOTICE = ("The Lisp image had died and was restarted before this call: definitions "
+                    "made earlier in it are gone.")
+
+
+@dataclass(frozen=True)
+class Options:
+    """What the command line chose (see `main.parse_args`)."""
+
+    lisp: str | None        # None: `--lisp none`, no live image
+    root: Path
+    allow_eval: bool = False
+    http: tuple[str, int] | None = None
+
+
+class LiveImage:
+    """The child Lisp: started on first use, reused, restarted if it died."""
+
+    def __init__(self, lisp: str, config: dict):
+        self.lisp = lisp
+        self._config = config
+        self._session = None
+        self._lock = threading.Lock()
+        self.restarts = 0   # restarts of a dead image, counted so the next answer can say so
+
+    def get(self):
+        with self._lock:
+            try:
+                if self._session is None:
+                    from lispshell.lisp.session import make_session  # pexpect: on first use
+                    session = make_session(self.lisp, self._config)
+                    session.start()
+                    self._session = session
+                elif not self._session.alive:
+                    self._session.restart()
+                    self.restarts += 1
+            except ToolError:
+                raise
+            except Exception as exc:  # no such program, a bootstrap that failed...
+                raise ToolError("LISP_START_FAILED",
+                                f"could not start {self.lisp}: {type(exc).__name__}: {exc}") from None
+            return self._session
+
+    def interrupt(self) -> None:
+        """Stop the running eval (the MCP client cancelled the call); safe from any thread."""
+        session = self._session
+        if session is not None and session.alive and session.busy:
+            session.interrupt()
+
+    def close(self) -> None:
+        session, self._session = self._session, None
+        if session is not None:
+            session.close()
+
+
+class Runtime:
+    def __init__(self, options: Options, config: dict):
+        self.options = options
+        self.root = options.root
+        session_cfg = config.get("session", {})
+        self.eval_timeout = float(session_cfg.get("eval_timeout", 30.0))
+        self.output_cap = int(session_cfg.get("output_cap", 65536))
+        self.confirm_timeout = config.get("mcp", {}).get("confirm_timeout") or None
+        self.image = LiveImage(options.lisp, config) if options.lisp else None
+        self.dialect = _syntax_dialect(options.lisp)
+
+    # -- which tools -------------------------------------------------------------------------
+    def serves(self, tool: Tool) -> bool:
+        """Live-image tools are not listed without a Lisp: a model should not see tools that
+        can only fail. Called anyway, they answer a clear NO_LISP error (see `call`)."""
+        return self.image is not None or not (tool.group == LIVE_GROUP or tool.evaluates)
+
+    def tools(self) -> list[Tool]:
+        return [tool for tool in all_tools() if self.serves(tool)]
+
+    # -- one call ----------------------------------------------------------------------------
+    def context(self, confirm=None) -> ToolContext:
+        # The mode is fixed here, from the person's flag; no tool can reach `set_mode`.
+        gate = EvalGate("yolo") if self.options.allow_eval else EvalGate("ask", confirm)
+        return ToolContext(
+            session=self.image.get if self.image is not None else None,
+            gate=gate,
+            root=self.root,
+            dialect=self.dialect,
+            eval_timeout=self.eval_timeout,
+            output_cap=self.output_cap,
+        )
+
+    def call(self, name: str, arguments: Any, context: ToolContext) -> dict:
+        """Run one tool (blocking). Never raises: the registry turns failures into results."""
+        tool = get_tool(name) if isinstance(name, str) else None
+        if tool is not None and not self.serves(tool):
+            return {"ok": False, "error": {
+                "code": "NO_LISP",
+                "message": f"{name} needs a live Lisp, and lispshell mcp was started with "
+                           "--lisp none. Restart it with --lisp sbcl, guile or clojure."}}
+        restarts = self.image.restarts if self.image is not None else 0
+        result = call_tool(name, arguments if arguments is not None else {}, context)
+        if self.image is not None and self.image.restarts != restarts:
+            result.setdefault("notice", RESTARTED_NOTICE)
+        return result
+
+    def interrupt(self, name: str) -> None:
+        tool = get_tool(name) if isinstance(name, str) else None
+        if self.image is not None and tool is not None and tool.group == LIVE_GROUP:
+            self.image.interrupt()
+
+    def close(self) -> None:
+        if self.image is not None:
+            self.image.close()
+
+
+def _syntax_dialect(lisp: str | None) -> str | None:
+    """The text tools' default dialect: the live Lisp's. Without one, tools infer it from the
+    file extension or their `dialect` argument."""
+    if lisp is None:
+        return None
+    from lispshell.syntax.dialects import resolve_dialect
+    return resolve_dialect(lisp)
