@@ -1,0 +1,373 @@
+"""The interactive REPL: read a line, route it, evaluate it or hand it to the LLM, show the result.
+
+The `Repl` object is what the LLM side integrates against. What it may rely on:
+
+  repl.session        the current LispSession (None only if the Lisp could not be started)
+  repl.lisp           the current Lisp's name: "sbcl" | "guile" | "clojure"
+  repl.dialect        its syntax dialect: "cl" | "scheme" | "clojure"
+  repl.console        the rich Console everything is printed with
+  repl.config         the effective configuration (dict)
+  repl.options        the parsed command-line flags (.yolo, .model, .continue_, .no_llm, .lisp)
+  repl.print_above(*renderables)   print without garbling the prompt: from the event loop or
+                      any thread, whether or not a prompt is being edited at the time
+  repl.print_notice(message)       the same, as a one-line `; notice`
+  repl.flash(message)              a short-lived message in the bottom toolbar
+
+The LLM object comes from `lispshell.repl.llm_hook.make_llm(repl)`. It is created once, in a
+worker thread, after the first prompt is on screen (so its imports never delay the prompt);
+make_llm must not touch the event loop. After it exists, every eval the person makes is passed
+to `llm.record_eval(code, result)`, prose goes to `await llm.ask(text)` (a task: Ctrl-C
+interrupts a busy Lisp and cancels it), `llm.commands` join the `,` commands and
+`llm.toolbar()` joins the bottom toolbar.
+"""
+from __future__ import annotations
+
+import asyncio
+import datetime
+import signal
+import sys
+import time
+import traceback
+from contextlib import contextmanager
+from functools import partial
+
+from rich.text import Text
+
+from lispshell.repl.commands import QUIT, CommandTable
+from lispshell.repl.forms import split_forms, syntax_dialect
+from lispshell.repl.render import Renderer
+from lispshell.repl.route import COMMAND, LLM, route
+
+
+class Repl:
+    def __init__(self, lisp: str, config: dict, options, console=None):
+        self.lisp = lisp
+        self.config = config
+        self.options = options
+        self.renderer = Renderer(console)
+        self.console = self.renderer.console
+        self.sessions: dict = {}                 # lisp name -> LispSession, kept when switching
+        self.commands = CommandTable(lambda: getattr(self.llm, "commands", None) or {})
+        self.llm = None
+        self._llm_future: asyncio.Future | None = None
+        self._llm_failed = False
+        self._prompts: dict = {}                 # lisp name -> PromptSession
+        self._flash: tuple[str, float] | None = None
+        self._loop: asyncio.AbstractEventLoop | None = None
+
+    # What the LLM side reads ------------------------------------------------------------
+    @property
+    def session(self):
+        return self.sessions.get(self.lisp)
+
+    @property
+    def dialect(self) -> str:
+        return syntax_dialect(self.lisp)
+
+    def print_above(self, *renderables, **kwargs) -> None:
+        """Print rich renderables above the prompt (safe from any thread, prompt or not)."""
+        loop = self._loop
+        if loop is not None and loop.is_running():
+            try:
+                running = asyncio.get_running_loop()
+            except RuntimeError:
+                running = None
+            if running is not loop:
+                loop.call_soon_threadsafe(partial(self.print_above, *renderables, **kwargs))
+                return
+            from prompt_toolkit.application import get_app_or_none, run_in_terminal
+
+            app = get_app_or_none()
+            if app is not None and app.is_running:
+                run_in_terminal(partial(self.renderer.print, *renderables, **kwargs))
+                return
+        self.renderer.print(*renderables, **kwargs)
+
+    def print_notice(self, message: str) -> None:
+        self.print_above(Text("; " + message, style="italic yellow"))
+
+    def flash(self, message: str, seconds: float = 3.0) -> None:
+        self._flash = (message, time.monotonic() + seconds)
+
+    # Sessions ---------------------------------------------------------------------------
+    def start_session(self, lisp: str):
+        """Start `lisp` in the background (the prompt never waits for a JVM)."""
+        from lispshell.lisp.session import make_session
+
+        try:
+            session = make_session(lisp, self.config)
+            session.start(wait=False)
+        except Exception as exc:
+            self.renderer.notice(f"Cannot start {lisp}: {exc}")
+            return None
+        self.sessions[lisp] = session
+        return session
+
+    async def restart(self):
+        """Kill the current Lisp and start a fresh one (`,restart`)."""
+        session = self.session
+        if session is None:
+            if self.start_session(self.lisp):
+                self.renderer.notice(f"Started {self.lisp}.")
+            return None
+        try:
+            await asyncio.get_running_loop().run_in_executor(None, session.restart)
+        except Exception as exc:
+            self.renderer.notice(f"Restart failed: {exc}")
+            return None
+        self._after_eval()
+        self.renderer.notice(f"Restarted {self.lisp}: a fresh image (earlier definitions are gone).")
+        return None
+
+    def switch_lisp(self, name: str):
+        name = name.lower()
+        known = self.config.get("lisp", {})
+        if name not in known:
+            self.renderer.notice(f"Unknown Lisp {name!r}; configured: " + ", ".join(sorted(known)))
+            return None
+        if name == self.lisp and self.session is not None:
+            self.renderer.notice(f"Already running {name}.")
+            return None
+        self.lisp = name
+        if self.session is None:
+            self.start_session(name)
+        self.renderer.notice(f"Switched to {name}" + (" (starting)" if self.session is not None
+                                                      and not self.session.ready else "") + ".")
+        return None
+
+    def history_entries(self) -> list[str]:
+        prompt = self._prompts.get(self.lisp)
+        if prompt is None:
+            return []
+        return list(prompt.history.get_strings())
+
+    def close(self) -> None:
+        """End every child Lisp (no stray processes)."""
+        for session in list(self.sessions.values()):
+            try:
+                session.close()
+            except Exception:
+                pass
+        self.sessions.clear()
+
+    # The prompt -------------------------------------------------------------------------
+    def prompt_session(self):
+        if self.lisp not in self._prompts:
+            from lispshell.repl.editor import make_prompt_session
+
+            self._prompts[self.lisp] = make_prompt_session(self, self.lisp)
+        return self._prompts[self.lisp]
+
+    def prompt_message(self):
+        session = self.session
+        package = (getattr(session, "package", "") or self.lisp) if session else self.lisp
+        return [("bold ansigreen", package), ("", "> ")]
+
+    def toolbar(self):
+        session = self.session
+        if session is None:
+            state = "no Lisp (,restart)"
+        elif not getattr(session, "ready", True):
+            state = "starting"
+        elif getattr(session, "busy", False):
+            state = "busy"
+        else:
+            state = "ready"
+        parts = [self.lisp, (getattr(session, "package", "") or "?") if session else "-", state]
+        if self.llm is not None and not self._llm_failed:
+            try:
+                extra = self.llm.toolbar()
+            except Exception:
+                extra = ""
+            if extra:
+                parts.append(str(extra))
+        elif getattr(self.options, "no_llm", False):
+            parts.append("LLM off")
+        if self._flash and time.monotonic() < self._flash[1]:
+            parts.append(self._flash[0])
+        return " " + " │ ".join(parts) + " "
+
+    # The loop ---------------------------------------------------------------------------
+    async def run(self) -> int:
+        self._loop = asyncio.get_running_loop()
+        self.start_session(self.lisp)
+        try:
+            while True:
+                try:
+                    text = await self.prompt_session().prompt_async(pre_run=self._load_llm_soon)
+                except KeyboardInterrupt:
+                    continue
+                except EOFError:
+                    break
+                try:
+                    if await self.handle(text) is QUIT:
+                        break
+                except KeyboardInterrupt:
+                    self.renderer.notice("Interrupted.")
+                except Exception as exc:   # a bug of ours: say so, keep the shell alive
+                    self._internal_error(exc)
+        finally:
+            self.close()
+        return 0
+
+    async def handle(self, text: str):
+        """One submitted input; returns QUIT when the REPL should end."""
+        if not text.strip():
+            return None
+        kind = route(text, self.lisp)
+        if kind == COMMAND:
+            return await self.commands.run(self, text)
+        if kind == LLM:
+            question = text.strip()
+            await self.ask(question[1:].strip() if question.startswith("?") else question)
+            return None
+        await self.eval_text(text)      # "lisp", or "incomplete" forced by Meta-Enter
+        return None
+
+    async def eval_text(self, text: str) -> None:
+        forms, problem = split_forms(text, self.lisp)
+        if problem is not None:
+            self.renderer.syntax_problem(text, problem)   # nothing is evaluated
+            return
+        for form in forms:
+            result = await self.eval_form(form)
+            if result is None or (result.interrupted and not result.timed_out):
+                break
+
+    async def eval_form(self, code: str):
+        """Evaluate one form the person typed, show it, and tell the LLM side about it."""
+        session = self.session
+        if session is None:
+            session = self.start_session(self.lisp)
+            if session is None:
+                return None
+        if not getattr(session, "ready", True):
+            self.renderer.notice(f"Waiting for {self.lisp} to start...")
+        streamed = False
+
+        def on_output(chunk: str) -> None:
+            nonlocal streamed
+            streamed = True
+            self.renderer.output(chunk)
+
+        loop = asyncio.get_running_loop()
+        with self._on_sigint(session.interrupt):
+            try:
+                result = await loop.run_in_executor(
+                    None, partial(session.eval, code, timeout=None, on_output=on_output))
+            except Exception as exc:
+                self.renderer.finish_line()
+                self.renderer.notice(f"Could not evaluate: {exc}")
+                return None
+        self.renderer.result(result, streamed)
+        self._after_eval()
+        await self._record_eval(code, result)
+        return result
+
+    def _after_eval(self) -> None:
+        prompt = self._prompts.get(self.lisp)
+        if prompt is not None:
+            prompt.lispshell_completer.invalidate()
+
+    # The LLM seam -----------------------------------------------------------------------
+    def _load_llm_soon(self) -> None:
+        if self._llm_future is None and not getattr(self.options, "no_llm", False):
+            self._llm_future = asyncio.get_running_loop().run_in_executor(None, self._make_llm)
+
+    def _make_llm(self):
+        from lispshell.repl.llm_hook import make_llm
+
+        return make_llm(self)
+
+    async def get_llm(self):
+        """The LLM object, or None (no key, --no-llm, or it failed to load: said once)."""
+        if getattr(self.options, "no_llm", False) or self._llm_failed:
+            return None
+        self._load_llm_soon()
+        try:
+            self.llm = await asyncio.shield(self._llm_future)
+        except Exception as exc:
+            self._llm_failed = True
+            self.renderer.notice(f"The LLM side failed to load: {exc}")
+            return None
+        return self.llm
+
+    async def _record_eval(self, code: str, result) -> None:
+        llm = await self.get_llm()
+        if llm is None:
+            return
+        try:
+            llm.record_eval(code, result)
+        except Exception as exc:
+            self.renderer.notice(f"The LLM side could not record this eval: {exc}")
+
+    async def ask(self, text: str) -> None:
+        if getattr(self.options, "no_llm", False):
+            self.renderer.notice("That reads as prose, which goes to the LLM, but lispshell was "
+                                 "started with --no-llm.")
+            return
+        llm = await self.get_llm()
+        if llm is None:
+            self.renderer.notice(
+                "That reads as prose, which goes to the LLM; set ANTHROPIC_API_KEY to talk to "
+                "Claude. (A lone symbol or a form is evaluated.)")
+            return
+        task = asyncio.ensure_future(llm.ask(text))
+
+        def on_sigint() -> None:
+            session = self.session
+            if session is not None and getattr(session, "busy", False):
+                session.interrupt()          # the LLM's own eval, if one is running
+            task.cancel()
+
+        with self._on_sigint(on_sigint):
+            try:
+                await task
+            except asyncio.CancelledError:
+                if not task.cancelled():
+                    raise
+                self.renderer.notice("Interrupted.")
+            except Exception as exc:
+                self.renderer.notice(f"LLM error: {type(exc).__name__}: {exc}")
+
+    # Plumbing ---------------------------------------------------------------------------
+    @contextmanager
+    def _on_sigint(self, callback):
+        """While no prompt is reading, Ctrl-C arrives as SIGINT: route it to `callback`."""
+        loop = asyncio.get_running_loop()
+        previous = signal.getsignal(signal.SIGINT)
+        try:
+            loop.add_signal_handler(signal.SIGINT, callback)
+            installed = True
+        except (ValueError, RuntimeError, NotImplementedError):
+            installed = False
+        try:
+            yield
+        finally:
+            if installed:
+                loop.remove_signal_handler(signal.SIGINT)
+                if previous is not None:
+                    signal.signal(signal.SIGINT, previous)
+
+    def _internal_error(self, exc: BaseException) -> None:
+        from lispshell.config import state_dir
+
+        log = state_dir() / "error.log"
+        try:
+            with open(log, "a", encoding="utf-8") as f:
+                f.write(f"--- {datetime.datetime.now().isoformat()}\n")
+                f.write("".join(traceback.format_exception(exc)))
+            where = f" (details in {log})"
+        except OSError:
+            where = ""
+        self.renderer.finish_line()
+        self.renderer.notice(f"Internal error: {type(exc).__name__}: {exc}{where}")
+
+
+def run_interactive(lisp: str, config: dict, options) -> int:
+    repl = Repl(lisp, config, options)
+    try:
+        return asyncio.run(repl.run())
+    finally:
+        repl.close()
+        sys.stdout.flush()

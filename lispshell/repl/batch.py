@@ -1,0 +1,126 @@
+"""Non-interactive use: `lispshell -e FORM` and `lispshell < file`.
+
+Forms are read with the project's reader and evaluated one at a time, in order, like
+`sbcl < file`. Printed output and values go to standard output as plain text (one value per
+line); errors, syntax problems and notices go to standard error. The exit status is 0 when every
+form succeeded, 1 when any failed (an error, a syntax problem, an interrupt), 2 when the Lisp
+could not be started. No prompt-toolkit and no rich on this path: it must start fast and print
+text a script can read.
+"""
+from __future__ import annotations
+
+import sys
+from typing import IO
+
+from lispshell.repl.forms import split_forms
+
+
+class _Printer:
+    """Writes a form's output as it streams, remembering whether the last line was finished."""
+
+    def __init__(self, out: IO[str], err: IO[str]):
+        self.out, self.err = out, err
+        self.at_line_start = True
+
+    def output(self, chunk: str) -> None:
+        if chunk:
+            self.out.write(chunk)
+            self.out.flush()
+            self.at_line_start = chunk.endswith("\n")
+
+    def finish_line(self) -> None:
+        if not self.at_line_start:
+            self.out.write("\n")
+            self.at_line_start = True
+
+    def error(self, text: str) -> None:
+        self.finish_line()
+        self.out.flush()
+        self.err.write(text.rstrip("\n") + "\n")
+        self.err.flush()
+
+
+def show_result(result, printer: _Printer, streamed: bool) -> bool:
+    """Print one EvalResult; True when the form succeeded."""
+    if not streamed and result.output:
+        printer.output(result.output)
+    if result.restarted:
+        printer.error("lispshell: the Lisp process died; a fresh one was started "
+                      "(earlier definitions are gone)")
+    if result.output_dropped:
+        printer.error(f"lispshell: {result.output_dropped} bytes of output were dropped")
+    if result.error is not None:
+        err = result.error
+        lines = [f"{err.type}: {err.message}" if err.type else err.message]
+        lines += ["  " + line for line in (err.backtrace or [])]
+        printer.error("\n".join(lines))
+    elif result.timed_out:
+        printer.error("lispshell: evaluation timed out")
+    elif result.interrupted:
+        printer.error("lispshell: evaluation interrupted")
+    else:
+        printer.finish_line()
+        for value in result.values:
+            printer.out.write(value + "\n")
+        printer.out.flush()
+    return bool(result.ok)
+
+
+def evaluate_text(session, text: str, lisp: str, printer: _Printer, source: str) -> bool:
+    """Evaluate every form of `text` in order; False if any failed or the text has a problem."""
+    forms, problem = split_forms(text, lisp)
+    ok = True
+    for form in forms:
+        streamed = False
+
+        def on_output(chunk: str) -> None:
+            nonlocal streamed
+            streamed = True
+            printer.output(chunk)
+
+        result = session.eval(form, timeout=None, on_output=on_output)
+        ok = show_result(result, printer, streamed) and ok
+        if result.interrupted and not result.timed_out:
+            return False  # the person pressed Ctrl-C: stop, as a shell script would
+    if problem is not None:
+        printer.error(f"lispshell: syntax error at {problem.describe(text, source)}")
+        ok = False
+    return ok
+
+
+def _run(texts: list[tuple[str, str]], lisp: str, config: dict,
+         out: IO[str] | None = None, err: IO[str] | None = None) -> int:
+    from lispshell.lisp.session import make_session
+
+    printer = _Printer(out or sys.stdout, err or sys.stderr)
+    try:
+        session = make_session(lisp, config)
+        session.start(wait=True)
+    except Exception as exc:  # a missing binary, a bad command in the config...
+        printer.error(f"lispshell: cannot start {lisp}: {exc}")
+        return 2
+    try:
+        ok = True
+        for source, text in texts:
+            ok = evaluate_text(session, text, lisp, printer, source) and ok
+        return 0 if ok else 1
+    except KeyboardInterrupt:
+        printer.error("lispshell: interrupted")
+        return 130
+    finally:
+        session.close()
+
+
+def run_forms(forms: list[str], lisp: str, config: dict) -> int:
+    """`lispshell -e FORM -e FORM`: evaluate each, print its results, exit."""
+    return _run([(f"-e #{i}", form) for i, form in enumerate(forms, 1)], lisp, config)
+
+
+def run_stream(stream: IO[str], lisp: str, config: dict) -> int:
+    """`lispshell < file`: evaluate every form read from `stream`, in order."""
+    try:
+        text = stream.read()
+    except UnicodeDecodeError as exc:
+        print(f"lispshell: standard input is not UTF-8 text: {exc}", file=sys.stderr)
+        return 2
+    return _run([("<stdin>", text)], lisp, config)

@@ -1,0 +1,118 @@
+"""The REPL's `,` commands (SLIME style): a small table of name, help text and handler.
+
+A handler is `handler(repl, arg: str)`; it may be a coroutine function. It returns
+`QUIT` to end the REPL, anything else to carry on. The LLM side adds its own commands through
+`llm.commands` (`{name: (help, handler(arg))}`); they are listed by `,help` and dispatched the
+same way. A command may be abbreviated to any unambiguous prefix (`,q`, `,res`).
+"""
+from __future__ import annotations
+
+import inspect
+from dataclasses import dataclass
+from typing import Any, Callable
+
+from rich.table import Table
+from rich.text import Text
+
+QUIT = object()
+
+
+@dataclass
+class Command:
+    name: str
+    help: str
+    handler: Callable[..., Any]      # (repl, arg) -> QUIT | None, maybe async
+    usage: str = ""
+
+
+def _help(repl, arg: str):
+    table = Table.grid(padding=(0, 2))
+    for cmd in repl.commands.all():
+        table.add_row(Text("," + cmd.name + (" " + cmd.usage if cmd.usage else ""), style="bold"),
+                      cmd.help)
+    repl.renderer.print(table)
+    repl.renderer.print(Text(
+        "Enter submits a complete form (newline otherwise), Meta-Enter/Esc-Enter submits anyway, "
+        "Ctrl-J inserts a newline, Ctrl-C clears or interrupts, Ctrl-D exits, Ctrl-R searches "
+        "history, Tab completes, Ctrl-X Ctrl-E opens $EDITOR. Prose (or `?` + text) goes to the LLM.",
+        style="dim"))
+
+
+def _quit(repl, arg: str):
+    return QUIT
+
+
+def _restart(repl, arg: str):
+    return repl.restart()
+
+
+def _lisp(repl, arg: str):
+    name = arg.strip()
+    if not name:
+        repl.renderer.notice(f"Running {repl.lisp}. Switch with ,lisp "
+                             + "|".join(sorted(repl.config.get("lisp", {}))) + ".")
+        return None
+    return repl.switch_lisp(name)
+
+
+def _history(repl, arg: str):
+    try:
+        count = int(arg) if arg.strip() else 20
+    except ValueError:
+        repl.renderer.notice(f"Usage: ,history [N] (N a number, not {arg.strip()!r})")
+        return None
+    entries = repl.history_entries()
+    first = max(0, len(entries) - count)
+    for number, entry in enumerate(entries[first:], first + 1):
+        repl.renderer.print(Text(f"{number:5d}  ", style="dim") + Text(entry))
+
+
+BUILTIN = [
+    Command("help", "list the commands and keys", _help),
+    Command("quit", "leave lispshell (Ctrl-D on an empty line does the same)", _quit),
+    Command("restart", "kill the Lisp process and start a fresh one", _restart),
+    Command("lisp", "switch to another Lisp (each keeps its own image and history)", _lisp,
+            "NAME"),
+    Command("history", "show the last N inputs for this Lisp (default 20)", _history, "[N]"),
+]
+
+
+class CommandTable:
+    def __init__(self, extra_source: Callable[[], dict] | None = None):
+        self._builtin = {cmd.name: cmd for cmd in BUILTIN}
+        self._extra_source = extra_source or (lambda: {})
+
+    def all(self) -> list[Command]:
+        """Built-in commands, then the LLM side's (which cannot shadow a built-in)."""
+        out = dict(self._builtin)
+        for name, (help_text, handler) in (self._extra_source() or {}).items():
+            if name not in out:
+                out[name] = Command(name, help_text, lambda repl, arg, _h=handler: _h(arg))
+        return list(out.values())
+
+    def find(self, name: str) -> tuple[Command | None, str]:
+        """The command called `name` or uniquely starting with it, or (None, why not)."""
+        commands = {cmd.name: cmd for cmd in self.all()}
+        if name in commands:
+            return commands[name], ""
+        matches = [n for n in commands if n.startswith(name)]
+        if len(matches) == 1:
+            return commands[matches[0]], ""
+        if matches:
+            return None, f",{name} is ambiguous: " + ", ".join("," + m for m in sorted(matches))
+        return None, f"Unknown command ,{name} (,help lists them)"
+
+    async def run(self, repl, text: str):
+        """Run `,name arg...`; returns QUIT when the REPL should end."""
+        body = text.strip()[1:].strip()
+        name, _, arg = body.partition(" ")
+        if not name:
+            name = "help"
+        cmd, why = self.find(name.lower())
+        if cmd is None:
+            repl.renderer.notice(why)
+            return None
+        outcome = cmd.handler(repl, arg.strip())
+        if inspect.isawaitable(outcome):
+            outcome = await outcome
+        return outcome

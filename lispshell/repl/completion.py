@@ -1,0 +1,71 @@
+"""Tab completion of symbols from the live image.
+
+The candidates come from `session.completions(prefix)` (apropos in the child). The completer
+runs in a worker thread (prompt-toolkit's ThreadedCompleter) so the editor never waits on the
+child, and the session answers [] at once while the child is busy or still starting. Answers
+are cached per prefix until the next eval (which may define new names); a longer prefix is
+served by filtering a cached shorter one.
+"""
+from __future__ import annotations
+
+import re
+import threading
+from typing import Callable
+
+from prompt_toolkit.completion import Completer, Completion
+
+# The symbol being typed: everything back to a delimiter, quote or whitespace.
+_SYMBOL_TAIL = re.compile(r"[^\s()\[\]{}\"';`,@^~]+$")
+
+
+def symbol_prefix(text_before_cursor: str) -> str:
+    match = _SYMBOL_TAIL.search(text_before_cursor)
+    return match.group(0) if match else ""
+
+
+class LiveCompleter(Completer):
+    def __init__(self, get_session: Callable[[], object], limit: int = 200):
+        self.get_session = get_session
+        self.limit = limit
+        self._cache: dict[str, list[str]] = {}
+        self._cache_owner: object = None
+        self._lock = threading.Lock()
+
+    def invalidate(self) -> None:
+        """Forget cached answers (after an eval: new names may exist)."""
+        with self._lock:
+            self._cache.clear()
+
+    def candidates(self, prefix: str) -> list[str]:
+        session = self.get_session()
+        if session is None:
+            return []
+        with self._lock:
+            if self._cache_owner is not session:
+                self._cache.clear()
+                self._cache_owner = session
+            if prefix in self._cache:
+                return self._cache[prefix]
+            for known, names in self._cache.items():
+                if prefix.lower().startswith(known.lower()) and len(names) < self.limit:
+                    found = [n for n in names if n.lower().startswith(prefix.lower())]
+                    self._cache[prefix] = found
+                    return found
+        if getattr(session, "busy", False) or not getattr(session, "ready", True):
+            return []   # not cached: ask again when the child is free
+        try:
+            names = list(session.completions(prefix))
+        except Exception:   # a dying child must not break the editor
+            return []
+        with self._lock:
+            self._cache[prefix] = names
+        return names
+
+    def get_completions(self, document, complete_event):
+        prefix = symbol_prefix(document.text_before_cursor)
+        if not prefix:
+            return
+        for name in self.candidates(prefix)[: self.limit]:
+            if name.isupper() and not prefix.isupper():
+                name = name.lower()     # CL's reader upcases; show what the person types
+            yield Completion(name, start_position=-len(prefix))

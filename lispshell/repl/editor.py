@@ -1,0 +1,154 @@
+"""The line editor: one prompt-toolkit PromptSession per Lisp, with Lisp-aware keys.
+
+Keys (Emacs mode; prompt-toolkit's defaults for everything not listed):
+  Enter                 submit when the input is complete (a form, prose, a command) or has a
+                        syntax error (it is then shown with its position); inside an open form,
+                        a newline indented Lisp-style
+  Meta-Enter, Esc Enter submit whatever is there
+  Ctrl-J                newline (indented) anywhere
+  Ctrl-C                clear the input (on an empty line: a reminder of how to leave)
+  Ctrl-D                on an empty line: leave lispshell
+  Tab                   complete a symbol from the live image
+  Ctrl-R, Up            history search, history (Up filters by what is typed)
+  Ctrl-X Ctrl-E         edit the input in $EDITOR
+Pasted text (bracketed paste) lands in the buffer and is never submitted by its newlines.
+"""
+from __future__ import annotations
+
+from pathlib import Path
+
+from prompt_toolkit import PromptSession
+from prompt_toolkit.completion import ThreadedCompleter
+from prompt_toolkit.enums import DEFAULT_BUFFER
+from prompt_toolkit.filters import has_focus
+from prompt_toolkit.history import FileHistory, ThreadedHistory
+from prompt_toolkit.key_binding import KeyBindings
+from prompt_toolkit.layout.processors import HighlightMatchingBracketProcessor
+from prompt_toolkit.lexers import PygmentsLexer
+
+from lispshell.repl.indent import newline_indent
+from lispshell.repl.route import INCOMPLETE, route
+
+
+def pygments_lexer(lisp: str):
+    """Pygments' lexer class for a Lisp (imported on demand: each module costs a little)."""
+    from pygments.lexers import lisp as lisp_lexers
+    from pygments.lexers import jvm
+
+    return {"sbcl": lisp_lexers.CommonLispLexer, "guile": lisp_lexers.SchemeLexer,
+            "clojure": jvm.ClojureLexer}.get(lisp, lisp_lexers.CommonLispLexer)
+
+
+class SafeFileHistory(FileHistory):
+    """FileHistory that survives an unreadable or unwritable file: history stays in memory."""
+
+    def __init__(self, filename, on_problem=None):
+        super().__init__(filename)
+        self.on_problem = on_problem or (lambda message: None)
+        self._warned = False
+
+    def _problem(self, what: str, exc: OSError) -> None:
+        if not self._warned:
+            self._warned = True
+            self.on_problem(f"History file {self.filename} cannot be {what} ({exc.strerror or exc}); "
+                            "this session's history is kept in memory only.")
+
+    def load_history_strings(self):
+        try:
+            return list(super().load_history_strings())
+        except OSError as exc:
+            self._problem("read", exc)
+            return []
+
+    def store_string(self, string: str) -> None:
+        try:
+            super().store_string(string)
+        except OSError as exc:
+            self._problem("written", exc)
+
+
+def history_path(state_dir: Path, lisp: str) -> Path:
+    return state_dir / f"history-{lisp}"
+
+
+def wants_newline(document, lisp: str) -> bool:
+    """Should Enter insert a newline (True) or submit (False)?"""
+    text = document.text
+    if not text.strip():
+        return False
+    if "\n" in text and document.text_after_cursor.strip():
+        return True           # editing in the middle of a multi-line input
+    return route(text, lisp) == INCOMPLETE
+
+
+def newline_and_indent(buffer, lisp: str) -> None:
+    before = buffer.document.text_before_cursor
+    stripped = before.rstrip(" \t")
+    if len(stripped) < len(before) and not stripped.endswith("\n"):
+        buffer.delete_before_cursor(len(before) - len(stripped))   # no trailing blanks
+        before = stripped
+    buffer.insert_text("\n" + " " * newline_indent(before, lisp))
+
+
+def key_bindings(repl) -> KeyBindings:
+    kb = KeyBindings()
+    focused = has_focus(DEFAULT_BUFFER)
+
+    @kb.add("enter", filter=focused)
+    def _enter(event):
+        buffer = event.current_buffer
+        state = buffer.complete_state
+        if state and state.current_completion:
+            buffer.apply_completion(state.current_completion)
+        elif wants_newline(buffer.document, repl.lisp):
+            newline_and_indent(buffer, repl.lisp)
+        else:
+            buffer.validate_and_handle()
+
+    @kb.add("escape", "enter", filter=focused)
+    def _force_submit(event):
+        event.current_buffer.validate_and_handle()
+
+    @kb.add("c-j", filter=focused)
+    def _newline(event):
+        newline_and_indent(event.current_buffer, repl.lisp)
+
+    @kb.add("c-c", filter=focused)
+    def _clear(event):
+        buffer = event.current_buffer
+        if buffer.text:
+            buffer.reset()
+        else:
+            repl.flash("Ctrl-D or ,quit to leave")
+
+    return kb
+
+
+def make_prompt_session(repl, lisp: str) -> PromptSession:
+    """A PromptSession for `lisp`: its own history file, lexer, completer and the shared keys."""
+    from lispshell.config import state_dir
+    from lispshell.repl.completion import LiveCompleter
+
+    history = SafeFileHistory(history_path(state_dir(), lisp), on_problem=repl.print_notice)
+    completer = LiveCompleter(lambda: repl.session)
+    repl_cfg = repl.config.get("repl", {})
+    session = PromptSession(
+        message=repl.prompt_message,
+        multiline=True,
+        prompt_continuation=lambda width, line_number, soft_wrap: " " * width,
+        history=ThreadedHistory(history),
+        enable_history_search=True,
+        lexer=PygmentsLexer(pygments_lexer(lisp)),
+        completer=ThreadedCompleter(completer),
+        complete_while_typing=bool(repl_cfg.get("complete_while_typing", False)),
+        input_processors=[HighlightMatchingBracketProcessor()],
+        key_bindings=key_bindings(repl),
+        bottom_toolbar=repl.toolbar,
+        enable_open_in_editor=True,
+        tempfile_suffix=repl_cfg.get("editor_suffix", {}).get(lisp, ".lisp"),
+        refresh_interval=0.5,      # keeps the toolbar's starting/busy/ready state current
+        mouse_support=False,
+    )
+    session.lispshell_completer = completer      # so an eval can invalidate its cache
+    session.lispshell_history = history
+    return session

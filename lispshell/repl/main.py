@@ -1,0 +1,77 @@
+"""`lispshell` itself: parse the flags, load the config, then run the REPL or evaluate and exit.
+
+Three ways in:
+  lispshell                  the interactive REPL (standard input is a terminal)
+  lispshell -e FORM ...      evaluate the forms, print the results, exit (status 1 if one failed)
+  lispshell < file.lisp      the same for every form read from standard input
+
+The non-interactive path never imports prompt-toolkit, and nothing here imports the LLM side:
+both are paid for only when used.
+"""
+from __future__ import annotations
+
+import argparse
+import sys
+
+LISPS = ("sbcl", "guile", "clojure")
+
+
+def build_parser() -> argparse.ArgumentParser:
+    p = argparse.ArgumentParser(
+        prog="lispshell",
+        description="A REPL in front of a live SBCL, Guile or Clojure, with an LLM at your side. "
+                    "Lisp forms go to the Lisp, prose goes to the LLM, ,help lists the commands.",
+        epilog="Subcommands: `lispshell check FILE...` (syntax check), `lispshell mcp` (MCP server).")
+    p.add_argument("--lisp", choices=LISPS, metavar="{sbcl,guile,clojure}",
+                   help="which Lisp to run (default: default_lisp in the config, sbcl)")
+    p.add_argument("-e", "--eval", dest="forms", action="append", metavar="FORM", default=[],
+                   help="evaluate FORM, print its result and exit (repeatable; evaluated in order)")
+    p.add_argument("--print-config-path", "--config-path", dest="print_config_path",
+                   action="store_true", help="print where the user config file lives and exit")
+    # Read by the LLM side through `repl.options`.
+    p.add_argument("--yolo", action="store_true",
+                   help="let the LLM evaluate code without asking first (toggle later with ,yolo)")
+    p.add_argument("--model", metavar="MODEL", help="the Claude model to talk to")
+    p.add_argument("--continue", dest="continue_", action="store_true",
+                   help="continue the last saved LLM conversation")
+    p.add_argument("--no-llm", dest="no_llm", action="store_true",
+                   help="never talk to the LLM; prose gets a message instead")
+    return p
+
+
+def config_overrides(options: argparse.Namespace) -> dict:
+    """The config keys that flags set (flags win over both config files)."""
+    overrides: dict = {}
+    if options.lisp:
+        overrides["default_lisp"] = options.lisp
+    if options.model:
+        overrides.setdefault("llm", {})["model"] = options.model
+    return overrides
+
+
+def main(argv: list[str] | None = None) -> int:
+    options = build_parser().parse_args(sys.argv[1:] if argv is None else argv)
+    from lispshell import config as config_mod
+
+    if options.print_config_path:
+        print(config_mod.user_config_path())
+        return 0
+    try:
+        config = config_mod.load(config_overrides(options))
+    except config_mod.ConfigError as exc:
+        print(f"lispshell: bad config: {exc}", file=sys.stderr)
+        return 2
+    lisp = config.get("default_lisp") or "sbcl"
+    if lisp not in (config.get("lisp") or {}):
+        known = ", ".join(sorted(config.get("lisp") or {})) or "none"
+        print(f"lispshell: unknown Lisp {lisp!r} (configured: {known})", file=sys.stderr)
+        return 2
+
+    if options.forms:
+        from lispshell.repl.batch import run_forms
+        return run_forms(options.forms, lisp, config)
+    if not sys.stdin.isatty():
+        from lispshell.repl.batch import run_stream
+        return run_stream(sys.stdin, lisp, config)
+    from lispshell.repl.app import run_interactive
+    return run_interactive(lisp, config, options)

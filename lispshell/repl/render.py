@@ -1,0 +1,103 @@
+"""How the interactive REPL shows things, with rich: output, values, errors and notices.
+
+Printed output is shown as the Lisp wrote it, while it is produced; values are bold, one per
+line (all of them: CL's multiple values, Guile's `values`); errors are red with their type, and
+the backtrace is dimmed; notices from lispshell itself are italic and start with `;`.
+Output that ends without a newline gets one before anything else is printed, so the prompt
+always starts on a clean line.
+"""
+from __future__ import annotations
+
+import sys
+import threading
+
+from rich.console import Console
+from rich.text import Text
+
+STYLE_VALUE = "bold cyan"
+STYLE_ERROR = "bold red"
+STYLE_BACKTRACE = "dim"
+STYLE_NOTICE = "italic yellow"
+STYLE_DIM = "dim"
+
+
+class Renderer:
+    """Owns the console and the 'is the cursor at the start of a line' bookkeeping."""
+
+    def __init__(self, console: Console | None = None, backtrace_lines: int = 12):
+        self.console = console or Console(highlight=False, soft_wrap=True)
+        self.backtrace_lines = backtrace_lines
+        self.at_line_start = True
+        self._lock = threading.Lock()   # output arrives on the eval thread
+
+    # Streaming output -------------------------------------------------------------------
+    def output(self, chunk: str) -> None:
+        """Raw printed output from the Lisp, written as it arrives (from any thread)."""
+        if not chunk:
+            return
+        with self._lock:
+            stream = self.console.file or sys.stdout
+            stream.write(chunk)
+            stream.flush()
+            self.at_line_start = chunk.endswith("\n")
+
+    def finish_line(self) -> None:
+        """End a line left open by output without a trailing newline."""
+        with self._lock:
+            if not self.at_line_start:
+                stream = self.console.file or sys.stdout
+                stream.write("\n")
+                stream.flush()
+                self.at_line_start = True
+
+    # Results ----------------------------------------------------------------------------
+    def result(self, result, streamed: bool) -> None:
+        """Show one EvalResult (its output too, unless it was already streamed)."""
+        if not streamed and result.output:
+            self.output(result.output)
+        self.finish_line()
+        if result.restarted:
+            self.notice("The Lisp process died; a fresh one was started (earlier definitions are gone).")
+        if result.output_dropped:
+            self.notice(f"{result.output_dropped} bytes of output were dropped.")
+        if result.error is not None:
+            self.error(result.error)
+        elif result.timed_out:
+            self.notice("Evaluation timed out.")
+        elif result.interrupted:
+            self.notice("Interrupted.")
+        elif not result.values:
+            self.print(Text("; No values", style=STYLE_DIM))
+        else:
+            for value in result.values:
+                self.print(Text(value, style=STYLE_VALUE))
+
+    def error(self, err) -> None:
+        head = Text()
+        if err.type:
+            head.append(f"{err.type}: ", style=STYLE_ERROR)
+        head.append(err.message or "", style="red")
+        self.print(head)
+        trace = list(err.backtrace or [])
+        shown = trace[: self.backtrace_lines]
+        for line in shown:
+            self.print(Text("  " + line, style=STYLE_BACKTRACE))
+        if len(trace) > len(shown):
+            self.print(Text(f"  ... {len(trace) - len(shown)} more frames", style=STYLE_BACKTRACE))
+
+    def syntax_problem(self, text: str, problem) -> None:
+        """A positioned reader error: where, the line, a caret under the spot."""
+        self.finish_line()
+        head, line, caret = problem.describe(text).split("\n")
+        self.print(Text("Syntax error at ", style=STYLE_ERROR) + Text(head, style="red"))
+        self.print(Text(line))
+        self.print(Text(caret, style=STYLE_ERROR))
+
+    def notice(self, message: str) -> None:
+        self.finish_line()
+        self.print(Text("; " + message, style=STYLE_NOTICE))
+
+    def print(self, *renderables, **kwargs) -> None:
+        self.finish_line()
+        with self._lock:
+            self.console.print(*renderables, **kwargs)
