@@ -1,1 +1,185 @@
-"""Tools registered by this module: (being written)."""
+"""Tools on the live image: eval (through the gate), describe, symbol_value, macroexpand, apropos.
+
+`eval` is the only one that runs the model's code, and it always asks `ctx.gate` first. The
+others never evaluate the model's text: it reaches the Lisp as an escaped string literal and is
+read there with read-time evaluation off (see `lispshell.lisp.introspect`).
+"""
+from __future__ import annotations
+
+from typing import Any
+
+from lispshell.lisp.introspect import call_form, parse_answer
+from lispshell.tools.registry import ToolContext, ToolError, register
+
+DECLINED = "The person declined to evaluate this code."
+VALUE_CAP = 8000  # characters per printed value sent back
+
+SYNTAX_DIALECT = {"sbcl": "cl", "guile": "scheme", "clojure": "clojure"}
+
+_PACKAGE = {"type": "string",
+            "description": "CL package, Clojure namespace or Guile module, e.g. \"(ice-9 match)\"; default: current"}
+
+
+def _cap(text: str, cap: int) -> tuple[str, int]:
+    return (text, 0) if len(text) <= cap else (text[:cap], len(text) - cap)
+
+
+def eval_result(res: Any, timeout: float | None = None) -> dict:
+    """The dict an eval answers (the model's and, recorded, the person's): output, all values,
+    the error, and what was cut or interrupted, said plainly."""
+    out: dict[str, Any] = {}
+    if res.output:
+        out["output"] = res.output
+    if getattr(res, "output_dropped", 0):
+        out["output_cut"] = f"{res.output_dropped} more bytes of output were dropped (output cap)"
+    values, cut = [], 0
+    for v in res.values or []:
+        v, n = _cap(v, VALUE_CAP)
+        values.append(v)
+        cut += n
+    if values:
+        out["values"] = values
+    if cut:
+        out["values_cut"] = f"{cut} characters of printed values were cut"
+    error = None
+    if getattr(res, "timed_out", False):
+        limit = f" of {timeout:g} s" if timeout else ""
+        error = {"code": "TIMEOUT", "message": f"The evaluation exceeded the time limit{limit} and "
+                                               f"was interrupted; the image is still running."}
+    elif getattr(res, "interrupted", False):
+        error = {"code": "INTERRUPTED", "message": "The evaluation was interrupted."}
+    elif res.error is not None:
+        e = res.error
+        error = {"code": "LISP_ERROR", "type": getattr(e, "type", "") or "error",
+                 "message": getattr(e, "message", "") or str(e)}
+    if getattr(res, "restarted", False):
+        out["note"] = ("The Lisp process died during this evaluation and was restarted; "
+                       "earlier definitions are gone.")
+    if getattr(res, "package", None):
+        out["package"] = res.package
+    out = {"ok": error is None, **({"error": error} if error else {}), **out}
+    return out
+
+
+def _check_complete(code: str, lisp: str) -> None:
+    """Refuse code that stops mid-form before asking anyone (the syntax core, when present)."""
+    try:
+        from lispshell.syntax.validate import validate
+    except Exception:
+        return
+    try:
+        v = validate(code, SYNTAX_DIALECT.get(lisp, "cl"))
+    except Exception:
+        return
+    if not getattr(v, "complete", True):
+        raise ToolError("INCOMPLETE", "The code stops in the middle of a form (an unclosed "
+                        "delimiter or string); nothing was run. Fix it (validate_syntax helps) "
+                        "and try again.", details=getattr(v, "text", ""))
+
+
+@register(
+    "eval",
+    "Evaluate code in the person's live Lisp image and return printed output, all values, or "
+    "the error. The person is asked to approve each call and may decline, edit the code or "
+    "give a reason. Changes the image (definitions persist). Time-limited.",
+    {"type": "object",
+     "properties": {"code": {"type": "string", "description": "one or more complete forms"}},
+     "required": ["code"]},
+    group="live", read_only=False, destructive=True, evaluates=True)
+def eval_tool(args: dict, ctx: ToolContext) -> dict:
+    code = args["code"]
+    if not code.strip():
+        raise ToolError("BAD_INPUT", "code is empty")
+    session = ctx.lisp()
+    _check_complete(code, getattr(session, "lisp", "sbcl"))
+    if ctx.gate is None:
+        raise ToolError("DECLINED", DECLINED + " (No one is here to confirm evaluations.)")
+    decision = ctx.gate.decide(code, ctx.extra.get("eval_index", 1), ctx.extra.get("eval_total", 1))
+    if not decision.approved:
+        if ctx.gate.mode == "off":
+            raise ToolError("EVAL_OFF", decision.reason or "Evaluation is turned off.")
+        message = DECLINED + (f" Reason: {decision.reason}" if decision.reason else "")
+        raise ToolError("DECLINED", message)
+    res = session.eval(decision.code, timeout=ctx.eval_timeout, output_cap=ctx.output_cap)
+    result = eval_result(res, ctx.eval_timeout)
+    if decision.edited or decision.code != code:
+        result["edited"] = ("The person edited the code before it ran; this is what ran:\n"
+                            + decision.code)
+    return result
+
+
+def _introspect(function: str, text: str, args: dict, ctx: ToolContext) -> tuple[str, str]:
+    if not isinstance(text, str) or not text.strip():
+        raise ToolError("BAD_INPUT", "the name or form is empty")
+    session = ctx.lisp()
+    form = call_form(session.lisp, function, text, args.get("package") or "")
+    res = session.eval(form, timeout=ctx.eval_timeout, output_cap=ctx.output_cap)
+    if getattr(res, "timed_out", False):
+        raise ToolError("TIMEOUT", f"No answer within {ctx.eval_timeout:g} s; interrupted.")
+    answer = parse_answer(res.output or "")
+    if answer is None:
+        e = res.error
+        message = f"{getattr(e, 'type', '')}: {getattr(e, 'message', '')}" if e else "no answer"
+        raise ToolError("LISP_ERROR", f"The Lisp could not answer: {message}")
+    status, body = answer
+    body = body.rstrip()
+    if status in ("ok", "not_macro"):
+        return status, body
+    raise ToolError(status.upper(), body)
+
+
+_NAME = {"type": "string", "description": "one symbol name, e.g. \"mapcar\", \"pkg:name\", \"clojure.string/join\""}
+
+
+@register(
+    "describe",
+    "Describe a symbol in the live image (kind, arglist, documentation) without evaluating "
+    "anything.",
+    {"type": "object", "properties": {"symbol": _NAME, "package": _PACKAGE}, "required": ["symbol"]},
+    group="live", read_only=True)
+def describe_tool(args: dict, ctx: ToolContext) -> dict:
+    _, text = _introspect("describe-name", args["symbol"], args, ctx)
+    return {"description": text}
+
+
+@register(
+    "symbol_value",
+    "The current global value of a variable in the live image, printed (length-limited), "
+    "without evaluating anything.",
+    {"type": "object", "properties": {"symbol": _NAME, "package": _PACKAGE}, "required": ["symbol"]},
+    group="live", read_only=True)
+def symbol_value_tool(args: dict, ctx: ToolContext) -> dict:
+    _, text = _introspect("value-of-name", args["symbol"], args, ctx)
+    type_name, _, value = text.partition("\n")
+    return {"type": type_name, "value": value}
+
+
+@register(
+    "macroexpand",
+    "Expand one macro form in the live image (read with read-time evaluation off) and return "
+    "the pretty-printed expansion.",
+    {"type": "object",
+     "properties": {"form": {"type": "string", "description": "one form, e.g. \"(when x y)\""},
+                    "package": _PACKAGE},
+     "required": ["form"]},
+    group="live", read_only=True)
+def macroexpand_tool(args: dict, ctx: ToolContext) -> dict:
+    status, text = _introspect("expand", args["form"], args, ctx)
+    result = {"expansion": text.strip()}
+    if status == "not_macro":
+        result["note"] = "The form is not a macro call; it is returned unchanged."
+    return result
+
+
+@register(
+    "apropos",
+    "Symbols in the live image whose names contain a pattern (Guile: a regular expression); "
+    "at most 100.",
+    {"type": "object",
+     "properties": {"pattern": {"type": "string"}, "package": _PACKAGE},
+     "required": ["pattern"]},
+    group="live", read_only=True)
+def apropos_tool(args: dict, ctx: ToolContext) -> dict:
+    _, text = _introspect("apropos*", args["pattern"], args, ctx)
+    lines = [ln for ln in text.splitlines() if ln.strip()]
+    return {"symbols": lines}
