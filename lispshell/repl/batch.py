@@ -44,20 +44,19 @@ def show_result(result, printer: _Printer, streamed: bool) -> bool:
     """Print one EvalResult; True when the form succeeded."""
     if not streamed and result.output:
         printer.output(result.output)
-    if result.restarted:
-        printer.error("lispshell: the Lisp process died; a fresh one was started "
-                      "(earlier definitions are gone)")
+    err = result.error
     if result.output_dropped:
-        printer.error(f"lispshell: {result.output_dropped} bytes of output were dropped")
-    if result.error is not None:
-        err = result.error
-        lines = [f"{err.type}: {err.message}" if err.type else err.message]
-        lines += ["  " + line for line in (err.backtrace or [])]
-        printer.error("\n".join(lines))
-    elif result.timed_out:
-        printer.error("lispshell: evaluation timed out")
+        printer.error(f"lispshell: {result.output_dropped} characters of output were dropped")
+    if result.restarted:
+        printer.error("lispshell: " + (err.message if err is not None else
+                      "the Lisp process died; a fresh one was started"))
     elif result.interrupted:
         printer.error("lispshell: evaluation interrupted")
+    elif result.timed_out:
+        printer.error("lispshell: " + (err.message if err is not None else "evaluation timed out"))
+    elif err is not None:
+        # No backtrace here: a script's reader wants the error, the REPL shows the frames.
+        printer.error(f"{err.type}: {err.message}" if err.type else err.message)
     else:
         printer.finish_line()
         for value in result.values:

@@ -56,16 +56,19 @@ class Renderer:
         if not streamed and result.output:
             self.output(result.output)
         self.finish_line()
-        if result.restarted:
-            self.notice("The Lisp process died; a fresh one was started (earlier definitions are gone).")
+        err = result.error
         if result.output_dropped:
-            self.notice(f"{result.output_dropped} bytes of output were dropped.")
-        if result.error is not None:
-            self.error(result.error)
-        elif result.timed_out:
-            self.notice("Evaluation timed out.")
+            self.notice(f"{result.output_dropped} characters of output were dropped.")
+        if result.restarted:
+            self.notice(err.message if err is not None else
+                        "The Lisp process died; a fresh one was started "
+                        "(earlier definitions are gone).")
         elif result.interrupted:
             self.notice("Interrupted.")
+        elif result.timed_out:
+            self.notice(err.message if err is not None else "Evaluation timed out.")
+        elif err is not None:
+            self.error(err)
         elif not result.values:
             self.print(Text("; No values", style=STYLE_DIM))
         else:

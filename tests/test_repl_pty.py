@@ -1,0 +1,267 @@
+"""The REPL as a person uses it: `lispshell` under a real pty, real SBCL (and Guile, Clojure).
+
+Each test drives the console script with pexpect and reads the screen output with the
+terminal escape codes stripped. Expected values are chosen so they never appear in the typed
+input (type `(* 6 7)`, look for `42`), so the echo of the input cannot satisfy an expectation.
+"""
+from __future__ import annotations
+
+import os
+import re
+import signal
+import subprocess
+import time
+from pathlib import Path
+
+import pexpect
+import pytest
+
+from conftest import LISPSHELL
+
+ANSI = re.compile(r"\x1b\[[0-9;?]*[A-Za-z]|\x1b[=>]|\r")
+ENTER, META_ENTER, CTRL_C, CTRL_D, UP = "\r", "\x1b\r", "\x03", "\x04", "\x1b[A"
+
+
+class Shell:
+    """A lispshell under a pty, with expectations over escape-free text, in order."""
+
+    def __init__(self, tmp: Path, *args: str, env: dict | None = None):
+        full_env = dict(os.environ, TERM="xterm-256color", PROMPT_TOOLKIT_NO_CPR="1",
+                        NO_COLOR="1", EDITOR="true",
+                        LISPSHELL_STATE_DIR=str(tmp / "state"),
+                        LISPSHELL_CONFIG_DIR=str(tmp / "config"))
+        full_env.update(env or {})
+        self.child = pexpect.spawn(LISPSHELL, list(args), env=full_env, dimensions=(40, 160),
+                                   encoding="utf-8", codec_errors="replace", timeout=20)
+        self.raw = ""
+        self.pos = 0
+
+    def text(self) -> str:
+        return ANSI.sub("", self.raw)
+
+    def expect(self, wanted: str, timeout: float = 30) -> str:
+        """Wait until `wanted` appears after the previous match; returns the text in between."""
+        deadline = time.monotonic() + timeout
+        while True:
+            clean = self.text()
+            at = clean.find(wanted, self.pos)
+            if at >= 0:
+                between = clean[self.pos:at]
+                self.pos = at + len(wanted)
+                return between
+            remaining = deadline - time.monotonic()
+            if remaining <= 0 or not self.child.isalive() and not self._read(0.1):
+                raise AssertionError(f"{wanted!r} never appeared; after the last match:\n"
+                                     f"{clean[self.pos:][-3000:]}")
+            self._read(min(remaining, 0.5))
+
+    def _read(self, timeout: float) -> bool:
+        try:
+            self.raw += self.child.read_nonblocking(65536, timeout=timeout)
+            return True
+        except (pexpect.TIMEOUT, pexpect.EOF):
+            return False
+
+    def send(self, keys: str) -> None:
+        self.child.send(keys)
+
+    def submit(self, line: str) -> None:
+        self.child.send(line + ENTER)
+
+    def wait_exit(self, timeout: float = 20) -> int:
+        self.child.expect(pexpect.EOF, timeout=timeout)
+        self.child.close()
+        return self.child.exitstatus
+
+    def close(self) -> None:
+        if self.child.isalive():
+            self.child.terminate(force=True)
+
+
+def child_pids(pid: int) -> list[int]:
+    out = subprocess.run(["ps", "-o", "pid=", "--ppid", str(pid)], capture_output=True, text=True)
+    return [int(p) for p in out.stdout.split()]
+
+
+def gone(pid: int, wait: float = 10) -> bool:
+    deadline = time.monotonic() + wait
+    while time.monotonic() < deadline:
+        try:
+            os.kill(pid, 0)
+        except ProcessLookupError:
+            return True
+        time.sleep(0.05)
+    return False
+
+
+@pytest.fixture
+def shell(tmp_path):
+    shells = []
+
+    def start(*args, **kw):
+        s = Shell(tmp_path, *args, **kw)
+        shells.append(s)
+        return s
+
+    yield start
+    for s in shells:
+        s.close()
+
+
+PROMPT = "CL-USER>"
+
+
+def test_enter_submits_complete_forms_and_continues_incomplete_ones(shell):
+    sh = shell("--lisp", "sbcl")
+    sh.expect(PROMPT)
+    sh.submit("(* 6 7)")
+    assert "42" not in sh.expect("42")
+    sh.expect(PROMPT)
+    # Enter inside an open form inserts a newline; the form is read whole at the end.
+    sh.submit("(list 1")
+    sh.submit("(* 6 7)")
+    sh.submit(")")
+    sh.expect("(1 42)")
+    sh.expect(PROMPT)
+    # Ctrl-J is a newline even after a complete form; Meta-Enter then submits.
+    sh.send("(+ 40 2)\n(* 10 10)" + META_ENTER)
+    sh.expect("42")
+    sh.expect("100")
+
+
+def test_extra_paren_shows_a_positioned_error_and_the_shell_goes_on(shell):
+    sh = shell("--lisp", "sbcl")
+    sh.expect(PROMPT)
+    sh.submit("(+ 40 2))")
+    sh.expect("Syntax error at line 1, column 9")
+    sh.expect("^")
+    sh.expect(PROMPT)
+    sh.submit("(* 6 7)")
+    sh.expect("42")
+
+
+def test_errors_values_and_output_without_newline(shell):
+    sh = shell("--lisp", "sbcl")
+    sh.expect(PROMPT)
+    sh.submit('(error "kaboom ~a" (* 6 7))')
+    sh.expect("kaboom 42")
+    sh.expect(PROMPT)
+    sh.submit("(values (* 6 7) (* 7 7))")
+    sh.expect("42\n49\n")
+    sh.submit('(progn (princ "ab") (princ "cd") (values))')
+    # The output is ended with a newline before anything else: the prompt starts a line.
+    sh.expect("abcd\n")
+    sh.expect("No values")
+    sh.expect("\n" + PROMPT)
+
+
+def test_ctrl_c_clears_the_input_and_interrupts_a_running_eval(shell):
+    sh = shell("--lisp", "sbcl")
+    sh.expect(PROMPT)
+    sh.send("(this is abandoned")
+    sh.send(CTRL_C)
+    sh.submit("(* 6 7)")        # would be swallowed by the open form had Ctrl-C not cleared it
+    sh.expect("42")
+    sh.submit("(defvar *kept* 41)")
+    sh.expect("*KEPT*")
+    sh.submit("(loop)")
+    time.sleep(0.5)
+    sh.send(CTRL_C)
+    sh.expect("Interrupted")
+    sh.expect(PROMPT)
+    sh.submit("(1+ *kept*)")       # the image survived, with its definitions
+    sh.expect("42")
+
+
+def test_ctrl_d_exits_and_ends_the_child(shell):
+    sh = shell("--lisp", "sbcl")
+    sh.expect(PROMPT)
+    sh.submit("(* 6 7)")
+    sh.expect("42")
+    sh.expect(PROMPT)
+    lisp_children = child_pids(sh.child.pid)
+    assert lisp_children, "the Lisp should be a child of lispshell"
+    sh.send(CTRL_D)
+    assert sh.wait_exit() == 0
+    assert all(gone(pid) for pid in lisp_children)
+
+
+def test_history_persists_per_dialect_across_restarts(shell, tmp_path):
+    sh = shell("--lisp", "sbcl")
+    sh.expect(PROMPT)
+    sh.submit("(* 6 7)")
+    sh.expect("42")
+    sh.expect(PROMPT)
+    sh.send(CTRL_D)
+    sh.wait_exit()
+    assert "+(* 6 7)" in (tmp_path / "state" / "history-sbcl").read_text()
+
+    again = shell("--lisp", "sbcl")
+    again.expect(PROMPT)
+    again.send(UP)
+    again.send(ENTER)
+    again.expect("42")
+    again.submit(",history")
+    again.expect("(* 6 7)")
+
+
+def test_help_prose_and_switching_lisp(shell, tmp_path):
+    sh = shell("--lisp", "sbcl")
+    sh.expect(PROMPT)
+    sh.submit(",help")
+    sh.expect(",restart")
+    sh.expect(",history")
+    sh.submit("what package am I in?")
+    sh.expect("ANTHROPIC_API_KEY")
+    sh.submit(",nonsense")
+    sh.expect("Unknown command ,nonsense")
+    sh.submit(",lisp guile")
+    sh.expect("Switched to guile")
+    sh.submit("(define (f x) (* x 6))")
+    sh.submit("(f 7)")
+    sh.expect("42")
+    sh.submit(",lisp sbcl")        # back to the same SBCL image
+    sh.expect("Switched to sbcl")
+    sh.submit(",quit")
+    assert sh.wait_exit() == 0
+    assert "(f 7)" in (tmp_path / "state" / "history-guile").read_text()
+    assert "(f 7)" not in (tmp_path / "state" / "history-sbcl").read_text()
+
+
+def test_no_llm_flag_answers_prose_with_a_message(shell):
+    sh = shell("--lisp", "sbcl", "--no-llm")
+    sh.expect(PROMPT)
+    sh.submit("add seven to that")
+    sh.expect("--no-llm")
+
+
+def test_clojure_prompt_comes_before_the_jvm(shell):
+    sh = shell("--lisp", "clojure")
+    sh.expect("user>")
+    sh.submit("(* 6 7)")            # waits for the JVM, then answers
+    sh.expect("42", timeout=60)
+    sh.send(CTRL_D)
+    assert sh.wait_exit() == 0
+
+
+def test_ctrl_x_ctrl_e_edits_the_input_in_editor(shell, tmp_path):
+    editor = tmp_path / "editor.sh"
+    editor.write_text('#!/bin/sh\nprintf "(* 6 7)" > "$1"\n')
+    editor.chmod(0o755)
+    sh = shell("--lisp", "sbcl", env={"EDITOR": str(editor), "VISUAL": str(editor)})
+    sh.expect(PROMPT)
+    sh.send("(this gets replaced")
+    sh.send("\x18\x05")            # Ctrl-X Ctrl-E: the editor's text is submitted
+    sh.expect("42")
+
+
+def test_tab_completes_from_the_live_image(shell):
+    sh = shell("--lisp", "sbcl")
+    sh.expect(PROMPT)
+    sh.submit("(defun lispshell-test-frobnicate (x) (* x 6))")
+    sh.expect("LISPSHELL-TEST-FROBNICATE")
+    sh.expect(PROMPT)
+    sh.send("(lispshell-test-frob\t")
+    time.sleep(0.5)                # completion runs in a worker thread
+    sh.submit(" 7)")
+    sh.expect("42")
