@@ -39,12 +39,16 @@ from lispshell.repl.render import Renderer
 from lispshell.repl.route import COMMAND, LLM, route
 
 
+# Shown until the child reports its own (so the prompt does not change when it is ready).
+STARTING_PACKAGE = {"sbcl": "CL-USER", "guile": "(guile-user)", "clojure": "user"}
+
+
 class Repl:
     def __init__(self, lisp: str, config: dict, options, console=None):
         self.lisp = lisp
         self.config = config
         self.options = options
-        self.renderer = Renderer(console)
+        self.renderer = Renderer(console, int((config.get("repl") or {}).get("backtrace_lines", 12)))
         self.console = self.renderer.console
         self.sessions: dict = {}                 # lisp name -> LispSession, kept when switching
         self.commands = CommandTable(lambda: getattr(self.llm, "commands", None) or {})
@@ -160,7 +164,7 @@ class Repl:
 
     def prompt_message(self):
         session = self.session
-        package = (getattr(session, "package", "") or self.lisp) if session else self.lisp
+        package = getattr(session, "package", "") or STARTING_PACKAGE.get(self.lisp, self.lisp)
         return [("bold ansigreen", package), ("", "> ")]
 
     def toolbar(self):
@@ -173,7 +177,8 @@ class Repl:
             state = "busy"
         else:
             state = "ready"
-        parts = [self.lisp, (getattr(session, "package", "") or "?") if session else "-", state]
+        parts = [self.lisp, (getattr(session, "package", "") or STARTING_PACKAGE.get(self.lisp, "?"))
+                 if session else "-", state]
         if self.llm is not None and not self._llm_failed:
             try:
                 extra = self.llm.toolbar()

@@ -145,7 +145,7 @@ def make_prompt_session(repl, lisp: str) -> PromptSession:
         key_bindings=key_bindings(repl),
         bottom_toolbar=repl.toolbar,
         enable_open_in_editor=True,
-        tempfile_suffix=repl_cfg.get("editor_suffix", {}).get(lisp, ".lisp"),
+        tempfile_suffix={"guile": ".scm", "clojure": ".clj"}.get(lisp, ".lisp"),  # editor modes
         refresh_interval=0.5,      # keeps the toolbar's starting/busy/ready state current
         mouse_support=False,
     )
