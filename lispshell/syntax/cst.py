@@ -1,0 +1,330 @@
+"""A concrete syntax tree with exact spans, built on the project's lexer.
+
+Every node records `start`/`end` offsets into the text it was parsed from, and the tree keeps
+comments as nodes; whitespace is simply the gap between nodes. So `text[node.start:node.end]`
+is always the node's exact source, and joining the root's children with their gaps gives back
+the text byte for byte (`print_tree`). Edits are text surgery at these offsets.
+
+Node kinds:
+  root            the whole text; children are the top-level items
+  list            opener token (`(`, `[`, `{`, `#(`, `#?(`...) + children + closer
+  atom | string | char                leaves (symbols, numbers, keywords; strings; characters)
+  prefixed        reader prefix (`'` `` ` `` `,` `,@` `#'` `@` `^` `#+` ...) + its datum(s)
+  comment | block_comment             `;` line comments, `#|...|#` (and Guile `#!...!#`)
+  datum_comment   `#;` / `#_` + the datum it comments out (the whole node is a comment)
+
+"Code" nodes are the ones a reader sees as data: list, atom, string, char, prefixed.
+The parser is iterative, so deeply nested input does not hit Python's recursion limit.
+"""
+from __future__ import annotations
+
+import bisect
+import re
+from dataclasses import dataclass, field
+
+from lispshell.syntax.lexer import tokenize
+
+CODE_KINDS = frozenset({"list", "atom", "string", "char", "prefixed"})
+TRIVIA_KINDS = frozenset({"comment", "block_comment", "datum_comment"})
+
+# Reader prefixes that take two datums: Clojure metadata (`^meta target`) and CL feature
+# expressions (`#+feature form`) when the lexer emits the feature as a separate datum.
+_TWO_DATUM_PREFIXES = frozenset({"^", "#^", "#+", "#-"})
+# Prefixes after which a list is data, not a call (its first element is no operator).
+QUOTE_PREFIXES = frozenset({"'", "`", "#'"})
+
+_NUMBER = re.compile(r"^[+-]?(\d+\.?\d*([eEdDfFsSlL][+-]?\d+)?|\.\d+([eE][+-]?\d+)?|\d+/\d+"
+                     r"|\d+[MN]|0[xX][0-9a-fA-F]+)$|^#[xXoObBeEiI]|^#\d+[rR]")
+
+
+class StructureError(Exception):
+    """A failure of a structural operation: a stable code, a message and any extra fields.
+
+    The tools layer turns it into the registry's ToolError; this module stays free of it.
+    """
+
+    def __init__(self, code: str, message: str, **extra):
+        super().__init__(message)
+        self.code = code
+        self.message = message
+        self.extra = extra
+
+
+@dataclass(eq=False)
+class Node:
+    kind: str
+    start: int
+    end: int
+    parent: "Node | None" = None
+    children: list["Node"] = field(default_factory=list)
+    open_end: int = -1      # list: end of the opener; prefixed/datum_comment: end of the prefix
+    close_start: int = -1   # list: start of the closer
+    delim: str | None = None  # list: paren | bracket | brace
+
+    def __repr__(self) -> str:
+        return f"Node({self.kind}, {self.start}, {self.end})"
+
+    @property
+    def is_code(self) -> bool:
+        return self.kind in CODE_KINDS
+
+    @property
+    def code_children(self) -> list["Node"]:
+        return [c for c in self.children if c.kind in CODE_KINDS]
+
+    def text(self, source: str) -> str:
+        return source[self.start:self.end]
+
+
+class LineIndex:
+    """Offsets <-> 1-based lines and 0-based columns (tabs expand to 8 for columns)."""
+
+    def __init__(self, text: str):
+        self.text = text
+        self.starts = [0] + [m.end() for m in re.finditer("\n", text)]
+
+    def line(self, offset: int) -> int:
+        return bisect.bisect_right(self.starts, offset)
+
+    def line_start(self, line: int) -> int:
+        return self.starts[line - 1]
+
+    def line_end(self, line: int) -> int:
+        """Offset of the line's newline (or of the end of text), `\\r` excluded."""
+        end = self.starts[line] - 1 if line < len(self.starts) else len(self.text)
+        if end > self.line_start(line) and self.text[end - 1] == "\r":
+            end -= 1
+        return end
+
+    @property
+    def line_count(self) -> int:
+        return len(self.starts)
+
+    def col(self, offset: int) -> int:
+        start = self.starts[self.line(offset) - 1]
+        return visual_width(self.text[start:offset])
+
+    def line_col(self, offset: int) -> tuple[int, int]:
+        return self.line(offset), self.col(offset)
+
+
+def visual_width(s: str) -> int:
+    col = 0
+    for ch in s:
+        col = (col // 8 + 1) * 8 if ch == "\t" else col + 1
+    return col
+
+
+class _Frame:
+    """An open list or prefix waiting for its closer or its datum(s)."""
+
+    __slots__ = ("node", "needs", "prefix_text")
+
+    def __init__(self, node: Node, needs: int = 0, prefix_text: str = ""):
+        self.node = node
+        self.needs = needs          # prefix frames: datums still to come; lists: 0
+        self.prefix_text = prefix_text
+
+
+def parse(text: str, dialect: str) -> Node:
+    """The CST of `text`. Raises StructureError(code="UNBALANCED", line=, col=) on bad input."""
+    tokens, state = tokenize(text, dialect)
+    lines = LineIndex(text)
+    root = Node("root", 0, len(text))
+    stack: list[_Frame] = [_Frame(root)]
+
+    def fail(message: str, offset: int, **extra):
+        line, col = lines.line_col(offset)
+        raise StructureError("UNBALANCED", f"{message} at line {line}, column {col + 1}",
+                             line=line, col=col + 1, offset=offset, **extra)
+
+    def attach(node: Node, is_datum: bool) -> None:
+        # Attach `node` to the innermost open frame; completing a prefix may cascade outward.
+        while True:
+            frame = stack[-1]
+            node.parent = frame.node
+            frame.node.children.append(node)
+            if frame.node.kind in ("list", "root") or not is_datum:
+                return
+            frame.needs -= 1
+            if frame.needs > 0:
+                return
+            stack.pop()
+            done = frame.node
+            done.end = node.end
+            node = done
+            is_datum = done.kind != "datum_comment"
+
+    for tok in tokens:
+        kind = tok.kind
+        if kind == "open":
+            node = Node("list", tok.start, -1, open_end=tok.end, delim=tok.delim)
+            stack.append(_Frame(node))
+        elif kind == "close":
+            frame = stack[-1]
+            if frame.node.kind == "root":
+                fail(f"unmatched closing {text[tok.start:tok.end]!r}", tok.start)
+            if frame.node.kind != "list":
+                fail(f"{frame.prefix_text!r} is followed by nothing before "
+                     f"{text[tok.start:tok.end]!r}", frame.node.start)
+            if frame.node.delim != tok.delim:
+                opener = text[frame.node.start:frame.node.open_end]
+                ol, oc = lines.line_col(frame.node.start)
+                fail(f"{text[tok.start:tok.end]!r} closes {opener!r} opened at line {ol}, "
+                     f"column {oc + 1}", tok.start)
+            stack.pop()
+            node = frame.node
+            node.close_start, node.end = tok.start, tok.end
+            attach(node, True)
+        elif kind in ("prefix", "datum_comment"):
+            ptext = text[tok.start:tok.end]
+            node_kind = "datum_comment" if kind == "datum_comment" else "prefixed"
+            needs = 2 if node_kind == "prefixed" and ptext in _TWO_DATUM_PREFIXES else 1
+            node = Node(node_kind, tok.start, -1, open_end=tok.end)
+            stack.append(_Frame(node, needs, ptext))
+        elif kind in ("comment", "block_comment"):
+            attach(Node(kind, tok.start, tok.end), False)
+        else:  # atom, string, char, and anything else the lexer calls a leaf
+            leaf = kind if kind in ("string", "char") else "atom"
+            attach(Node(leaf, tok.start, tok.end), True)
+
+    unterminated = _unterminated(state)
+    if unterminated:
+        last = tokens[-1] if tokens else None
+        fail(f"unterminated {unterminated}", last.start if last else len(text))
+    if len(stack) > 1:
+        frame = stack[-1]
+        if frame.node.kind == "list":
+            opener = text[frame.node.start:frame.node.open_end]
+            fail(f"{opener!r} is never closed", frame.node.start)
+        fail(f"{frame.prefix_text!r} is followed by nothing", frame.node.start)
+    return root
+
+
+def _unterminated(state) -> str | None:
+    """What the lexer's end state says is left open ("string", "block comment"), if anything."""
+    if state is None or not getattr(state, "unterminated", False):
+        return None
+    return {"string": "string", "block_comment": "block comment", "hash_bang": "#! comment",
+            "symbol": "|symbol|"}.get(getattr(state, "mode", ""), "character")
+
+
+def print_tree(root: Node, text: str) -> str:
+    """Rebuild the source from the tree: leaves and delimiters from their spans, gaps verbatim."""
+    out: list[str] = []
+    pos = 0
+
+    def emit(upto: int) -> None:
+        nonlocal pos
+        if upto < pos:  # spans overlap or run backwards: the tree is not a faithful cover
+            raise ValueError(f"span out of order at offset {upto} (already at {pos})")
+        out.append(text[pos:upto])
+        pos = upto
+
+    stack = [(root, 0)]
+    # Walk iteratively; every byte is emitted exactly once, in order.
+    while stack:
+        node, i = stack.pop()
+        if i < len(node.children):
+            stack.append((node, i + 1))
+            child = node.children[i]
+            if child.children:
+                emit(child.start)
+                stack.append((child, 0))
+            else:
+                emit(child.end)
+        else:
+            emit(node.end)
+    return "".join(out)
+
+
+# ---- navigation helpers -------------------------------------------------------------------
+
+def outer(node: Node) -> Node:
+    """The node as a sibling in its list: climbs out of the prefixes that wrap it."""
+    while node.parent is not None and node.parent.kind == "prefixed":
+        node = node.parent
+    return node
+
+
+def inner(node: Node) -> Node:
+    """The datum under any prefixes: `'(a b)` -> `(a b)`, `#+sbcl (f)` -> `(f)`."""
+    while node.kind == "prefixed" and node.code_children:
+        node = node.code_children[-1]
+    return node
+
+
+def enclosing_list(node: Node) -> Node | None:
+    """The list that holds `node` as one of its elements, or None at top level."""
+    parent = outer(node).parent
+    return parent if parent is not None and parent.kind == "list" else None
+
+
+def is_top_level(node: Node) -> bool:
+    o = outer(node)
+    return o.parent is not None and o.parent.kind == "root"
+
+
+def is_symbol_atom(node: Node, source: str) -> bool:
+    if node.kind != "atom":
+        return False
+    t = source[node.start:node.end]
+    return not (t.startswith((":", "#:", "\"")) or _NUMBER.match(t))
+
+
+def atom_kind(node: Node, source: str) -> str:
+    if node.kind != "atom":
+        if node.kind == "list":
+            return {"paren": "list", "bracket": "vector", "brace": "map"}.get(node.delim, "list")
+        return node.kind
+    t = source[node.start:node.end]
+    if t.startswith((":", "#:")):
+        return "keyword"
+    if _NUMBER.match(t):
+        return "number"
+    return "symbol"
+
+
+def is_quoted(lst: Node, source: str) -> bool:
+    """True when the list sits under `'`, `` ` `` or `#'`: data, so it has no operator."""
+    p = lst.parent
+    while p is not None and p.kind == "prefixed":
+        if source[p.start:p.open_end] in QUOTE_PREFIXES:
+            return True
+        p = p.parent
+    return False
+
+
+def head_of(lst: Node, source: str) -> Node | None:
+    """The operator of a round, unquoted list whose first element is a symbol, else None."""
+    if lst.kind != "list" or lst.delim != "paren" or is_quoted(lst, source):
+        return None
+    if source[lst.start:lst.open_end] != "(":
+        return None  # `#(` vectors, `#?(` reader conditionals: no operator
+    code = lst.code_children
+    if code and is_symbol_atom(code[0], source):
+        return code[0]
+    return None
+
+
+def walk(node: Node, skip_datum_comments: bool = True):
+    """Every node under `node` (itself included), depth first, in source order."""
+    stack = [node]
+    while stack:
+        n = stack.pop()
+        yield n
+        if skip_datum_comments and n.kind == "datum_comment":
+            continue
+        stack.extend(reversed(n.children))
+
+
+def node_at(root: Node, offset: int) -> Node:
+    """The innermost node whose span contains `offset` (the root if none)."""
+    node = root
+    while True:
+        for child in node.children:
+            if child.start <= offset < child.end:
+                node = child
+                break
+        else:
+            return node

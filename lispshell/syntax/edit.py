@@ -1,0 +1,167 @@
+"""Applying an Edit safely: newlines, re-indentation, a parse check, atomic file writes.
+
+A `Source` is the text a tool works on, from a file or from a string. The text is kept as
+it was read (CRLF included), so bytes outside an edit never change; inserted text gets the
+file's own line ending. `apply` splices one Edit in, re-indents only the lines the edit
+produced, and parses the result: an edit that would leave the text unbalanced never gets out.
+`write` replaces the file atomically (temporary file in the same folder, fsync, rename) with
+its mode kept, after checking that nobody changed the file since it was read.
+"""
+from __future__ import annotations
+
+import hashlib
+import os
+import stat
+import tempfile
+from dataclasses import dataclass
+from pathlib import Path
+
+from lispshell.syntax.cst import LineIndex, StructureError, parse
+from lispshell.syntax.indent import reindent
+from lispshell.syntax.paredit import Edit
+
+MAX_FILE_BYTES = 8 * 1024 * 1024
+BOM = "\ufeff"
+
+
+def digest(data: bytes) -> str:
+    return hashlib.sha256(data).hexdigest()[:16]
+
+
+@dataclass
+class Source:
+    text: str
+    dialect: str
+    path: Path | None = None
+    newline: str = "\n"
+    bom: bool = False
+    hash: str = ""
+    mode: int | None = None
+
+    def encode(self, text: str) -> bytes:
+        return ((BOM if self.bom else "") + text).encode("utf-8")
+
+
+def _newline_of(text: str) -> str:
+    crlf = text.count("\r\n")
+    return "\r\n" if crlf and crlf >= text.count("\n") - crlf else "\n"
+
+
+def from_code(code: str, dialect: str) -> Source:
+    bom = code.startswith(BOM)
+    text = code[1:] if bom else code
+    return Source(text, dialect, None, _newline_of(text), bom, digest(code.encode("utf-8")))
+
+
+def load(path: Path, dialect: str) -> Source:
+    try:
+        st = path.stat()
+    except FileNotFoundError:
+        raise StructureError("NOT_FOUND", f"no such file: {path}")
+    except OSError as exc:
+        raise StructureError("IO_ERROR", f"cannot read {path}: {exc.strerror}")
+    if not stat.S_ISREG(st.st_mode):
+        raise StructureError("BAD_INPUT", f"{path} is not a regular file")
+    if st.st_size > MAX_FILE_BYTES:
+        raise StructureError("TOO_LARGE", f"{path} is larger than {MAX_FILE_BYTES} bytes")
+    try:
+        data = path.read_bytes()
+    except OSError as exc:
+        raise StructureError("IO_ERROR", f"cannot read {path}: {exc.strerror}")
+    try:
+        decoded = data.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        raise StructureError("BAD_ENCODING", f"{path} is not UTF-8 (byte {exc.start})")
+    bom = decoded.startswith(BOM)
+    text = decoded[1:] if bom else decoded
+    return Source(text, dialect, path, _newline_of(text), bom, digest(data),
+                  stat.S_IMODE(st.st_mode))
+
+
+def parse_source(src: Source):
+    """The CST of a source, or an error that points at check_syntax."""
+    try:
+        return parse(src.text, src.dialect)
+    except StructureError as exc:
+        where = f"{src.path}" if src.path else "the code"
+        raise StructureError("UNBALANCED", f"{where} does not parse: {exc.message}",
+                             suggestion="Fix it first: check_syntax shows the error and a "
+                             "repaired version; replace_form can replace a broken form",
+                             **{k: v for k, v in exc.extra.items() if k in ("line", "col")})
+
+
+def with_newlines(text: str, newline: str) -> str:
+    """`text` with every line ending turned into `newline`."""
+    text = text.replace("\r\n", "\n")
+    return text if newline == "\n" else text.replace("\n", newline)
+
+
+@dataclass
+class Change:
+    new_text: str
+    start_line: int        # 1-based, in the new text
+    end_line: int
+    region: str            # lines start_line..end_line of the new text
+    original: str          # the lines the edit replaced, from the old text
+    old_start_line: int
+    old_end_line: int
+
+
+def _lines(text: str, lines: LineIndex, first: int, last: int) -> str:
+    return text[lines.line_start(first):lines.line_end(last)]
+
+
+def apply(src: Source, edit: Edit, *, indent: bool = True) -> Change:
+    """Splice `edit` into `src.text`, re-indent the lines it produced, check it parses."""
+    old = src.text
+    piece = with_newlines(edit.text, src.newline)
+    new = old[:edit.start] + piece + old[edit.end:]
+    lines = LineIndex(new)
+    first = lines.line(edit.start)
+    last = lines.line(edit.start + len(piece))
+    if piece.endswith("\n") and last > first:
+        last -= 1    # a trailing newline ends the edited region, it does not open a line
+    try:
+        parse(new, src.dialect)
+        if indent and last > first:
+            new = reindent(new, src.dialect, first + 1, last)
+            parse(new, src.dialect)
+    except StructureError as exc:  # a bug of ours: never let it reach the file
+        raise StructureError("INTERNAL", f"the edit would leave the text unbalanced "
+                             f"({exc.message}); nothing was changed")
+    lines = LineIndex(new)
+    old_lines = LineIndex(old)
+    o_first, o_last = old_lines.line(edit.start), old_lines.line(max(edit.end - 1, edit.start))
+    return Change(new, first, last, _lines(new, lines, first, last),
+                  _lines(old, old_lines, o_first, o_last), o_first, o_last)
+
+
+def write(src: Source, new_text: str) -> str:
+    """Replace the file atomically with `new_text`; the new hash. Refuses if it changed."""
+    assert src.path is not None
+    path = src.path
+    try:
+        current = digest(path.read_bytes())
+    except OSError as exc:
+        raise StructureError("IO_ERROR", f"cannot read {path}: {exc.strerror}")
+    if current != src.hash:
+        raise StructureError("STALE", f"{path} changed while the edit was prepared; "
+                             "nothing was written", suggestion="Read it again and retry")
+    data = src.encode(new_text)
+    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
+    try:
+        with os.fdopen(fd, "wb") as fh:
+            fh.write(data)
+            fh.flush()
+            os.fsync(fh.fileno())
+        if src.mode is not None:
+            os.chmod(tmp, src.mode)
+        os.replace(tmp, path)
+    except OSError as exc:
+        try:
+            os.unlink(tmp)
+        except OSError:
+            pass
+        raise StructureError("IO_ERROR", f"cannot write {path}: {exc.strerror}; "
+                             "the file is unchanged")
+    return digest(data)

@@ -1,0 +1,455 @@
+"""Paredit operations as text surgery at CST offsets.
+
+Each operation takes the source, the resolved node and its options, and returns one `Edit`
+(replace `source[start:end]` with `text`). Only whole nodes and delimiters move, and the
+whitespace and comments between them are carried along, so the result is balanced by
+construction and every atom and comment outside the edited node is kept. `lispshell.syntax
+.edit` applies the Edit, re-indents its lines and checks the result parses.
+
+Two conventions from the paredit spec worth knowing:
+  - "head": a round, unquoted list whose first element is a symbol has that symbol as its
+    operator. Backward slurp puts the pulled element right after the head
+    (`(a) (list b)` -> `(list (a) b)`), backward barf ejects the first element after it, so
+    the two are inverses; unwrap keep=body, split clone_head and join drop_head use it too.
+  - Sibling operations (wrap, kill, raise, transpose, split) act on the node together with
+    its reader prefixes (`'x`, `#+sbcl (f)`), list operations on the list under them.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from lispshell.syntax.address import path_of, scope_children, snippet
+from lispshell.syntax.cst import (
+    LineIndex, Node, StructureError, atom_kind, head_of, inner, is_top_level, outer,
+)
+from lispshell.syntax.dialects import CLOSE_CHAR, OPEN_CHAR, delimiter_chars
+from lispshell.syntax.lexer import tokenize
+
+WRAPPERS = {"round": "paren", "square": "bracket", "curly": "brace"}
+
+
+@dataclass
+class Edit:
+    start: int
+    end: int
+    text: str
+
+
+def _s(node: Node, src: str, limit: int = 50) -> str:
+    return snippet(node.text(src), limit)
+
+
+def _ends_in_line_comment(fragment: str, dialect: str) -> bool:
+    """True when `fragment` ends inside a `;` comment, so a closer after it needs a newline."""
+    tokens, _ = tokenize(fragment, dialect)
+    return bool(tokens) and tokens[-1].kind == "comment" and \
+        fragment[tokens[-1].start:tokens[-1].end].startswith(";") and \
+        fragment[tokens[-1].end:].strip(" \t") == ""
+
+
+def _close_safely(fragment: str, dialect: str) -> str:
+    return fragment + "\n" if _ends_in_line_comment(fragment, dialect) else fragment
+
+
+def _siblings(node: Node, src: str) -> tuple[Node, Node, list[Node], int]:
+    o = outer(node)
+    parent = o.parent
+    kids = parent.code_children
+    return o, parent, kids, kids.index(o)
+
+
+def _as_list(node: Node, src: str, op: str) -> Node:
+    lst = inner(node)
+    if lst.kind != "list":
+        raise StructureError(
+            "NOT_A_LIST", f"Cannot {op}: {_s(node, src)!r} is a {atom_kind(lst, src)}, not a list",
+            suggestion="Target the list itself (its text or path); sexp_get_enclosing "
+                       "shows the list around a node")
+    return lst
+
+
+def _need_list_parent(o: Node, src: str, op: str, suggestion: str) -> Node:
+    parent = o.parent
+    if parent is None or parent.kind != "list":
+        raise StructureError("TOP_LEVEL", f"Cannot {op}: {_s(o, src)!r} is a top-level form, "
+                             "not inside a list", suggestion=suggestion)
+    return parent
+
+
+def _count(count) -> int:
+    if count is None:
+        return 1
+    if isinstance(count, bool) or not isinstance(count, int) or count < 1:
+        raise StructureError("BAD_INPUT", "count must be a positive integer")
+    return count
+
+
+def _prefix_guard(lst: Node, src: str, op: str) -> None:
+    if lst.parent is not None and lst.parent.kind == "prefixed":
+        p = lst.parent
+        raise StructureError(
+            "PREFIXED", f"Cannot {op}: the list sits under the reader prefix "
+            f"{src[p.start:p.open_end]!r}, which would then apply to something else",
+            suggestion="Edit the elements inside it instead, or replace the whole form")
+
+
+# ---- tier 1 ---------------------------------------------------------------------------------
+
+def wrap(src: str, node: Node, dialect: str, count=1, wrapper="round", head=None) -> Edit:
+    count = _count(count)
+    wrapper = wrapper or "round"
+    if wrapper not in WRAPPERS:
+        raise StructureError("BAD_INPUT", "wrapper must be round, square or curly")
+    delim = WRAPPERS[wrapper]
+    if OPEN_CHAR[delim] not in delimiter_chars(dialect):
+        raise StructureError("BAD_INPUT", f"{wrapper} brackets are not lists in {dialect}",
+                             suggestion="use wrapper \"round\"")
+    o, parent, kids, i = _siblings(node, src)
+    if i + count > len(kids):
+        raise StructureError(
+            "NO_SIBLING", f"Cannot wrap {count} elements from {_s(o, src)!r}: only "
+            f"{len(kids) - i} element(s) from there to the end of its list",
+            suggestion=f"use count <= {len(kids) - i}")
+    first, last = kids[i], kids[i + count - 1]
+    lead = ""
+    if head:
+        from lispshell.syntax.cst import parse  # local: parse is only needed to check `head`
+        head = head.strip()
+        try:
+            parse(head, dialect)
+        except StructureError as exc:
+            raise StructureError("BAD_INPUT", f"head is not balanced source: {exc.message}")
+        if _ends_in_line_comment(head, dialect):
+            raise StructureError("BAD_INPUT", "head must not end with a comment")
+        lead = head + " "
+    body = src[first.start:last.end]
+    return Edit(first.start, last.end, OPEN_CHAR[delim] + lead + body + CLOSE_CHAR[delim])
+
+
+def unwrap(src: str, node: Node, dialect: str, keep="all") -> Edit:
+    lst = _as_list(node, src, "unwrap")
+    if keep not in (None, "all", "body"):
+        raise StructureError("BAD_INPUT", "keep must be \"all\" or \"body\"")
+    _prefix_guard(lst, src, "unwrap")
+    start = lst.open_end
+    if keep == "body":
+        kids = lst.code_children
+        if not kids:
+            raise StructureError("EMPTY", f"Cannot unwrap keep=body: {_s(lst, src)!r} is empty",
+                                 suggestion="use keep \"all\" or sexp_kill")
+        start = kids[0].end
+    body = src[start:lst.close_start].strip()
+    if not body:
+        return kill(src, lst, dialect)   # nothing left: remove the list and its spacing
+    return Edit(lst.start, lst.end, _close_safely(body, dialect))
+
+
+def raise_(src: str, node: Node, dialect: str) -> Edit:
+    o = outer(node)
+    parent = _need_list_parent(o, src, "raise",
+                               "To replace a whole top-level form use replace_form")
+    return Edit(parent.start, parent.end, o.text(src))
+
+
+def slurp_forward(src: str, node: Node, dialect: str, count=1) -> Edit:
+    count = _count(count)
+    lst = _as_list(node, src, "slurp forward")
+    o, parent, kids, i = _siblings(lst, src)
+    after = len(kids) - i - 1
+    if after == 0:
+        raise StructureError(
+            "NO_SIBLING", f"Cannot slurp forward: no sibling after {_s(o, src)!r}",
+            suggestion="It is the last element of its list; slurp an enclosing list instead")
+    if count > after:
+        raise StructureError("NO_SIBLING", f"Cannot slurp {count}: only {after} sibling(s) "
+                             f"after {_s(o, src)!r}", suggestion=f"use count <= {after}")
+    last = kids[i + count]
+    body = src[lst.start:lst.close_start]
+    moved = src[lst.end:last.end]
+    if not src[lst.open_end:lst.close_start].strip():
+        body, moved = src[lst.start:lst.open_end], moved.lstrip()
+    elif not body[-1].isspace() and not moved[0].isspace():
+        moved = " " + moved
+    return Edit(lst.start, last.end, body + moved + src[lst.close_start:lst.end])
+
+
+def slurp_backward(src: str, node: Node, dialect: str, count=1) -> Edit:
+    count = _count(count)
+    lst = _as_list(node, src, "slurp backward")
+    o, parent, kids, i = _siblings(lst, src)
+    if i == 0:
+        raise StructureError(
+            "NO_SIBLING", f"Cannot slurp backward: no sibling before {_s(o, src)!r}",
+            suggestion="It is the first element of its list; slurp an enclosing list instead")
+    if count > i:
+        raise StructureError("NO_SIBLING", f"Cannot slurp {count}: only {i} sibling(s) "
+                             f"before {_s(o, src)!r}", suggestion=f"use count <= {i}")
+    first = kids[i - count]
+    region = src[first.start:o.start]
+    moved = region.rstrip()
+    sep = region[len(moved):] or " "
+    if _ends_in_line_comment(moved, dialect) and "\n" not in sep:
+        sep = "\n"
+    opener = src[o.start:lst.open_end]       # reader prefixes + opener: "'(" "#(" "("
+    closer = src[lst.close_start:lst.end]
+    head = head_of(lst, src)
+    if head is not None:
+        after_head = src[head.end:lst.close_start]
+        rest = after_head.lstrip()
+        gap = after_head[:len(after_head) - len(rest)] or " "
+        lead = src[lst.open_end:head.end] + gap
+    else:
+        rest = src[lst.open_end:lst.close_start].lstrip()
+        lead = ""
+    tail = sep + rest if rest else ("\n" if _ends_in_line_comment(moved, dialect) else "")
+    return Edit(first.start, lst.end, opener + lead + moved + tail + closer)
+
+
+def barf_forward(src: str, node: Node, dialect: str, count=1) -> Edit:
+    count = _count(count)
+    lst = _as_list(node, src, "barf forward")
+    kids = lst.code_children
+    if not kids:
+        raise StructureError("EMPTY", f"Cannot barf: {_s(lst, src)!r} is empty",
+                             suggestion="Nothing to push out; slurp instead")
+    if count > len(kids):
+        raise StructureError("BAD_INPUT", f"Cannot barf {count}: {_s(lst, src)!r} has only "
+                             f"{len(kids)} element(s)", suggestion=f"use count <= {len(kids)}")
+    prev_end = kids[-count - 1].end if len(kids) > count else lst.open_end
+    ejected = _close_safely(src[prev_end:lst.close_start].rstrip(), dialect)
+    if ejected and not ejected[0].isspace():
+        ejected = " " + ejected
+    new = src[lst.start:prev_end] + src[lst.close_start:lst.end] + ejected
+    return Edit(lst.start, lst.end, new)
+
+
+def barf_backward(src: str, node: Node, dialect: str, count=1) -> Edit:
+    count = _count(count)
+    lst = _as_list(node, src, "barf backward")
+    o = outer(lst)
+    head = head_of(lst, src)
+    kids = lst.code_children
+    avail = kids[1:] if head is not None else kids
+    if not avail:
+        raise StructureError(
+            "EMPTY", f"Cannot barf backward: {_s(lst, src)!r} has no element"
+            + (" after its head" if head is not None else ""),
+            suggestion="Nothing to push out; slurp instead")
+    if count > len(avail):
+        raise StructureError("BAD_INPUT", f"Cannot barf {count}: only {len(avail)} element(s) "
+                             "can be pushed out", suggestion=f"use count <= {len(avail)}")
+    first = avail[0]
+    nxt = avail[count] if len(avail) > count else None
+    if nxt is not None:
+        ejected = src[first.start:nxt.start]
+        rest = src[nxt.start:lst.close_start]
+    else:
+        ejected = _close_safely(src[first.start:lst.close_start].rstrip(), dialect)
+        ejected += "" if ejected.endswith("\n") else " "
+        rest = ""
+    opener = src[o.start:lst.open_end]
+    closer = src[lst.close_start:lst.end]
+    lead = ""
+    if head is not None:
+        gap = src[head.end:first.start]
+        lead = src[lst.open_end:head.end] + (gap if rest else _close_safely(gap.rstrip(), dialect))
+    return Edit(o.start, lst.end, ejected + opener + lead + rest + closer)
+
+
+# ---- tier 2 ---------------------------------------------------------------------------------
+
+def kill(src: str, node: Node, dialect: str, count=1) -> Edit:
+    count = _count(count)
+    o, parent, kids, i = _siblings(node, src)
+    if i + count > len(kids):
+        raise StructureError("NO_SIBLING", f"Cannot kill {count} elements from {_s(o, src)!r}: "
+                             f"only {len(kids) - i} from there to the end of its list",
+                             suggestion=f"use count <= {len(kids) - i}")
+    start, end = kids[i].start, kids[i + count - 1].end
+    return Edit(*_spacing_for_delete(src, start, end), "")
+
+
+def _spacing_for_delete(src: str, start: int, end: int) -> tuple[int, int]:
+    """Widen [start, end) so that deleting it leaves tidy spacing (whole lines go entirely)."""
+    line_start = src.rfind("\n", 0, start) + 1
+    eol = src.find("\n", end)
+    eol = len(src) if eol < 0 else eol
+    if src[line_start:start].strip() == "" and src[end:eol].strip() == "":
+        new_start, new_end = line_start, min(eol + 1, len(src))
+        # Do not leave two blank lines where there was one on each side.
+        prev_blank = line_start == 0 or src[src.rfind("\n", 0, line_start - 1) + 1:line_start].strip() == ""
+        next_eol = src.find("\n", new_end)
+        next_line = src[new_end:len(src) if next_eol < 0 else next_eol]
+        if prev_blank and new_end < len(src) and next_line.strip() == "":
+            new_end = len(src) if next_eol < 0 else next_eol + 1
+        return new_start, new_end
+    j = end
+    while j < len(src) and src[j] in " \t":
+        j += 1
+    if j < len(src) and src[j] not in "\r\n)]}":
+        return start, j
+    k = start
+    while k > line_start and src[k - 1] in " \t":
+        k -= 1
+    return k, end
+
+
+def transpose(src: str, node: Node, dialect: str) -> Edit:
+    o, parent, kids, i = _siblings(node, src)
+    if i + 1 >= len(kids):
+        hint = (f"target the element before it, {_s(kids[i - 1], src)!r}, to swap the last two"
+                if i > 0 else "it has no sibling to swap with")
+        raise StructureError("NO_SIBLING", f"Cannot transpose: no sibling after {_s(o, src)!r}",
+                             suggestion=hint)
+    a, b = kids[i], kids[i + 1]
+    return Edit(a.start, b.end, b.text(src) + src[a.end:b.start] + a.text(src))
+
+
+def split(src: str, node: Node, dialect: str, clone_head=False) -> Edit:
+    o = outer(node)
+    lst = _need_list_parent(o, src, "split", "Target an element inside the list to split")
+    _prefix_guard(lst, src, "split")
+    kids = lst.code_children
+    i = kids.index(o)
+    head = head_of(lst, src)
+    if clone_head and head is None:
+        raise StructureError("BAD_INPUT", f"Cannot clone the head: {_s(lst, src)!r} has no "
+                             "head symbol", suggestion="call again without clone_head")
+    lowest = 2 if head is not None and clone_head else 1
+    if i < lowest:
+        raise StructureError(
+            "BAD_SPLIT", f"Cannot split before {_s(o, src)!r}: nothing would stay in the first "
+            "list", suggestion="Target a later element: the split point starts the second list")
+    prev = kids[i - 1]
+    opener, closer = src[lst.start:lst.open_end], src[lst.close_start:lst.end]
+    gap = src[prev.end:o.start] or " "
+    second = opener + (head.text(src) + " " if clone_head else "") + src[o.start:lst.close_start]
+    return Edit(lst.start, lst.end, src[lst.start:prev.end] + closer + gap + second + closer)
+
+
+def join(src: str, node: Node, dialect: str, drop_head=False) -> Edit:
+    first = _as_list(node, src, "join")
+    o1, parent, kids, i = _siblings(first, src)
+    if i + 1 >= len(kids):
+        raise StructureError("NO_SIBLING", f"Cannot join: nothing after {_s(o1, src)!r}",
+                             suggestion="Target the first of two adjacent lists")
+    o2 = kids[i + 1]
+    second = inner(o2)
+    if second.kind != "list" or o2 is not second:
+        raise StructureError("NOT_A_LIST", f"Cannot join: the next element {_s(o2, src)!r} is "
+                             "not a plain list", suggestion="Both elements must be lists")
+    op1, op2 = src[first.start:first.open_end], src[second.start:second.open_end]
+    if op1 != op2:
+        raise StructureError("MISMATCH", f"Cannot join a {op1!r} list with a {op2!r} list",
+                             suggestion="sexp_join joins two lists of the same kind")
+    start2 = second.open_end
+    if drop_head:
+        k2 = second.code_children
+        if not k2:
+            raise StructureError("EMPTY", "Cannot drop the head: the second list is empty")
+        start2 = k2[0].end
+    content = src[start2:second.close_start].strip()
+    body = src[first.start:first.close_start]
+    trimmed = body.rstrip()
+    if not content:
+        new = body + src[first.close_start:first.end]
+    else:
+        gap = src[o1.end:o2.start]
+        sep = gap if gap.strip() or "\n" in gap else " "
+        if trimmed == op1:
+            sep = ""
+        elif _ends_in_line_comment(trimmed, dialect) and "\n" not in sep:
+            sep = "\n"
+        new = trimmed + sep + _close_safely(content, dialect) + src[first.close_start:first.end]
+    return Edit(first.start, second.end, new)
+
+
+# ---- tier 3: queries ------------------------------------------------------------------------
+
+def kind_label(node: Node, src: str) -> str:
+    if node.kind == "prefixed":
+        return f"{src[node.start:node.open_end]} {kind_label(inner(node), src)}"
+    if node.kind == "list":
+        opener = src[node.start:node.open_end]
+        if opener == "#{":
+            return "set"
+        if opener.startswith("#?"):
+            return "reader-conditional"
+        if opener.startswith("#") and opener.endswith("("):
+            return "vector"
+    return atom_kind(node, src)
+
+
+def show_structure(src: str, scope: Node, depth=4, show_paths=True, show_text=True,
+                   max_entries=300) -> str:
+    """An indented outline of `scope`: one line per element with its path, text and kind."""
+    if isinstance(depth, bool) or not isinstance(depth, int) or depth < 1:
+        raise StructureError("BAD_INPUT", "depth must be a positive integer")
+    lines = LineIndex(src)
+    out: list[str] = []
+    if scope.kind != "root":
+        out.append(f"{_s(scope, src, 60)}  L{lines.line(scope.start)}-{lines.line(scope.end - 1)}")
+    shown = 0
+    more = 0
+    stack: list[tuple[Node, list[int]]] = []
+
+    def children(container: Node, path: list[int]):
+        kids, skip = scope_children(container, src)
+        return [(k, path + [j - skip]) for j, k in enumerate(kids) if j >= skip]
+
+    stack.extend(reversed(children(scope, [])))
+    last_line = None
+    while stack:
+        node, path = stack.pop()
+        if shown >= max_entries:
+            more += 1
+            continue
+        shown += 1
+        parts = ["  " * (len(path) - 1)]
+        if show_paths:
+            parts.append("[" + ",".join(map(str, path)) + "] ")
+        if show_text:
+            parts.append(_s(node, src, 60) + "  ")
+        parts.append(kind_label(node, src))
+        ln = lines.line(node.start)
+        if ln != last_line:
+            parts.append(f"  L{ln}")
+            last_line = ln
+        out.append("".join(parts))
+        if len(path) < depth and inner(node).kind == "list":
+            stack.extend(reversed(children(node, path)))
+    if more:
+        out.append(f"... {more} more element(s): narrow with form_type/form_name or depth")
+    return "\n".join(out)
+
+
+def get_enclosing(src: str, node: Node, scope: Node, levels=1) -> dict:
+    if isinstance(levels, bool) or not isinstance(levels, int) or levels < 1:
+        raise StructureError("BAD_INPUT", "levels must be a positive integer")
+    child = outer(node)
+    for n in range(levels):
+        parent = child.parent
+        if parent is None or parent.kind != "list":
+            raise StructureError(
+                "TOP_LEVEL", f"{_s(child, src)!r} is a top-level form: nothing encloses it"
+                + (f" ({n} level(s) up)" if n else ""),
+                suggestion="Use a smaller 'levels'" if n else "It is already the outermost form")
+        child_of = child
+        child = outer(parent)
+    lst = inner(child)
+    kids, skip = scope_children(child, src)
+    head = head_of(lst, src)
+    text = child.text(src)
+    lines = LineIndex(src)
+    result = {
+        "enclosing_text": text if len(text) <= 4000 else text[:4000] + " ...[truncated]",
+        "enclosing_path": path_of(child, scope, src),
+        "enclosing_kind": kind_label(child, src),
+        "head": head.text(src) if head is not None else None,
+        "child_index": kids.index(child_of) - skip if child_of in kids else None,
+        "sibling_count": len(kids) - skip,
+        "line": lines.line(child.start),
+    }
+    if is_top_level(lst):
+        result["top_level"] = True
+    return result
