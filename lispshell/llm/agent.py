@@ -83,24 +83,29 @@ class Display:
     """What the agent shows. This base records everything (the tests read it); the REPL uses
     `lispshell.llm.render.RichDisplay`."""
 
-    def __init__(self):
+    def __init__(self, record: bool = True):
         self.events: list[tuple] = []
+        self.record = record
         self.show_tools = False
 
+    def _rec(self, *event) -> None:
+        if self.record:
+            self.events.append(event)
+
     def text(self, delta: str) -> None:
-        self.events.append(("text", delta))
+        self._rec("text", delta)
 
     def end_text(self) -> None:
-        self.events.append(("end",))
+        self._rec("end")
 
     def tool(self, name: str, args: dict, result: dict) -> None:
-        self.events.append(("tool", name, args, result))
+        self._rec("tool", name, args, result)
 
     def notice(self, message: str) -> None:
-        self.events.append(("notice", message))
+        self._rec("notice", message)
 
     def error(self, message: str) -> None:
-        self.events.append(("error", message))
+        self._rec("error", message)
 
     @property
     def all_text(self) -> str:

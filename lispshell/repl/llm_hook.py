@@ -6,9 +6,157 @@
     commands: dict[str, tuple[str, Callable[[str], None]]] # extra `,name` commands: (help, handler(arg))
     toolbar() -> str                                      # extra toolbar text (e.g. "YOLO")
 or None while no LLM side exists; the REPL then answers prose with a clear message.
+
+`make_llm` runs in a worker thread after the first prompt is drawn, so importing the SDK
+(about 1.8 s) never delays the prompt; it must not touch the event loop. Without an API key it
+still returns the object: Lisp works as always and the first question gets the one line that
+says how to enable the LLM.
 """
 from __future__ import annotations
 
+import asyncio
+from pathlib import Path
+
+from rich.text import Text
+
+from lispshell.config import PROMPTS_DIR
+
+
+def system_prompt(lisp: str) -> str:
+    """prompts/system.md + prompts/<lisp>.md: fixed text, identical on every request."""
+    parts = [(PROMPTS_DIR / "system.md").read_text(encoding="utf-8").strip()]
+    dialect = PROMPTS_DIR / f"{lisp}.md"
+    if dialect.exists():
+        parts.append(dialect.read_text(encoding="utf-8").strip())
+    return "\n\n".join(parts) + "\n"
+
+
+class LLM:
+    def __init__(self, repl):
+        from lispshell.llm.agent import Agent, LLMSettings
+        from lispshell.llm.conversation import Conversation, latest_conversation_path, new_conversation
+        from lispshell.llm.render import RichDisplay
+        from lispshell.repl.confirm import TerminalConfirm
+        from lispshell.tools.gate import EvalGate
+        from lispshell.tools.registry import ToolContext
+
+        self.repl = repl
+        cfg = repl.config or {}
+        options = repl.options
+        gate_cfg = cfg.get("gate") or {}
+        mode = "yolo" if getattr(options, "yolo", False) else gate_cfg.get("mode", "ask")
+        self.confirm = TerminalConfirm(repl.console, lambda: self.gate, lisp=lambda: repl.lisp,
+                                       grace=float(gate_cfg.get("grace_ms", 300)) / 1000,
+                                       announce=self._announce)
+        self.gate = EvalGate(mode if mode in ("ask", "yolo", "off") else "ask", self.confirm)
+        session_cfg = cfg.get("session") or {}
+        self.ctx = ToolContext(session=self._session, gate=self.gate, root=Path.cwd(),
+                               dialect=repl.dialect,
+                               eval_timeout=float(session_cfg.get("eval_timeout", 30.0)),
+                               output_cap=int(session_cfg.get("output_cap", 65536)))
+        self._lisp = repl.lisp
+        conversation = None
+        if getattr(options, "continue_", False):
+            path = latest_conversation_path()
+            if path is None:
+                self._announce("No saved conversation to continue; starting a new one.", "yellow")
+            else:
+                try:
+                    conversation = Conversation.load(path)
+                    self._announce(f"Continuing the conversation saved in {path} "
+                                   f"({len(conversation.messages)} messages).", "yellow")
+                except (OSError, ValueError) as exc:
+                    self._announce(f"Could not read {path} ({exc}); starting a new conversation.",
+                                   "yellow")
+        if conversation is None:
+            conversation = new_conversation({"lisp": repl.lisp})
+        self.display = RichDisplay(repl.console)
+        self.agent = Agent(settings=LLMSettings.from_config(cfg, getattr(options, "model", None)),
+                           conversation=conversation, ctx=self.ctx, system=system_prompt(repl.lisp),
+                           display=self.display)
+        self.agent.client()  # import the SDK and look for a key now, in this worker thread
+        if self.gate.mode == "yolo":
+            self._announce("YOLO: the model's evals run without asking (,yolo off to stop).")
+        self.commands = {
+            "yolo": ("on|off: let the model evaluate without asking (this session only)", self._yolo),
+            "gate": ("ask|yolo|off: how the model's evals are handled (off: no eval tool)", self._gate),
+            "usage": ("tokens per LLM turn and for the session (input, output, cache)", self._usage),
+            "tools": ("on|off: show each tool call's full arguments and result", self._tools),
+        }
+
+    # -- the seam
+    def record_eval(self, code: str, result) -> None:
+        from lispshell.tools.live import eval_result
+
+        self.agent.record_eval(code, eval_result(result))
+
+    async def ask(self, text: str) -> None:
+        self.confirm.loop = asyncio.get_running_loop()
+        if self.repl.lisp != self._lisp:  # the person switched Lisps: new dialect notes
+            self._lisp = self.repl.lisp
+            self.agent.system[0]["text"] = system_prompt(self._lisp)
+            self.agent.conv.add_user_text(f"[The person switched the REPL to {self._lisp}.]")
+        self.ctx.dialect = self.repl.dialect
+        await self.agent.ask(text)
+
+    def toolbar(self) -> str:
+        mode = self.gate.mode
+        if mode == "yolo":
+            return "YOLO"
+        if mode == "off":
+            return "eval off"
+        return ""
+
+    # -- helpers
+    def _session(self):
+        from lispshell.tools.registry import ToolError
+
+        session = self.repl.session
+        if session is None:
+            raise ToolError("NO_LISP", "No Lisp is running (the person can start one with ,restart).")
+        return session
+
+    def _announce(self, message: str, style: str = "bold yellow") -> None:
+        text = Text("; " + message, style=style)
+        printer = getattr(self.repl, "print_above", None)
+        if printer is not None:
+            printer(text)
+        else:
+            self.repl.console.print(text)
+
+    # -- commands (the person's only: no tool can reach them)
+    def _yolo(self, arg: str) -> None:
+        arg = arg.strip().lower()
+        if arg in ("on", "yes", "1", "true"):
+            self.gate.set_mode("yolo")
+            self._announce("YOLO on: the model's evals now run WITHOUT asking, until ,yolo off.")
+        elif arg in ("off", "no", "0", "false"):
+            self.gate.set_mode("ask")
+            self._announce("YOLO off: each eval the model asks for needs your yes.", "yellow")
+        else:
+            self._announce(f"The gate is {self.gate.mode!r}. Use ,yolo on or ,yolo off.", "yellow")
+
+    def _gate(self, arg: str) -> None:
+        arg = arg.strip().lower()
+        if arg not in ("ask", "yolo", "off"):
+            self._announce(f"The gate is {self.gate.mode!r}. Use ,gate ask|yolo|off.", "yellow")
+            return
+        self.gate.set_mode(arg)
+        if arg == "yolo":
+            self._yolo("on")
+        else:
+            self._announce({"ask": "Gate: ask before each eval.",
+                            "off": "Gate off: the model gets no eval tool at all."}[arg], "yellow")
+
+    def _usage(self, arg: str) -> None:
+        self._announce(self.agent.usage_report().replace("\n", "\n; "), "cyan")
+
+    def _tools(self, arg: str) -> None:
+        arg = arg.strip().lower()
+        if arg in ("on", "off"):
+            self.display.show_tools = arg == "on"
+        self._announce(f"Tool details {'on' if self.display.show_tools else 'off'}.", "yellow")
+
 
 def make_llm(repl):
-    return None
+    return LLM(repl)

@@ -1,0 +1,177 @@
+"""Showing the model's answer in the terminal while it streams.
+
+A growing `rich.Live(Markdown(...))` flickers and overflows the screen, so: each finished line
+is committed to the scrollback at once (rendered as Markdown); a fenced code block is held
+until its closing fence and then printed highlighted; only the unfinished tail (the current
+line, and the last few lines of an open code block) lives in a small transient `Live`.
+
+Tool calls are one compact line each (`eval (+ 5 7) → 12`); `,tools on` shows full arguments
+and results.
+"""
+from __future__ import annotations
+
+import json
+
+from rich.console import Console, Group
+from rich.markdown import Markdown
+from rich.syntax import Syntax
+from rich.text import Text
+
+from lispshell.llm.agent import Display
+
+LIVE_LINES = 6  # lines of an open code block kept visible while it streams
+LEXERS = {"lisp": "common-lisp", "cl": "common-lisp", "common-lisp": "common-lisp",
+          "scheme": "scheme", "guile": "scheme", "clojure": "clojure", "clj": "clojure",
+          "elisp": "emacs-lisp", "": None}
+
+
+def _one_line(text: str, width: int) -> str:
+    text = " ".join(str(text).split())
+    return text if len(text) <= width else text[: max(1, width - 1)] + "…"
+
+
+def summarize(name: str, args: dict, result: dict, width: int = 60) -> tuple[str, str, bool]:
+    """(call, outcome, ok) for the compact line: `eval (+ 5 7)` / `12`."""
+    main = next((v for k, v in args.items() if isinstance(v, str)), "") if args else ""
+    call = f"{name} {_one_line(main, width)}".rstrip()
+    ok = bool(result.get("ok"))
+    if not ok:
+        err = result.get("error") or {}
+        code = err.get("code", "")
+        msg = err.get("message", "")
+        if code == "DECLINED":
+            return call, "declined" + (f" ({_one_line(msg.split('Reason:', 1)[1], 40)})"
+                                       if "Reason:" in msg else ""), False
+        return call, _one_line(f"{err.get('type') or code}: {msg}", width), False
+    if name == "eval":
+        if "values" in result:
+            out = " ".join(result["values"])
+        elif result.get("output"):
+            out = "output: " + result["output"]
+        else:
+            out = "; no values"
+        if result.get("edited"):
+            out += "  (edited by the person)"
+        return call, _one_line(out, width), True
+    for key in ("description", "value", "expansion"):
+        if key in result:
+            return call, _one_line(result[key].strip().split("\n")[0], width), True
+    if "symbols" in result:
+        return call, f"{len(result['symbols'])} symbol(s)", True
+    rest = {k: v for k, v in result.items() if k != "ok"}
+    return call, _one_line(json.dumps(rest, ensure_ascii=False), width), True
+
+
+class RichDisplay(Display):
+    def __init__(self, console: Console, code_lexer: str = "common-lisp"):
+        super().__init__(record=False)
+        self.console = console
+        self.code_lexer = code_lexer
+        self._buf = ""
+        self._fence: str | None = None   # the language of the open code block, if any
+        self._code: list[str] = []
+        self._live = None
+
+    # -- streaming text
+    def text(self, delta: str) -> None:
+        super().text(delta)
+        self._buf += delta
+        while "\n" in self._buf:
+            line, self._buf = self._buf.split("\n", 1)
+            self._line(line)
+        self._update_live()
+
+    def end_text(self) -> None:
+        super().end_text()
+        if self._buf:
+            self._line(self._buf)
+            self._buf = ""
+        if self._fence is not None:  # an unclosed block is still shown, highlighted
+            self._print_code()
+        self._stop_live()
+
+    def _line(self, line: str) -> None:
+        stripped = line.strip()
+        if self._fence is not None:
+            if stripped.startswith("```"):
+                self._print_code()
+            else:
+                self._code.append(line)
+            return
+        if stripped.startswith("```"):
+            self._fence = stripped[3:].strip().lower()
+            self._code = []
+            return
+        self._print(Markdown(line) if stripped else Text(""))
+
+    def _print_code(self) -> None:
+        lexer = LEXERS.get(self._fence or "", self._fence) or self.code_lexer
+        code = "\n".join(self._code)
+        self._fence, self._code = None, []
+        try:
+            self._print(Syntax(code, lexer, theme="ansi_dark", background_color="default",
+                               word_wrap=True))
+        except Exception:
+            self._print(Text(code))
+
+    # -- the live tail
+    def _tail(self):
+        parts = []
+        if self._fence is not None and self._code:
+            parts.append(Text("\n".join(self._code[-LIVE_LINES:]), style="dim"))
+        if self._buf:
+            parts.append(Text(self._buf))
+        return Group(*parts)
+
+    def _update_live(self) -> None:
+        if not self.console.is_terminal:
+            return
+        if self._live is None:
+            from rich.live import Live
+
+            self._live = Live(self._tail(), console=self.console, transient=True,
+                              auto_refresh=False, vertical_overflow="crop")
+            self._live.start()
+        self._live.update(self._tail(), refresh=True)
+
+    def _stop_live(self) -> None:
+        if self._live is not None:
+            live, self._live = self._live, None
+            try:
+                live.update(Text(""), refresh=True)
+                live.stop()
+            except Exception:
+                pass
+
+    def _print(self, renderable) -> None:
+        if self._live is not None:
+            self._live.console.print(renderable)  # printed above the live tail
+        else:
+            self.console.print(renderable)
+
+    # -- tools and notices
+    def tool(self, name: str, args: dict, result: dict) -> None:
+        super().tool(name, args, result)
+        self._stop_live()
+        width = max(20, min(100, self.console.width - 20))
+        call, outcome, ok = summarize(name, args, result, width)
+        line = Text("  ")
+        line.append(call, style="cyan")
+        line.append(" → ", style="dim")
+        line.append(outcome, style="green" if ok else "red")
+        self.console.print(line)
+        if self.show_tools:
+            self.console.print(Text("    args: " + json.dumps(args, ensure_ascii=False, indent=None),
+                                    style="dim"))
+            self.console.print(Text("    result: " + json.dumps(result, ensure_ascii=False),
+                                    style="dim"))
+
+    def notice(self, message: str) -> None:
+        super().notice(message)
+        self._stop_live()
+        self.console.print(Text("; " + message, style="italic yellow"))
+
+    def error(self, message: str) -> None:
+        super().error(message)
+        self._stop_live()
+        self.console.print(Text("; " + message, style="bold red"))

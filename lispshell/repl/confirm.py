@@ -1,0 +1,183 @@
+"""The eval gate's question on the terminal: show the exact code, then y / n / a / e.
+
+    ── the model wants to evaluate (2 of 3) ──
+    (delete-file "notes.txt")
+    Evaluate? [y]es / [n]o (+ reason) / [a]lways this session / [e]dit   (default: no)
+
+- `y` runs it; `n` refuses and asks for an optional reason, passed to the model; `a` runs it
+  and every later eval of this session (the gate goes to YOLO, shown in the toolbar); `e` opens
+  the code in $EDITOR, then asks again about the edited code (the model is told what ran).
+- Enter, Esc, Ctrl-C and Ctrl-D mean no. Nothing is ever approved by default.
+- Keys typed before the question appeared can never answer it: prompt-toolkit's own type-ahead
+  store and the terminal's input queue are both emptied first, and keys arriving within a
+  short grace period after the question is drawn are ignored.
+
+The gate calls `confirm(code, index, total)` from the worker thread that runs the tool; the
+question itself runs on the REPL's event loop (prompt-toolkit lives there).
+"""
+from __future__ import annotations
+
+import asyncio
+import os
+import shlex
+import subprocess
+import sys
+import tempfile
+import time
+
+from rich.console import Console
+from rich.syntax import Syntax
+from rich.text import Text
+
+from lispshell.tools.gate import Decision, EvalGate
+
+LEXER = {"sbcl": "common-lisp", "guile": "scheme", "clojure": "clojure"}
+QUESTION = "Evaluate? [y]es / [n]o (+ reason) / [a]lways this session / [e]dit   (default: no) "
+
+
+def flush_typeahead() -> None:
+    """Throw away every key typed before now: prompt-toolkit's store and the tty's queue."""
+    try:
+        from prompt_toolkit.application.current import get_app_session
+        from prompt_toolkit.input.typeahead import clear_typeahead
+
+        clear_typeahead(get_app_session().input)
+    except Exception:
+        pass
+    try:
+        import termios
+
+        if sys.stdin.isatty():
+            termios.tcflush(sys.stdin.fileno(), termios.TCIFLUSH)
+    except Exception:
+        pass
+
+
+async def ask_key(grace: float) -> str:
+    """One answer key: "y", "n", "a", "e", or "no" for Enter/Esc/Ctrl-C/Ctrl-D."""
+    from prompt_toolkit import PromptSession
+    from prompt_toolkit.key_binding import KeyBindings
+    from prompt_toolkit.keys import Keys
+
+    shown = [0.0]
+    kb = KeyBindings()
+
+    def answer(result):
+        def handler(event):
+            if time.monotonic() - shown[0] < grace:
+                return  # too early to be an answer to this question: typed ahead
+            event.app.exit(result=result)
+        return handler
+
+    for key, result in (("y", "y"), ("Y", "y"), ("n", "n"), ("N", "n"), ("a", "a"), ("A", "a"),
+                        ("e", "e"), ("E", "e")):
+        kb.add(key)(answer(result))
+    for key in ("enter", "escape", "c-c", "c-d"):
+        kb.add(key, eager=True)(answer("no"))
+
+    @kb.add(Keys.Any)
+    def _ignore(event):
+        pass
+
+    def pre_run():
+        flush_typeahead()
+        shown[0] = time.monotonic()
+
+    session = PromptSession(key_bindings=kb, erase_when_done=False)
+    try:
+        return await session.prompt_async(QUESTION, pre_run=pre_run)
+    except (KeyboardInterrupt, EOFError):
+        return "no"
+
+
+async def ask_reason() -> str:
+    from prompt_toolkit import PromptSession
+
+    try:
+        text = await PromptSession().prompt_async("Reason for the model (optional, Enter to skip): ")
+    except (KeyboardInterrupt, EOFError):
+        return ""
+    return text.strip()
+
+
+def edit_in_editor(code: str, suffix: str) -> str | None:
+    """The code after the person edited it in $VISUAL/$EDITOR, or None if the editor failed."""
+    editor = os.environ.get("VISUAL") or os.environ.get("EDITOR") or "vi"
+    fd, path = tempfile.mkstemp(prefix="lispshell-eval-", suffix=suffix)
+    try:
+        with os.fdopen(fd, "w", encoding="utf-8") as f:
+            f.write(code)
+        try:
+            status = subprocess.call(shlex.split(editor) + [path])
+        except OSError:
+            return None
+        if status != 0:
+            return None
+        with open(path, encoding="utf-8") as f:
+            return f.read().rstrip("\n")
+    finally:
+        try:
+            os.unlink(path)
+        except OSError:
+            pass
+
+
+SUFFIX = {"sbcl": ".lisp", "guile": ".scm", "clojure": ".clj"}
+
+
+class TerminalConfirm:
+    """`confirm(code, index, total) -> Decision` for EvalGate, asking on the REPL's terminal."""
+
+    def __init__(self, console: Console, gate_ref, lisp=lambda: "sbcl", grace: float = 0.3,
+                 loop: asyncio.AbstractEventLoop | None = None, announce=None):
+        self.console = console
+        self.gate_ref = gate_ref          # () -> EvalGate, for `a`
+        self.lisp = lisp                  # () -> current Lisp name, for highlighting
+        self.grace = grace
+        self.loop = loop
+        self.announce = announce or (lambda msg: console.print(Text("; " + msg, style="bold yellow")))
+
+    def __call__(self, code: str, index: int = 1, total: int = 1) -> Decision:
+        loop = self.loop
+        if loop is None or not loop.is_running():
+            return Decision(False, code, "No terminal is available to confirm this evaluation.")
+        try:
+            on_loop = asyncio.get_running_loop() is loop
+        except RuntimeError:
+            on_loop = False
+        if on_loop:  # would deadlock: the question needs the loop we are blocking
+            return Decision(False, code, "The confirmation could not be shown.")
+        return asyncio.run_coroutine_threadsafe(self.ask(code, index, total), loop).result()
+
+    def show(self, code: str, index: int, total: int, edited: bool = False) -> None:
+        title = "the model wants to evaluate" + (f" ({index} of {total})" if total > 1 else "")
+        if edited:
+            title = "your edited code" + (f" ({index} of {total})" if total > 1 else "")
+        self.console.print(Text(f"── {title} ──", style="bold magenta"))
+        self.console.print(Syntax(code, LEXER.get(self.lisp(), "common-lisp"), theme="ansi_dark",
+                                  background_color="default", word_wrap=True))
+
+    async def ask(self, code: str, index: int = 1, total: int = 1) -> Decision:
+        edited = False
+        while True:
+            self.show(code, index, total, edited)
+            key = await ask_key(self.grace)
+            if key == "y":
+                return Decision(True, code, edited=edited)
+            if key == "a":
+                gate: EvalGate = self.gate_ref()
+                if gate is not None:
+                    gate.set_mode("yolo")
+                self.announce("YOLO on for the rest of this session: the model's evals run "
+                              "without asking (,yolo off to stop).")
+                return Decision(True, code, edited=edited)
+            if key == "e":
+                new = await asyncio.get_running_loop().run_in_executor(
+                    None, edit_in_editor, code, SUFFIX.get(self.lisp(), ".lisp"))
+                if new is None:
+                    self.console.print(Text("; the editor failed; nothing changed", style="yellow"))
+                elif new.strip() and new != code:
+                    code, edited = new, True
+                continue
+            reason = await ask_reason() if key == "n" else ""
+            return Decision(False, code, reason=reason, edited=edited)
