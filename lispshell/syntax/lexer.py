@@ -32,7 +32,9 @@ and only when a comment really nests.
 from __future__ import annotations
 
 import re
+from collections.abc import Sequence
 from dataclasses import dataclass
+from itertools import accumulate, chain
 from typing import NamedTuple
 
 from lispshell.syntax.dialects import CL, CLOJURE, SCHEME, resolve_dialect
@@ -116,7 +118,7 @@ _CL = [
     ("char_open", r"#\\\Z"),
     ("hash_other", r"""#[^\s()'";`,]*"""),
     ("string_open", _STRING_OPEN),
-    ("symbol_open", rf"""(?:{_CL_C}+|\\[\s\S])*(?:\|[\s\S]*|\\\Z)"""),
+    ("symbol_open", r"\|[\s\S]*|\\\Z"),
     ("atom", r"\S"),
 ]
 
@@ -179,25 +181,45 @@ _TABLES = {CL: _CL, SCHEME: _SCHEME, CLOJURE: _CLOJURE}
 _BLANK = {CL: r"\s*", SCHEME: r"\s*", CLOJURE: r"[\s,]*"}
 _NEST = re.compile(r"#\||\|#")
 
-# Public kind and delim of each internal tag.
-_PUBLIC = {
-    "atom": ("atom", None), "comment": ("comment", None), "string": ("string", None),
-    "prefix": ("prefix", None), "char": ("char", None), "block_comment": ("block_comment", None),
-    "datum_comment": ("datum_comment", None), "block_nested": ("block_comment", None),
-    "char_open": ("char", None), "hash_other": ("atom", None), "string_open": ("string", None),
-    "symbol_open": ("atom", None), "hash_bang_open": ("block_comment", None),
+# ---------------------------------------------------------------------------------------------
+# Token codes: one character per token, so that a whole text's token kinds are one string that
+# `validate` can scan quickly. Internal tag -> code; code -> public kind and delim.
+_TAG_CODE = {
+    "open:paren": "(", "open:bracket": "[", "open:brace": "{",
+    "close:paren": ")", "close:bracket": "]", "close:brace": "}",
+    "atom": "a", "comment": ";", "string": "s", "prefix": "p", "char": "c",
+    "block_comment": "b", "block_nested": "b", "datum_comment": "d",
+    "hash_other": "x",      # an unknown # dispatch (lexed as an atom; validate reports it)
+    "char_open": "C",       # a lone #\ (Clojure \) at the very end
+    "string_open": "S",     # a string that never closes
+    "symbol_open": "A",     # a |symbol that never closes, or a lone \ at the very end
+    "hash_bang_open": "B",  # a Guile #! comment that never closes
 }
-for _d in ("paren", "bracket", "brace"):
-    _PUBLIC[f"open:{_d}"] = ("open", _d)
-    _PUBLIC[f"close:{_d}"] = ("close", _d)
+CODE_KIND = {"(": "open", "[": "open", "{": "open", ")": "close", "]": "close", "}": "close",
+             "a": "atom", "x": "atom", "A": "atom", ";": "comment", "s": "string", "S": "string",
+             "p": "prefix", "c": "char", "C": "char", "b": "block_comment",
+             "B": "block_comment", "d": "datum_comment"}
+CODE_DELIM = {"(": "paren", ")": "paren", "[": "bracket", "]": "bracket",
+              "{": "brace", "}": "brace"}
+
+# The code of a token from its first character, valid for every token except those starting
+# with "#" (looked at again) and the last token (which may be unterminated).
+_FIRST_CODE = {
+    CL: {"(": "(", ")": ")", '"': "s", ";": ";", "'": "p", "`": "p", ",": "p"},
+    SCHEME: {"(": "(", ")": ")", "[": "[", "]": "]", '"': "s", ";": ";", "'": "p", "`": "p",
+             ",": "p"},
+    CLOJURE: {"(": "(", ")": ")", "[": "[", "]": "]", "{": "{", "}": "}", '"': "s", ";": ";",
+              "'": "p", "`": "p", "~": "p", "@": "p", "^": "p", "\\": "c"},
+}
 
 
 class _Compiled(NamedTuple):
-    pattern: re.Pattern
+    pattern: re.Pattern  # blanks, then one capturing group per alternative (or the end)
+    bulk: re.Pattern     # (blanks)(token) with the same alternatives, for findall
+    codes: tuple         # group index -> token code
     tags: tuple          # group index -> internal tag
-    kinds: tuple         # group index -> public kind
-    delims: tuple        # group index -> delim or None
-    nested: frozenset    # group indexes of a #| that needs nesting counted in Python
+    first: re.Pattern    # matches a first character that is not in _FIRST_CODE and not "#"
+    first_table: dict    # str.translate table for the characters in _FIRST_CODE
 
 
 def _compile(dialect: str) -> _Compiled:
@@ -205,14 +227,66 @@ def _compile(dialect: str) -> _Compiled:
     body = "|".join(f"({rx})" for _, rx in table)
     pattern = re.compile(f"{_BLANK[dialect]}(?:{body}|\\Z)")
     assert pattern.groups == len(table), dialect   # no stray capturing group in an alternative
+    flat = "|".join(f"(?:{rx})" for _, rx in table)
+    bulk = re.compile(f"({_BLANK[dialect]})(?:({flat})|\\Z)")
     tags = (None,) + tuple(tag for tag, _ in table)
-    kinds = (None,) + tuple(_PUBLIC[tag][0] for tag, _ in table)
-    delims = (None,) + tuple(_PUBLIC[tag][1] for tag, _ in table)
-    nested = frozenset(i for i, tag in enumerate(tags) if tag == "block_nested")
-    return _Compiled(pattern, tags, kinds, delims, nested)
+    codes = (None,) + tuple(_TAG_CODE[tag] for tag, _ in table)
+    firsts = _FIRST_CODE[dialect]
+    first = re.compile("[^" + re.escape("".join(firsts) + "#") + "]")
+    return _Compiled(pattern, bulk, codes, tags, first, str.maketrans(firsts))
 
 
 COMPILED = {d: _compile(d) for d in _TABLES}
+
+
+class TokenList(Sequence):
+    """The tokens of a text: a read-only sequence of `Token`, stored compactly.
+
+    Kinds and spans are computed in bulk by `tokenize`; a `Token` object is built when you
+    index or iterate (building a million small objects up front costs more than lexing).
+    `codes` holds one character per token (see `CODE_KIND`), `starts` and `ends` the spans.
+    """
+
+    __slots__ = ("codes", "starts", "ends")
+
+    def __init__(self, codes: str = "", starts: list | None = None, ends: list | None = None):
+        self.codes, self.starts, self.ends = codes, starts or [], ends or []
+
+    def __len__(self) -> int:
+        return len(self.codes)
+
+    def __getitem__(self, index):
+        if isinstance(index, slice):
+            return [self[i] for i in range(*index.indices(len(self.codes)))]
+        code = self.codes[index]
+        return Token(CODE_KIND[code], self.starts[index], self.ends[index], CODE_DELIM.get(code))
+
+    def __iter__(self):
+        codes = self.codes
+        return map(_make_token, zip(map(CODE_KIND.__getitem__, codes), self.starts, self.ends,
+                                    map(CODE_DELIM.get, codes)))
+
+    def __eq__(self, other) -> bool:
+        if isinstance(other, TokenList):
+            return (self.codes, self.starts, self.ends) == (other.codes, other.starts, other.ends)
+        if isinstance(other, (list, tuple)):
+            return len(other) == len(self) and all(a == b for a, b in zip(self, other))
+        return NotImplemented
+
+    def __add__(self, other):
+        return list(self) + list(other)
+
+    def __radd__(self, other):
+        return list(other) + list(self)
+
+    def __repr__(self) -> str:
+        return f"TokenList({list(self)!r})"
+
+
+def _make_token(fields: tuple) -> Token:
+    return tuple.__new__(Token, fields)
+
+
 def nested_block_end(text: str, pos: int, depth: int = 1) -> tuple[int, int, bool]:
     """Scan a `#|` block comment from `pos` (just after its opener) at nesting `depth`.
 
@@ -229,26 +303,24 @@ def nested_block_end(text: str, pos: int, depth: int = 1) -> tuple[int, int, boo
     return len(text), depth, last != len(text)
 
 
-def tokenize(text: str, dialect: str, state: LexState | None = None) -> tuple[list[Token], LexState]:
+def tokenize(text: str, dialect: str, state: LexState | None = None) -> tuple[TokenList, LexState]:
     """Tokens of `text` and the state the lexer stopped in (see the module docstring)."""
     if not isinstance(text, str):
         raise TypeError(f"text must be a str, not {type(text).__name__}")
     dialect = resolve_dialect(dialect)
     if state is None or state == CODE:
-        tokens, _, end_state = scan(text, dialect)
-        return tokens, end_state
+        return scan(text, dialect)
     if not isinstance(state, LexState):
         raise TypeError("state must be a LexState (or None)")
     prefix = _resume_prefix(state, dialect)
     if not text:
-        return [], state
-    tokens, _, end_state = scan(prefix + text, dialect)
+        return TokenList(), state
+    tokens, end_state = scan(prefix + text, dialect)
     shift = len(prefix)
-    out = []
-    for i, tok in enumerate(tokens):
-        if tok.end > shift or i == 0:
-            out.append(Token(tok.kind, max(0, tok.start - shift), tok.end - shift, tok.delim))
-    return out, end_state
+    keep = [i for i, end in enumerate(tokens.ends) if end > shift or i == 0]
+    return TokenList("".join(tokens.codes[i] for i in keep),
+                     [max(0, tokens.starts[i] - shift) for i in keep],
+                     [tokens.ends[i] - shift for i in keep]), end_state
 
 
 def _resume_prefix(state: LexState, dialect: str) -> str:
@@ -263,56 +335,99 @@ def _resume_prefix(state: LexState, dialect: str) -> str:
     return _MODE_OPENER[state.mode] + state.carry
 
 
-def scan(text: str, dialect: str) -> tuple[list[Token], list[str], LexState]:
-    """The lexer proper: (tokens, internal tag of each token, end state). `dialect` resolved.
+def scan(text: str, dialect: str) -> tuple[TokenList, LexState]:
+    """The lexer proper, for a resolved dialect: (tokens, end state).
 
-    The tags are finer than kinds: "hash_other" is an unknown `#` dispatch, "char_open" a lone
-    `#\\` at the end, "string_open" an unterminated string... (see the pattern tables).
+    Fast path: one `findall` gives every token with the blanks before it; offsets come from
+    the running sum of lengths, codes from each token's first character; only tokens starting
+    with "#" (a few percent) are matched again to learn what they are. A `#|` comment that
+    nests hands the rest of the text to `_scan_loop`, which counts the nesting.
     """
     comp = COMPILED[dialect]
-    finditer, kinds, delims, tags = comp.pattern.finditer, comp.kinds, comp.delims, comp.tags
-    nested = comp.nested
-    tokens: list[Token] = []
-    tag_list: list[str] = []
-    append, tag_append = tokens.append, tag_list.append
-    new = tuple.__new__
-    pos, n = 0, len(text)
-    depth, free_last = 0, False
+    pairs = comp.bulk.findall(text)
+    while pairs and not pairs[-1][1]:
+        pairs.pop()                 # trailing blanks, the empty match at the end
+    if not pairs:
+        return TokenList(), CODE
+    offsets = list(accumulate(map(len, chain.from_iterable(pairs)), initial=0))
+    starts, ends = offsets[1::2], offsets[2::2]
+    firsts = "".join([tok[0] for _, tok in pairs])
+    codes = comp.first.sub("a", firsts).translate(comp.first_table)
+    del pairs, offsets, firsts
+    pieces = []
+    done = 0
+    hashes = [m.start() for m in _HASH.finditer(codes)]
+    hashes.append(len(codes) - 1)   # the last token is looked at again too
+    for j in hashes:
+        m = comp.pattern.match(text, starts[j])
+        i = m.lastindex
+        tag = comp.tags[i]
+        if tag == "block_nested" and text.startswith("#|", starts[j]):
+            # a nesting comment: finish with the loop from here
+            more_codes, more_starts, more_ends, state = _scan_loop(text, dialect, starts[j])
+            pieces.append(codes[done:j])
+            pieces.append(more_codes)
+            return (TokenList("".join(pieces), starts[:j] + more_starts, ends[:j] + more_ends),
+                    state)
+        pieces.append(codes[done:j])
+        pieces.append(comp.codes[i])
+        done = j + 1
+    pieces.append(codes[done:])
+    codes = "".join(pieces)
+    return TokenList(codes, starts, ends), _end_state(text, starts[-1], tag, dialect, 0, False)
+
+
+_HASH = re.compile("#")
+
+
+def _scan_loop(text: str, dialect: str, pos: int) -> tuple[str, list, list, LexState]:
+    """The slow, exact path from `pos`: one match at a time, nesting counted in Python."""
+    comp = COMPILED[dialect]
+    pattern, codes_of, tags = comp.pattern, comp.codes, comp.tags
+    codes, starts, ends = [], [], []
+    n = len(text)
+    depth, free_last, tag = 0, False, None
     while pos < n:
-        for m in finditer(text, pos):
+        for m in pattern.finditer(text, pos):
             i = m.lastindex
             if i is None:          # only blanks were left
                 pos = n
                 break
-            tag_append(tags[i])
-            if i not in nested:
-                append(new(Token, (kinds[i], m.start(i), m.end(), delims[i])))
+            tag = tags[i]
+            codes.append(codes_of[i])
+            starts.append(m.start(i))
+            if tag != "block_nested":
+                ends.append(m.end())
                 continue
-            start = m.start(i)      # a #| that the flat pattern could not close: count nesting
             pos, depth, free_last = nested_block_end(text, m.end())
-            append(Token("block_comment", start, pos))
+            ends.append(pos)
             break
         else:
             pos = n
-    return tokens, tag_list, _end_state(text, tokens, tag_list, dialect, depth, free_last)
+    if not codes:
+        return "", [], [], CODE
+    return "".join(codes), starts, ends, _end_state(text, starts[-1], tag, dialect, depth,
+                                                    free_last)
 
 
-def _end_state(text, tokens, tag_list, dialect, depth, free_last) -> LexState:
-    """The mode the text stops in, judged from its last token."""
-    if not tokens or tokens[-1].end != len(text):
-        return CODE
-    tag = tag_list[-1]
-    tok = text[tokens[-1].start:]
+def _end_state(text: str, last_start: int, tag: str, dialect: str, depth: int,
+               free_last: bool) -> LexState:
+    """The mode the text stops in, judged from its last token (which starts at `last_start`)."""
+    tok = text[last_start:]
+    if tag != "block_nested" and not comp_fullmatch(text, last_start, dialect):
+        return CODE                 # the last token does not reach the end of the text
     if tag == "block_nested":
-        return LexState("block_comment", depth, text[-1] if free_last and text[-1] in "|#" else "") if depth else CODE
+        if not depth:
+            return CODE
+        return LexState("block_comment", depth, text[-1] if free_last and text[-1] in "|#" else "")
     if tag == "string_open":
         return LexState("string", 0, "\\" if _escape_pending(tok) else "")
     if tag == "symbol_open":
-        if dialect == CL and "|" not in tok:          # a lone \ at the very end
+        if tok == "\\":             # a lone \ at the very end (CL)
             return LexState("code", 0, "\\")
         return LexState("symbol", 0, "\\" if _escape_pending(tok) else "")
     if tag == "hash_bang_open":
-        if any(("#!" + d).startswith(tok) for d in _DIRECTIVES):   # "#!r6" may still become "#!r6rs"
+        if any(("#!" + d).startswith(tok) for d in _DIRECTIVES):   # "#!r6" may become "#!r6rs"
             return LexState("code", 0, tok)
         return LexState("hash_bang", 0, "!" if len(tok) > 2 and tok.endswith("!") else "")
     if tag == "comment" and not (dialect == SCHEME and tok.startswith("#!")):
@@ -320,6 +435,12 @@ def _end_state(text, tokens, tag_list, dialect, depth, free_last) -> LexState:
     if tag in ("atom", "char", "char_open", "prefix", "datum_comment", "hash_other", "comment"):
         return LexState("code", 0, tok) if len(tok) <= MAX_CARRY else CODE
     return CODE
+
+
+def comp_fullmatch(text: str, start: int, dialect: str) -> bool:
+    """True when the token at `start` runs to the end of `text`."""
+    m = COMPILED[dialect].pattern.match(text, start)
+    return m is not None and m.end() == len(text) and m.lastindex is not None
 
 
 def _escape_pending(tok: str) -> bool:
