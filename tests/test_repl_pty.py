@@ -265,3 +265,13 @@ def test_tab_completes_from_the_live_image(shell):
     time.sleep(0.5)                # completion runs in a worker thread
     sh.submit(" 7)")
     sh.expect("42")
+
+
+def test_a_lisp_that_dies_is_announced_and_replaced(shell):
+    sh = shell("--lisp", "sbcl")
+    sh.expect(PROMPT)
+    sh.submit("(sb-ext:exit :code 3 :abort t)")
+    sh.expect("died")
+    sh.expect(PROMPT)
+    sh.submit("(* 6 7)")
+    sh.expect("42")

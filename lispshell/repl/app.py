@@ -55,6 +55,7 @@ class Repl:
         self.llm = None
         self._llm_future: asyncio.Future | None = None
         self._llm_failed = False
+        self._pending_evals: list = []            # evals made before the LLM side loaded
         self._prompts: dict = {}                 # lisp name -> PromptSession
         self._flash: tuple[str, float] | None = None
         self._loop: asyncio.AbstractEventLoop | None = None
@@ -175,6 +176,8 @@ class Repl:
             state = "starting"
         elif getattr(session, "busy", False):
             state = "busy"
+        elif not getattr(session, "alive", True):
+            state = "stopped (restarts on the next eval)"
         else:
             state = "ready"
         parts = [self.lisp, (getattr(session, "package", "") or STARTING_PACKAGE.get(self.lisp, "?"))
@@ -298,26 +301,37 @@ class Repl:
         return self.llm
 
     async def _record_eval(self, code: str, result) -> None:
+        """Tell the LLM side about the person's eval, without ever waiting for it to load:
+        evals made before it exists are queued and handed over, in order, when it does."""
+        if getattr(self.options, "no_llm", False) or self._llm_failed:
+            return
+        self._pending_evals.append((code, result))
+        self._load_llm_soon()
+        if self._llm_future.done():
+            await self._flush_pending_evals()
+        elif len(self._pending_evals) == 1:
+            self._llm_future.add_done_callback(
+                lambda _f: asyncio.ensure_future(self._flush_pending_evals()))
+
+    async def _flush_pending_evals(self) -> None:
         llm = await self.get_llm()
+        pending, self._pending_evals = self._pending_evals, []
         if llm is None:
             return
-        try:
-            llm.record_eval(code, result)
-        except Exception as exc:
-            self.renderer.notice(f"The LLM side could not record this eval: {exc}")
+        for code, result in pending:
+            try:
+                llm.record_eval(code, result)
+            except Exception as exc:
+                self.renderer.notice(f"The LLM side could not record an eval: {exc}")
+                return
 
     async def ask(self, text: str) -> None:
+        """Hand prose to the LLM side, as a task Ctrl-C cancels (and a busy Lisp is interrupted)."""
         if getattr(self.options, "no_llm", False):
             self.renderer.notice("That reads as prose, which goes to the LLM, but lispshell was "
                                  "started with --no-llm.")
             return
-        llm = await self.get_llm()
-        if llm is None:
-            self.renderer.notice(
-                "That reads as prose, which goes to the LLM; set ANTHROPIC_API_KEY to talk to "
-                "Claude. (A lone symbol or a form is evaluated.)")
-            return
-        task = asyncio.ensure_future(llm.ask(text))
+        task = asyncio.ensure_future(self._ask(text))
 
         def on_sigint() -> None:
             session = self.session
@@ -335,24 +349,33 @@ class Repl:
             except Exception as exc:
                 self.renderer.notice(f"LLM error: {type(exc).__name__}: {exc}")
 
+    async def _ask(self, text: str) -> None:
+        llm = await self.get_llm()
+        if llm is None:
+            self.renderer.notice(
+                "That reads as prose, which goes to the LLM; set ANTHROPIC_API_KEY to talk to "
+                "Claude. (A lone symbol or a form is evaluated.)")
+            return
+        if self._pending_evals:
+            await self._flush_pending_evals()     # the model must see them before the question
+        await llm.ask(text)
+
     # Plumbing ---------------------------------------------------------------------------
     @contextmanager
     def _on_sigint(self, callback):
-        """While no prompt is reading, Ctrl-C arrives as SIGINT: route it to `callback`."""
+        """While no prompt is reading, Ctrl-C arrives as SIGINT: route it to `callback`.
+
+        A Python-level handler rather than loop.add_signal_handler: a prompt shown meanwhile
+        (the LLM side's confirmation) saves and restores Python-level handlers, so this one
+        survives it.
+        """
         loop = asyncio.get_running_loop()
         previous = signal.getsignal(signal.SIGINT)
-        try:
-            loop.add_signal_handler(signal.SIGINT, callback)
-            installed = True
-        except (ValueError, RuntimeError, NotImplementedError):
-            installed = False
+        signal.signal(signal.SIGINT, lambda signum, frame: loop.call_soon_threadsafe(callback))
         try:
             yield
         finally:
-            if installed:
-                loop.remove_signal_handler(signal.SIGINT)
-                if previous is not None:
-                    signal.signal(signal.SIGINT, previous)
+            signal.signal(signal.SIGINT, previous if previous is not None else signal.SIG_DFL)
 
     def _internal_error(self, exc: BaseException) -> None:
         from lispshell.config import state_dir

@@ -1,7 +1,9 @@
 """How far to indent a new line typed inside an open form (the Enter / Ctrl-J newline).
 
-Lisp style, as Emacs and rebel-readline do it, from the innermost list still open before the
-cursor:
+The project's re-indenter (`lispshell/syntax/indent.py`, also behind the LLM's tools) decides,
+so the REPL and the tools agree. If it cannot (it wants balanced text, which we give it by
+closing the open lists after a placeholder), these simpler local rules apply, Lisp style, from
+the innermost list still open before the cursor:
   (defun f (x)          body forms (def..., let, lambda, when, fn...): opener column + 2
     ...
   (foo a                calls with an argument on the operator's line: under that argument
@@ -63,7 +65,32 @@ def newline_indent(before: str, dialect: str) -> int:
             stack.pop()
     if not stack:
         return 0
-    at = stack[-1]
+    shared = _shared_indent(before, dialect, [tokens[i] for i in stack])
+    return shared if shared is not None else _fallback_indent(before, dialect, tokens, stack[-1])
+
+
+def _shared_indent(before: str, dialect: str, open_tokens) -> int | None:
+    """The column the project's re-indenter (syntax/indent.py) gives a new line here.
+
+    It wants balanced text, so the new line gets a placeholder atom and the open lists are
+    closed after it; None if it cannot say (then the local rules below decide).
+    """
+    try:
+        from lispshell.syntax.dialects import CLOSE_CHAR
+        from lispshell.syntax.indent import reindent
+    except ImportError:
+        return None
+    closers = "".join(CLOSE_CHAR.get(tok.delim or "paren", ")") for tok in reversed(open_tokens))
+    line = before.count("\n") + 2
+    try:
+        text = reindent(before + "\nx" + closers, dialect, line, line)
+    except Exception:      # the re-indenter is strict about what it accepts; fall back
+        return None
+    last = text.rsplit("\n", 1)[-1]
+    return len(last) - len(last.lstrip(" "))
+
+
+def _fallback_indent(before: str, dialect: str, tokens, at: int) -> int:
     opener = tokens[at]
     inside = _column(before, opener.end)               # one column after the opener
     children = _direct_children(tokens, at)

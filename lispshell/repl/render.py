@@ -64,6 +64,8 @@ class Renderer:
                         "The Lisp process died; a fresh one was started "
                         "(earlier definitions are gone).")
         elif result.interrupted:
+            if self.at_line_start:      # write over the terminal's own "^C" echo
+                self.console.file.write("\r")
             self.notice("Interrupted.")
         elif result.timed_out:
             self.notice(err.message if err is not None else "Evaluation timed out.")
