@@ -1,0 +1,201 @@
+"""SBCL: the bootstrap loop sent to a fresh `sbcl` and the few things that differ.
+
+The loop lives in its own package, %LISPSHELL, so it adds nothing to CL-USER. It reads
+length-prefixed requests from standard input, evaluates each form of the request in the
+current package, and answers in the frame `session.py` reads (see its module docstring).
+Conditions never reach the debugger: a `handler-bind` on SERIOUS-CONDITION (which includes
+SB-SYS:INTERACTIVE-INTERRUPT, what SIGINT signals) records type, message and a short
+backtrace while the stack is still there, then unwinds to the loop. `*invoke-debugger-hook*`
+catches what goes straight to the debugger (`break`, `invoke-debugger`).
+"""
+from __future__ import annotations
+
+NAME = "sbcl"
+SYNTAX = "cl"
+DEFAULT_COMMAND = ["sbcl", "--noinform", "--no-sysinit", "--no-userinit", "--disable-debugger"]
+# The error type the loop reports when SIGINT interrupted an eval.
+INTERRUPT_TYPE = "SB-SYS:INTERACTIVE-INTERRUPT"
+
+
+def code_length(text: str) -> int:
+    """Length as the loop counts it when it reads the request: characters."""
+    return len(text)
+
+
+def prepare(code: str) -> str:
+    return code
+
+
+_BOOT = r"""
+(defpackage "%LISPSHELL" (:use "COMMON-LISP"))
+(in-package "%LISPSHELL")
+(defvar *marker* "")
+(defvar *in* sb-impl::*stdin*)
+(defvar *out* sb-impl::*stdout*)
+(defvar *evaluating* nil "True while user code runs: only then does an interrupt unwind.")
+
+(defun seg (tag)
+  (write-string *marker* *out*)
+  (write-char tag *out*))
+
+(defun safe-string (thunk)
+  "THUNK's string, or a note if printing it fails (a broken PRINT-OBJECT must not hurt us)."
+  (handler-case (funcall thunk)
+    (serious-condition (c)
+      (format nil "#<error printing: ~A>" (ignore-errors (type-of c))))))
+
+(defun package-label (p)
+  (let ((best (package-name p)))
+    (dolist (n (package-nicknames p) best)
+      (when (< (length n) (length best)) (setf best n)))))
+
+(defparameter *skipped-frames*
+  '("%LISPSHELL::" "SB-KERNEL::%SIGNAL" "(SIGNAL " "(ERROR " "(CERROR " "SB-KERNEL:%SIGNAL"
+    "SB-INT:%BREAK" "SB-KERNEL::%BREAK" "(BREAK " "(INVOKE-DEBUGGER " "SB-DEBUG::" "(FLET " "SB-UNIX::"
+    "SB-THREAD::" "(LAMBDA () :IN SB-UNIX" "SB-KERNEL::INTERNAL-ERROR" "SB-KERNEL:INTERNAL-ERROR"
+    "SB-SYS:INVOKE-INTERRUPTION" "SB-SYS::INVOKE-INTERRUPTION" "foreign function"))
+
+(defun backtrace-lines ()
+  "Up to 12 frames between the signal and our loop, one line each."
+  (let ((lines '()) (started nil))
+    (ignore-errors
+     (sb-debug::map-backtrace
+      (lambda (frame)
+        (let ((text (safe-string
+                     (lambda ()
+                       (let ((*print-length* 5) (*print-level* 3) (*print-pretty* nil))
+                         (with-output-to-string (s) (sb-debug::print-frame-call frame s)))))))
+          (cond ((or (search "SIMPLE-EVAL-IN-LEXENV" text) (search "(EVAL " text)
+                     (search "%LISPSHELL::EVAL-FORMS" text))
+                 (return-from backtrace-lines (nreverse lines)))
+                ((and (not started)
+                      (some (lambda (p) (search p text)) *skipped-frames*)))
+                (t (setf started t)
+                   (push (if (> (length text) 300) (concatenate 'string (subseq text 0 300) "...") text)
+                         lines)
+                   (when (>= (length lines) 12)
+                     (return-from backtrace-lines (nreverse lines)))))))
+      :count 60))
+    (nreverse lines)))
+
+(defun describe-condition (c)
+  (list (safe-string (lambda () (let ((*package* (find-package "COMMON-LISP-USER")))
+                                  (prin1-to-string (type-of c)))))
+        (safe-string (lambda () (princ-to-string c)))
+        (backtrace-lines)))
+
+(defun eval-forms (code)
+  "Evaluate each form of CODE in turn, as the REPL would; the last form's values."
+  (let ((stream (make-string-input-stream code))
+        (eof '#:eof)
+        (vals '()))
+    (loop
+      (let ((form (read stream nil eof)))
+        (when (eq form eof) (return vals))
+        (setf - form)
+        (setf vals (multiple-value-list (eval form)))
+        (setf +++ ++ ++ + + form
+              /// // // / / vals
+              *** ** ** * * (first vals))))))
+
+(defun run-eval (code)
+  "Evaluate CODE and print its values; NIL, or (type message backtrace) if it failed."
+  (let* ((empty (make-string-input-stream ""))
+         (io (make-two-way-stream empty *out*))
+         (*standard-input* empty) (*standard-output* *out*) (*error-output* *out*)
+         (*trace-output* *out*) (*terminal-io* io) (*query-io* io) (*debug-io* io))
+    (catch 'abort-eval
+      (handler-bind ((serious-condition
+                       (lambda (c) (throw 'abort-eval (describe-condition c)))))
+        (let ((sb-ext:*invoke-debugger-hook*
+                (lambda (c hook) (declare (ignore hook)) (throw 'abort-eval (describe-condition c))))
+              (*debugger-hook* nil)
+              (*evaluating* t))
+          (dolist (v (eval-forms code))
+            (seg #\V)
+            (prin1 v *out*))))
+      nil)))
+
+(defun answer-eval (code)
+  (let ((err (run-eval code)))
+    (when err
+      (seg #\E) (write-string (first err) *out*)
+      (seg #\M) (write-string (second err) *out*)
+      (dolist (line (third err)) (seg #\B) (write-string line *out*)))))
+
+(defun completions (prefix)
+  "Symbols accessible in the current package whose names start with PREFIX; PKG: and PKG::
+   prefixes look in that package. Names come back in the case the prefix was typed in."
+  (let* ((colon (position #\: prefix))
+         (pkg-name (and colon (subseq prefix 0 colon)))
+         (internal (and colon (< (1+ colon) (length prefix)) (char= (char prefix (1+ colon)) #\:)))
+         (name (if colon (subseq prefix (+ colon (if internal 2 1))) prefix))
+         (pkg (if pkg-name (find-package (string-upcase pkg-name)) *package*))
+         (down (notany #'upper-case-p prefix))
+         (seen (make-hash-table :test 'equal))
+         (out '()))
+    (when pkg
+      (flet ((consider (sym)
+               (let ((sn (symbol-name sym)))
+                 (when (and (>= (length sn) (length name))
+                            (string-equal name sn :end2 (length name)))
+                   (let ((full (concatenate 'string (or (and colon (subseq prefix 0 (+ colon (if internal 2 1)))) "")
+                                            (if down (string-downcase sn) sn))))
+                     (unless (gethash full seen)
+                       (setf (gethash full seen) t)
+                       (push full out)))))))
+        (if (and pkg-name (not internal))
+            (do-external-symbols (s pkg) (consider s))
+            (do-symbols (s pkg) (consider s)))))
+    (unless colon
+      (dolist (p (list-all-packages))
+        (dolist (n (cons (package-name p) (package-nicknames p)))
+          (when (and (>= (length n) (length name)) (string-equal name n :end2 (length name)))
+            (push (concatenate 'string (if down (string-downcase n) n) ":") out)))))
+    (let ((sorted (sort out #'string<)))
+      (if (> (length sorted) 500) (subseq sorted 0 500) sorted))))
+
+(defun answer-completions (prefix)
+  (dolist (c (ignore-errors (completions prefix)))
+    (seg #\V) (write-string c *out*)))
+
+(defun read-request ()
+  "The next request: its kind character and its text. Blank lines (a newline left over
+   by the REPL that read the bootstrap) are skipped; end of input ends SBCL."
+  (loop
+    (let ((line (read-line *in* nil nil)))
+      (unless line (sb-ext:exit :code 0 :abort t))
+      (when (plusp (length line))
+        (let* ((n (parse-integer line :start 1))
+               (text (make-string n)))
+          (read-sequence text *in*)
+          (return (values (char line 0) text)))))))
+
+(defun main (nonce)
+  (setf *marker* (concatenate 'string (string (code-char 30)) nonce))
+  (setf *package* (find-package "COMMON-LISP-USER"))
+  (handler-bind ((sb-sys:interactive-interrupt
+                   ;; SIGINT outside an eval (it raced with the answer): ignore it.
+                   (lambda (c) (unless *evaluating* (continue c)))))
+    (loop
+      (handler-case
+          (progn
+            (seg #\P) (write-string (package-label *package*) *out*)
+            (seg #\D)
+            (finish-output *out*)
+            (multiple-value-bind (kind text) (read-request)
+              (case kind
+                (#\E (answer-eval text))
+                (#\C (answer-completions text))
+                (#\Q (sb-ext:exit :code 0 :abort t)))))
+        (serious-condition (c)
+          (ignore-errors
+           (seg #\E) (write-string "LISPSHELL-PROTOCOL-ERROR" *out*)
+           (seg #\M) (write-string (safe-string (lambda () (princ-to-string c))) *out*)))))))
+(in-package "COMMON-LISP-USER")
+(%lispshell::main "@NONCE@")
+"""
+
+
+def bootstrap(nonce: str) -> str:
+    return _BOOT.replace("@NONCE@", nonce)

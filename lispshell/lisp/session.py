@@ -1,0 +1,601 @@
+"""One live child Lisp (SBCL, Guile or Clojure) behind one small interface.
+
+How it works
+- The child is started with pexpect on a pty put in raw mode before the Lisp runs (no echo,
+  no line editing, so no 4096-byte line limit and no CR/LF translation). Each dialect module
+  (`sbcl.py`, `guile.py`, `clojure.py`) has a bootstrap: a small read-eval-print loop that we
+  type into the stock REPL once. From then on the stock REPL is never seen again.
+- Requests are length-prefixed: `<kind><length>\\n<text>` (kind E = eval, C = completions),
+  so forms of any size and content arrive whole.
+- Answers are framed with a per-session random nonce. The marker is RS (\\x1e) + nonce; each
+  marker is followed by a one-letter tag that says what the next bytes are:
+      (printed output)  V<value>  V<value>  E<type> M<message> B<frame> B<frame>  P<package> D
+  Output is whatever comes before the first marker; D ends the answer. Nothing in the frame
+  needs escaping, and the Lisp prints values straight to its stdout, so nothing is held in
+  memory on either side: we scan for the marker with a window of a few bytes and apply the
+  output cap while reading (a form printing forever costs CPU, not memory).
+- Interrupts: the child is a session leader, so Ctrl-C in our terminal does not reach it; we
+  send SIGINT ourselves. Each bootstrap turns SIGINT into an unwind of the running eval (and
+  ignores it between evals). If the child does not answer within `interrupt_grace` seconds
+  it is killed and restarted, so one wedged eval can never wedge the session.
+- Death (EOF on the pty, or the process gone) ends the eval with an error saying so,
+  `restarted=True`, and a fresh child.
+"""
+from __future__ import annotations
+
+import atexit
+import codecs
+import errno
+import importlib
+import math
+import os
+import secrets
+import select
+import signal
+import threading
+import time
+import tty
+import weakref
+from dataclasses import dataclass, field
+from typing import Callable
+
+import pexpect
+
+LISPS = ("sbcl", "guile", "clojure")
+MARK = "\x1e"
+
+
+@dataclass(frozen=True)
+class LispError:
+    """An error the Lisp (or the session) reports: condition/exception type, message, frames."""
+
+    type: str
+    message: str
+    backtrace: list[str] = field(default_factory=list)
+
+    def __str__(self) -> str:
+        return f"{self.type}: {self.message}"
+
+
+@dataclass
+class EvalResult:
+    output: str = ""                 # what the code printed (first `output_cap` characters)
+    values: list[str] = field(default_factory=list)  # printed representation of each value
+    error: LispError | None = None
+    output_dropped: int = 0          # characters of output beyond the cap, counted not kept
+    timed_out: bool = False
+    interrupted: bool = False
+    restarted: bool = False          # the child died during the eval; a fresh one now runs
+    package: str = ""                # current package / module / namespace after the eval
+    elapsed: float = 0.0             # seconds
+
+    @property
+    def ok(self) -> bool:
+        return self.error is None and not self.timed_out and not self.interrupted
+
+
+class LispStartError(RuntimeError):
+    """The Lisp could not be started at all (command not found, bootstrap failed)."""
+
+
+def dialect_module(lisp: str):
+    if lisp not in LISPS:
+        raise ValueError(f"unknown Lisp {lisp!r}: expected one of {', '.join(LISPS)}")
+    return importlib.import_module(f"lispshell.lisp.{lisp}")
+
+
+class _Answer:
+    """Collects one framed answer as its chunks arrive, keeping at most `cap` characters of
+    output and of each value."""
+
+    SMALL_CAP = 4096  # error type, message line and backtrace frames
+
+    def __init__(self, cap: int, on_output: Callable[[str], None] | None):
+        self.cap = cap
+        self.on_output = on_output
+        self.output: list[str] = []
+        self.kept = 0
+        self.dropped = 0
+        self.fields: list[tuple[str, list]] = []  # (tag, [parts, kept, dropped])
+        self.tag = "O"
+        self.current: list | None = None
+        self.done = False
+
+    def begin(self, tag: str) -> None:
+        self.tag = tag
+        if tag == "D":
+            self.done = True
+            return
+        self.current = [[], 0, 0]
+        self.fields.append((tag, self.current))
+
+    def add(self, text: str) -> None:
+        if not text:
+            return
+        if self.tag == "O":
+            room = self.cap - self.kept
+            if room <= 0:
+                self.dropped += len(text)
+                return
+            if len(text) > room:
+                self.dropped += len(text) - room
+                text = text[:room]
+            self.kept += len(text)
+            self.output.append(text)
+            if self.on_output is not None:
+                self.on_output(text)
+            return
+        cur = self.current
+        cap = self.cap if self.tag == "V" else self.SMALL_CAP
+        room = cap - cur[1]
+        if len(text) > room:
+            cur[2] += len(text) - max(room, 0)
+            text = text[:max(room, 0)]
+        if text:
+            cur[0].append(text)
+            cur[1] += len(text)
+
+    def _text(self, cur: list) -> str:
+        s = "".join(cur[0])
+        if cur[2]:
+            s += f"... [truncated: {cur[2]} more characters]"
+        return s
+
+    def values(self) -> list[str]:
+        return [self._text(c) for t, c in self.fields if t == "V"]
+
+    def one(self, tag: str) -> str | None:
+        for t, c in self.fields:
+            if t == tag:
+                return self._text(c)
+        return None
+
+    def error(self) -> LispError | None:
+        etype = self.one("E")
+        if etype is None:
+            return None
+        frames = [self._text(c) for t, c in self.fields if t == "B"]
+        return LispError(etype, self.one("M") or "", frames)
+
+    def text_output(self) -> str:
+        return "".join(self.output)
+
+
+class _Died(Exception):
+    """The child went away (EOF on the pty, or the process is gone)."""
+
+
+_live_sessions: "weakref.WeakSet[LispSession]" = weakref.WeakSet()
+
+
+@atexit.register
+def _close_all() -> None:
+    for s in list(_live_sessions):
+        try:
+            s.close()
+        except Exception:
+            pass
+
+
+class LispSession:
+    def __init__(self, lisp: str, command: list[str] | None = None, *,
+                 eval_timeout: float = 30.0, output_cap: int = 65536,
+                 interrupt_grace: float = 2.0, boot_timeout: float = 60.0):
+        self.dialect = dialect_module(lisp)
+        self.lisp = lisp
+        self.command = list(command or self.dialect.DEFAULT_COMMAND)
+        self.eval_timeout = eval_timeout    # the default programmatic callers pass as `timeout`
+        self.output_cap = output_cap
+        self.interrupt_grace = interrupt_grace
+        self.boot_timeout = boot_timeout
+        self.package = ""
+        self.busy = False
+        self.ready = False
+        self.generation = 0                  # counts children started; a restart bumps it
+        self._child: pexpect.spawn | None = None
+        self._fd = -1
+        self._decoder = None
+        self._pending = ""                   # text read but not yet consumed (a partial marker)
+        self._marker = ""
+        self._lock = threading.Lock()        # one exchange with the child at a time
+        self._boot_thread: threading.Thread | None = None
+        self._boot_error: BaseException | None = None
+        self._interrupt_at: float | None = None
+        self._closed = False
+        self._completion_cache: tuple[str, int, list[str]] | None = None
+        _live_sessions.add(self)
+
+    # ------------------------------------------------------------------ lifecycle
+    @property
+    def alive(self) -> bool:
+        child = self._child
+        return child is not None and child.isalive()
+
+    @property
+    def pid(self) -> int | None:
+        return self._child.pid if self._child is not None else None
+
+    def start(self, wait: bool = True) -> None:
+        """Start the child. wait=False boots it in a background thread (Clojure's JVM takes
+        a second); `eval` waits for it. Raises LispStartError (wait=True) if it cannot start."""
+        self._closed = False
+        if self._child is not None or (self._boot_thread and self._boot_thread.is_alive()):
+            if wait:
+                self._wait_booted()
+            return
+        if wait:
+            with self._lock:
+                self._boot()
+            return
+        self._boot_error = None
+        self._boot_thread = threading.Thread(target=self._boot_in_background,
+                                             name=f"lispshell-boot-{self.lisp}", daemon=True)
+        self._boot_thread.start()
+
+    def _boot_in_background(self) -> None:
+        with self._lock:
+            try:
+                self._boot()
+            except BaseException as exc:  # reported by the next eval
+                self._boot_error = exc
+
+    def _wait_booted(self) -> None:
+        t = self._boot_thread
+        if t is not None and t is not threading.current_thread():
+            t.join()
+        if self._boot_error is not None:
+            exc, self._boot_error = self._boot_error, None
+            raise LispStartError(str(exc)) from exc
+
+    def _ensure_started(self) -> None:
+        """Called with the lock held."""
+        if self._child is None:
+            self._boot()
+
+    def _boot(self) -> None:
+        """Spawn the child and type the bootstrap into its stock REPL; wait for the first
+        frame. Called with the lock held."""
+        self._kill_child()
+        nonce = secrets.token_hex(12)
+        env = dict(os.environ, LC_ALL="C.UTF-8", LANG="C.UTF-8", TERM="dumb")
+        try:
+            child = pexpect.spawn(self.command[0], self.command[1:], env=env, echo=False,
+                                  encoding=None, maxread=1 << 20, timeout=None,
+                                  preexec_fn=_raw_stdin)
+        except (pexpect.ExceptionPexpect, OSError) as exc:
+            raise LispStartError(f"cannot start {self.lisp} with {' '.join(self.command)!r}: "
+                                 f"{exc}") from None
+        child.delaybeforesend = None
+        child.delayafterread = None
+        child.delayafterclose = 0
+        child.delayafterterminate = 0
+        child.ptyproc.delayafterclose = 0
+        child.ptyproc.delayafterterminate = 0
+        self._child = child
+        self._fd = child.child_fd
+        os.set_blocking(self._fd, False)
+        self._poller = select.poll()
+        self._poller.register(self._fd, select.POLLIN)
+        self._decoder = codecs.getincrementaldecoder("utf-8")(errors="replace")
+        self._pending = ""
+        self._marker = MARK + nonce
+        self.generation += 1
+        answer = _Answer(8192, None)
+        try:
+            self._write(self.dialect.bootstrap(nonce))
+            self._read_answer(answer, deadline=time.monotonic() + self.boot_timeout, boot=True)
+        except (_Died, TimeoutError) as exc:
+            out = answer.text_output()
+            status = self._exit_status()
+            self._kill_child()
+            why = "timed out" if isinstance(exc, TimeoutError) else f"exited ({status})"
+            raise LispStartError(f"{self.lisp} ({' '.join(self.command)}) {why} before it was "
+                                 f"ready. It printed:\n{out[-2000:]}") from None
+        self.package = answer.one("P") or ""
+        self.ready = True
+
+    def restart(self) -> None:
+        """Kill the child (even mid-eval: that eval returns restarted=True) and start afresh."""
+        gen = self.generation
+        if self.busy:
+            self._kill_child(reap=False)
+        with self._lock:
+            if self.generation == gen or self._child is None:
+                self._boot()
+
+    def close(self) -> None:
+        """End the child; no process is left behind."""
+        self._closed = True
+        self._kill_child(reap=False)
+        t = self._boot_thread
+        if t is not None and t is not threading.current_thread():
+            t.join(timeout=5)
+        with self._lock:
+            self._kill_child()
+        _live_sessions.discard(self)
+
+    def _kill_child(self, reap: bool = True) -> None:
+        child = self._child
+        if child is None:
+            return
+        self.ready = False
+        try:
+            os.killpg(child.pid, signal.SIGKILL)  # the child leads its own process group
+        except OSError:
+            try:
+                os.kill(child.pid, signal.SIGKILL)
+            except OSError:
+                pass
+        if not reap:
+            return
+        self._child = None
+        try:
+            child.wait()          # reap it: SIGKILL cannot be refused, so this is quick
+        except Exception:
+            pass
+        try:
+            child.close(force=True)
+        except Exception:
+            pass
+
+    def _exit_status(self) -> str:
+        child = self._child
+        if child is None:
+            return "unknown"
+        try:
+            child.wait()
+        except Exception:
+            pass
+        if child.signalstatus is not None:
+            return f"killed by signal {child.signalstatus}"
+        if child.exitstatus is not None:
+            return f"exit status {child.exitstatus}"
+        return "unknown"
+
+    # ------------------------------------------------------------------ eval
+    def eval(self, code: str, *, timeout: float | None = None, output_cap: int | None = None,
+             on_output: Callable[[str], None] | None = None) -> EvalResult:
+        """Evaluate `code` (one or more forms, in order) and return what happened.
+        Values are those of the last form. timeout=None waits as long as it takes (a person's
+        own eval, which Ctrl-C can interrupt); a number interrupts the form when exceeded.
+        Raises LispStartError only if the Lisp cannot be started at all."""
+        self._wait_booted()
+        with self._lock:
+            if self._closed:
+                raise LispStartError("this session was closed")
+            self._ensure_started()
+            self.busy = True
+            self._interrupt_at = None
+            started = time.monotonic()
+            try:
+                return self._eval_locked(code, timeout, output_cap, on_output, started)
+            finally:
+                self.busy = False
+                self._interrupt_at = None
+
+    def _eval_locked(self, code, timeout, output_cap, on_output, started) -> EvalResult:
+        cap = self.output_cap if output_cap is None else output_cap
+        answer = _Answer(cap, on_output)
+        timed_out = False
+        deadline = None if timeout is None else started + timeout
+        try:
+            self._send("E", self.dialect.prepare(code))
+            while True:
+                # Read in slices of at most 0.25 s, to notice deadlines, interrupts and death.
+                limit = time.monotonic() + 0.25
+                if deadline is not None:
+                    limit = min(limit, deadline)
+                if self._interrupt_at is not None:
+                    limit = min(limit, self._interrupt_at + self.interrupt_grace)
+                try:
+                    self._read_answer(answer, limit)
+                    break
+                except TimeoutError:
+                    pass
+                now = time.monotonic()
+                if self._interrupt_at is not None:
+                    if now >= self._interrupt_at + self.interrupt_grace:
+                        raise _Unresponsive()
+                elif deadline is not None and now >= deadline:
+                    timed_out = True   # the form's own deadline: interrupt it
+                    self._signal_interrupt()
+                if not self._child.isalive():
+                    raise _Died("process gone")
+        except (_Died, _Unresponsive) as exc:
+            return self._after_death(answer, exc, timed_out, timeout, started)
+        error = answer.error()
+        interrupted = error is not None and error.type == self.dialect.INTERRUPT_TYPE and (
+            timed_out or self._interrupt_at is not None)
+        if timed_out and error is not None and interrupted:
+            error = LispError("timeout", f"Evaluation timed out after {timeout:g} s and was "
+                              "interrupted; the Lisp is still running with its definitions.",
+                              error.backtrace)
+        elif timed_out:
+            timed_out = False  # the answer won the race with the interrupt
+        self.package = answer.one("P") or self.package
+        return EvalResult(output=answer.text_output(), values=[] if error else answer.values(),
+                          error=error, output_dropped=answer.dropped, timed_out=timed_out,
+                          interrupted=interrupted and not timed_out, restarted=False,
+                          package=self.package, elapsed=time.monotonic() - started)
+
+    def _after_death(self, answer, exc, timed_out, timeout, started) -> EvalResult:
+        if isinstance(exc, _Unresponsive):
+            what = (f"Evaluation timed out after {timeout:g} s" if timed_out
+                    else "Evaluation was interrupted")
+            msg = (f"{what}; the Lisp did not respond to the interrupt within "
+                   f"{self.interrupt_grace:g} s, so it was killed and restarted. "
+                   "Definitions from before are gone.")
+            etype = "timeout" if timed_out else "interrupt"
+        else:
+            msg = (f"The {self.lisp} process died ({self._exit_status()}) during the evaluation; "
+                   "a fresh one was started. Definitions from before are gone.")
+            etype = "lisp-died"
+        self._kill_child()
+        restarted = False
+        if not self._closed:
+            try:
+                self._boot()
+                restarted = True
+            except LispStartError as err:
+                msg += f" Restarting failed: {err}"
+        return EvalResult(output=answer.text_output(), values=[], error=LispError(etype, msg),
+                          output_dropped=answer.dropped, timed_out=timed_out,
+                          interrupted=self._interrupt_at is not None and not timed_out,
+                          restarted=restarted, package=self.package,
+                          elapsed=time.monotonic() - started)
+
+    def interrupt(self) -> None:
+        """Interrupt the running eval (safe from any thread); it returns interrupted=True."""
+        if self.busy and self._child is not None:
+            self._signal_interrupt()
+
+    def _signal_interrupt(self) -> None:
+        if self._interrupt_at is None:
+            self._interrupt_at = time.monotonic()
+        try:
+            os.kill(self._child.pid, signal.SIGINT)
+        except (OSError, AttributeError):
+            pass
+
+    # ------------------------------------------------------------------ completions
+    def completions(self, prefix: str) -> list[str]:
+        """Symbols from the live image that start with `prefix`; [] at once if busy/not ready."""
+        if not self.ready or self.busy or not self._lock.acquire(blocking=False):
+            return []
+        try:
+            if self._child is None or self._closed:
+                return []
+            answer = _Answer(1 << 16, None)
+            try:
+                self._send("C", prefix)
+                self._read_answer(answer, deadline=time.monotonic() + 2.0)
+            except TimeoutError:
+                # Should not happen; resynchronise the hard way rather than leave a stray answer.
+                self._kill_child()
+                return []
+            except _Died:
+                self._kill_child()
+                return []
+            return answer.values()
+        finally:
+            self._lock.release()
+
+    # ------------------------------------------------------------------ the wire
+    def _send(self, kind: str, text: str) -> None:
+        self._write(f"{kind}{self.dialect.code_length(text)}\n{text}")
+
+    def _write(self, text: str) -> None:
+        data = memoryview(text.encode("utf-8", errors="surrogatepass"))
+        fd = self._fd
+        while data:
+            try:
+                n = os.write(fd, data)
+                data = data[n:]
+            except BlockingIOError:
+                # The pty is full until the Lisp reads; it is reading, unless it died.
+                _, writable, _ = select.select([], [fd], [], 1.0)
+                if not writable and not self._child.isalive():
+                    raise _Died("process gone") from None
+            except OSError as exc:
+                raise _Died(str(exc)) from None
+
+    def _read_answer(self, answer: _Answer, deadline: float | None, boot: bool = False) -> None:
+        """Read until the answer's D marker, feeding `answer`. Raises TimeoutError at
+        `deadline` (the caller decides what to do), _Died on EOF."""
+        marker = self._marker
+        mlen = len(marker)
+        text = self._pending
+        self._pending = ""
+        fd = self._fd
+        decode = self._decoder.decode
+        poller = self._poller
+        while True:
+            pos = 0
+            while True:
+                i = text.find(marker, pos)
+                if i < 0:
+                    # Hold back a possible partial marker at the end; emit the rest.
+                    hold = text.find(MARK, max(pos, len(text) - mlen))
+                    end = hold if hold >= 0 else len(text)
+                    answer.add(text[pos:end])
+                    text = text[end:]
+                    break
+                answer.add(text[pos:i])
+                if i + mlen >= len(text):  # the tag letter has not arrived yet
+                    text = text[i:]
+                    break
+                answer.begin(text[i + mlen])
+                pos = i + mlen + 1
+                if answer.done:
+                    self._pending = text[pos:]
+                    return
+            # Need more bytes.
+            data = _read_some(fd, poller, deadline)
+            if data is None:
+                self._pending = text
+                raise TimeoutError
+            if not data:
+                raise _Died("end of file")
+            text += decode(data)
+
+    # ------------------------------------------------------------------ misc
+    def __repr__(self) -> str:
+        state = "busy" if self.busy else ("ready" if self.ready else "stopped")
+        return f"<LispSession {self.lisp} pid={self.pid} {state} package={self.package!r}>"
+
+    def __enter__(self):
+        self.start()
+        return self
+
+    def __exit__(self, *exc):
+        self.close()
+
+
+class _Unresponsive(Exception):
+    """The child did not answer within the grace period after SIGINT."""
+
+
+def _read_some(fd: int, poller, deadline: float | None) -> bytes | None:
+    """Bytes from the pty (non-blocking fd); b"" at end of file; None once `deadline` passes."""
+    while True:
+        try:
+            return os.read(fd, 1 << 20)
+        except BlockingIOError:
+            pass
+        except OSError as exc:
+            if exc.errno == errno.EIO:  # Linux: the other side of the pty is closed
+                return b""
+            raise
+        wait = None
+        if deadline is not None:
+            wait = math.ceil((deadline - time.monotonic()) * 1000)
+            if wait <= 0:
+                return None
+        events = poller.poll(wait)
+        if not events:
+            if deadline is not None and time.monotonic() >= deadline:
+                return None
+        elif events[0][1] & (select.POLLHUP | select.POLLERR) and not events[0][1] & select.POLLIN:
+            return b""
+
+
+def _raw_stdin() -> None:
+    """Runs in the child before exec: raw mode, so no echo, no 4096-byte line limit, no
+    signals from control characters, no CR/LF translation on either side."""
+    tty.setraw(0)
+
+
+def make_session(lisp: str, config: dict) -> LispSession:
+    """A session for `lisp` built from the effective configuration (see config/default.toml)."""
+    dialect = dialect_module(lisp)
+    lisp_cfg = (config.get("lisp") or {}).get(lisp) or {}
+    sess_cfg = config.get("session") or {}
+    command = lisp_cfg.get("command") or dialect.DEFAULT_COMMAND
+    if isinstance(command, str):
+        import shlex
+        command = shlex.split(command)
+    return LispSession(lisp, list(command),
+                       eval_timeout=float(sess_cfg.get("eval_timeout", 30.0)),
+                       output_cap=int(sess_cfg.get("output_cap", 65536)),
+                       interrupt_grace=float(sess_cfg.get("interrupt_grace", 2.0)),
+                       boot_timeout=float(sess_cfg.get("boot_timeout", 60.0)))
