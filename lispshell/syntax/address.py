@@ -183,10 +183,10 @@ def _type_matches(ftype: str, wanted: str, dialect: str) -> bool:
     return a.lower() == b.lower() or _unqualified(a).lower() == _unqualified(b).lower()
 
 
-def _listing(fi: FormInfo, lines: LineIndex, index: int | None = None) -> dict:
+def _listing(fi: FormInfo, lines: LineIndex, index: int, query: str | None) -> dict:
     entry = {"form": fi.label, "line": lines.line(fi.node.start)}
-    if index is not None and fi.name:
-        entry["form_name"] = f"{fi.name}[{index}]"
+    if query:
+        entry["form_name"] = f"{query}[{index}]"
     return entry
 
 
@@ -214,7 +214,7 @@ def find_form(root: Node, source: str, dialect: str, form_type: str | None,
             raise StructureError(
                 "NOT_FOUND", f"{what!r}: index [{index}] is out of range, "
                 f"{len(matches)} form(s) match (indices start at 0)",
-                matches=[_listing(fi, lines, i) for i, fi in enumerate(matches)])
+                matches=[_listing(fi, lines, i, name) for i, fi in enumerate(matches)])
         return matches[index]
     if len(matches) == 1:
         return matches[0]
@@ -227,7 +227,7 @@ def find_form(root: Node, source: str, dialect: str, form_type: str | None,
         return best
     raise StructureError(
         "AMBIGUOUS", f"{len(matches)} top-level forms match {what!r}",
-        matches=[_listing(fi, lines, i) for i, fi in enumerate(matches)],
+        matches=[_listing(fi, lines, i, name) for i, fi in enumerate(matches)],
         hint="Add [N] to form_name (0-based), a defmethod's specializers, or 'line'")
 
 

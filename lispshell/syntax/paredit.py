@@ -381,8 +381,10 @@ def kind_label(node: Node, src: str) -> str:
 
 
 def show_structure(src: str, scope: Node, depth=4, show_paths=True, show_text=True,
-                   max_entries=300) -> str:
-    """An indented outline of `scope`: one line per element with its path, text and kind."""
+                   max_entries=300, base_path: list[int] | None = None) -> str:
+    """An indented outline of `scope`: one line per element with its path, text and kind.
+
+    Paths start with `base_path` (the path of `scope` itself when it is a sub-node)."""
     if isinstance(depth, bool) or not isinstance(depth, int) or depth < 1:
         raise StructureError("BAD_INPUT", "depth must be a positive integer")
     lines = LineIndex(src)
@@ -397,7 +399,8 @@ def show_structure(src: str, scope: Node, depth=4, show_paths=True, show_text=Tr
         kids, skip = scope_children(container, src)
         return [(k, path + [j - skip]) for j, k in enumerate(kids) if j >= skip]
 
-    stack.extend(reversed(children(scope, [])))
+    base = list(base_path or [])
+    stack.extend(reversed(children(scope, base)))
     last_line = None
     while stack:
         node, path = stack.pop()
@@ -405,7 +408,7 @@ def show_structure(src: str, scope: Node, depth=4, show_paths=True, show_text=Tr
             more += 1
             continue
         shown += 1
-        parts = ["  " * (len(path) - 1)]
+        parts = ["  " * (len(path) - len(base) - 1)]
         if show_paths:
             parts.append("[" + ",".join(map(str, path)) + "] ")
         if show_text:
@@ -416,7 +419,7 @@ def show_structure(src: str, scope: Node, depth=4, show_paths=True, show_text=Tr
             parts.append(f"  L{ln}")
             last_line = ln
         out.append("".join(parts))
-        if len(path) < depth and inner(node).kind == "list":
+        if len(path) - len(base) < depth and inner(node).kind == "list":
             stack.extend(reversed(children(node, path)))
     if more:
         out.append(f"... {more} more element(s): narrow with form_type/form_name or depth")

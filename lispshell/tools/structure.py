@@ -1,1 +1,498 @@
-"""Tools registered by this module: (being written)."""
+"""Structural tools: forms by name (read_module, read_form, replace_form, insert_form,
+delete_form, find_references, list_module_exports, check_syntax) and paredit edits (sexp_*).
+
+Every tool works on a file (`file_path`, resolved only through `ctx.resolve_path`) or on a
+string (`code`; the answer then carries the new `code`). Mutating tools take `dry_run`, and
+`expected_hash` (the `hash` a read returned): a file that changed since is not edited. The
+context also remembers the hash of each file these tools last read or wrote, and refuses an
+edit when the file changed behind their back. The work itself is in lispshell.syntax.
+"""
+from __future__ import annotations
+
+from pathlib import Path
+
+from lispshell.syntax import address, edit as editing, forms, paredit
+from lispshell.syntax.cst import StructureError, parse
+from lispshell.syntax.dialects import EXTENSIONS, resolve_dialect
+from lispshell.tools.registry import ToolContext, ToolError, register
+
+# ---- schema pieces (their descriptions go to the LLM on every request: keep them short) -----
+
+SOURCE = {
+    "file_path": {"type": "string", "description": "File to work on"},
+    "code": {"type": "string",
+             "description": "Source text instead of a file; the answer carries the new code"},
+    "dialect": {"type": "string", "description": "cl, scheme or clojure (default: from the "
+                                                 "file extension)"},
+}
+FORM = {
+    "form_type": {"type": "string", "description": "Head of the top-level form: defun, define, defn..."},
+    "form_name": {"type": "string", "description": "Its name; name[N] picks the N-th match "
+                  "(0-based); defmethod: \"name (specializer ...)\""},
+    "line": {"type": "integer", "description": "1-based line, to break ties"},
+}
+NODE = {
+    "target": {"type": "string", "description": "Source text of the node (whitespace-insensitive; "
+               "a prefix of a list also matches)"},
+    "path": {"type": "array", "items": {"type": "integer"},
+             "description": "Child indices as sexp_show_structure prints them (in a top-level "
+             "form [0] is its name)"},
+}
+WRITE = {
+    "dry_run": {"type": "boolean", "description": "Preview, change nothing"},
+    "expected_hash": {"type": "string", "description": "hash from your last read; refused if "
+                      "the file changed since"},
+}
+COUNT = {"count": {"type": "integer", "minimum": 1, "description": "How many (default 1)"}}
+
+
+def _schema(*parts: dict, required: tuple = ()) -> dict:
+    props: dict = {}
+    for p in parts:
+        props.update(p)
+    schema = {"type": "object", "properties": props}
+    if required:
+        schema["required"] = list(required)
+    return schema
+
+
+def _error(exc: StructureError) -> ToolError:
+    return ToolError(exc.code, exc.message, **exc.extra)
+
+
+# ---- sources -------------------------------------------------------------------------------------
+
+def _dialect_for(args: dict, ctx: ToolContext, path: Path | None) -> str:
+    name = args.get("dialect")
+    try:
+        if name:
+            return resolve_dialect(name)
+        if path is not None and path.suffix.lower() in EXTENSIONS:
+            return resolve_dialect(path.suffix.lower())
+        if ctx.dialect:
+            return resolve_dialect(ctx.dialect)
+    except ValueError as exc:
+        raise ToolError("BAD_INPUT", str(exc))
+    raise ToolError("BAD_INPUT", "say which dialect: pass dialect (cl, scheme or clojure)")
+
+
+def _hashes(ctx: ToolContext) -> dict:
+    return ctx.extra.setdefault("structure_hashes", {})
+
+
+def _source(args: dict, ctx: ToolContext, *, writing: bool = False) -> editing.Source:
+    has_file, has_code = args.get("file_path") is not None, args.get("code") is not None
+    if has_file == has_code:
+        raise ToolError("BAD_INPUT", "give exactly one of file_path or code")
+    if has_code:
+        return editing.from_code(args["code"], _dialect_for(args, ctx, None))
+    path = ctx.resolve_path(args["file_path"])
+    try:
+        src = editing.load(path, _dialect_for(args, ctx, path))
+    except StructureError as exc:
+        raise _error(exc)
+    known = _hashes(ctx).get(str(path))
+    expected = args.get("expected_hash")
+    if writing and expected and expected != src.hash:
+        raise ToolError("STALE", f"{args['file_path']} changed since you read it (hash "
+                        f"{expected}, now {src.hash}); nothing was changed",
+                        hash=src.hash, suggestion="Read the form again, then retry")
+    if writing and not expected and known and known != src.hash:
+        raise ToolError("STALE", f"{args['file_path']} changed since it was last read here "
+                        f"(now {src.hash}); nothing was changed", hash=src.hash,
+                        suggestion="Read it again (read_form or read_module), or pass the "
+                        "current hash as expected_hash")
+    if not writing:
+        _hashes(ctx)[str(path)] = src.hash
+    return src
+
+
+def _tree(src: editing.Source):
+    try:
+        return editing.parse_source(src)
+    except StructureError as exc:
+        raise _error(exc)
+
+
+def _finish(src: editing.Source, change: editing.Change, args: dict, ctx: ToolContext,
+            operation: str, **extra) -> dict:
+    region = {"start_line": change.start_line, "end_line": change.end_line,
+              "text": change.region}
+    if args.get("dry_run"):
+        return {"operation": operation, "dry_run": True,
+                "would_change": change.new_text != src.text,
+                "original": change.original, "preview": change.region,
+                "changed_region": {"start_line": change.start_line,
+                                   "end_line": change.end_line}, **extra}
+    result = {"operation": operation, "changed_region": region, **extra}
+    if src.path is None:
+        result["code"] = ((editing.BOM if src.bom else "") + change.new_text)
+        return result
+    try:
+        new_hash = editing.write(src, change.new_text)
+    except StructureError as exc:
+        raise _error(exc)
+    _hashes(ctx)[str(src.path)] = new_hash
+    result.update(file_path=args["file_path"], hash=new_hash,
+                  bytes=len(src.encode(change.new_text)))
+    return result
+
+
+def _apply(src: editing.Source, ed: paredit.Edit) -> editing.Change:
+    try:
+        return editing.apply(src, ed)
+    except StructureError as exc:
+        raise _error(exc)
+
+
+# ---- A's validation and repair, called through one small seam ---------------------------------
+
+def _repair(text: str, dialect: str):
+    """(repaired_text, description) when A's repair is confident, else None."""
+    try:
+        from lispshell.syntax.repair import repair
+    except ImportError:
+        return None
+    try:
+        result = repair(text, dialect)
+    except Exception:
+        return None
+    get = (lambda k: result.get(k)) if isinstance(result, dict) else \
+        (lambda k: getattr(result, k, None))
+    if not get("confident"):
+        return None
+    fixed = next((get(k) for k in ("text", "repaired", "code", "source") if get(k)), None)
+    if not isinstance(fixed, str) or fixed == text:
+        return None
+    edits = get("edits") or []
+    described = [e if isinstance(e, str) else (getattr(e, "description", None)
+                                                or getattr(e, "message", None) or str(e))
+                 for e in edits]
+    return fixed, "; ".join(described) or "delimiters repaired"
+
+
+def _validate(text: str, dialect: str) -> dict:
+    try:
+        from lispshell.syntax.validate import validate
+    except ImportError:
+        validate = None
+    if validate is not None:
+        v = validate(text, dialect)
+        errors = [{k: getattr(e, k, None) if not isinstance(e, dict) else e.get(k)
+                   for k in ("message", "line", "col", "offset")} for e in (v.errors or [])]
+        return {"valid": bool(v.ok), "forms": v.forms, "errors": errors, "text": v.text}
+    try:  # until validate lands: our own parser's verdict
+        root = parse(text, dialect)
+        n = len(root.code_children)
+        return {"valid": True, "forms": n, "errors": [],
+                "text": f"✓ Syntax valid: {n} top-level form(s)"}
+    except StructureError as exc:
+        return {"valid": False, "forms": None,
+                "errors": [{"message": exc.message, "line": exc.extra.get("line"),
+                            "col": exc.extra.get("col"), "offset": exc.extra.get("offset")}],
+                "text": f"✗ Syntax invalid: {exc.message}"}
+
+
+# ---- form tools ----------------------------------------------------------------------------------
+
+@register("read_module",
+          "Outline of a Lisp source: one line per top-level form with its line numbers; "
+          "forms of up to max_lines lines in full, longer ones as their first line + ' ...'. "
+          "Returns the file's hash (for expected_hash).",
+          _schema(SOURCE, {"max_lines": {"type": "integer", "minimum": 1,
+                                         "description": "Show forms up to this many lines in full (default 5)"}}),
+          group="structure", read_only=True)
+def read_module(args: dict, ctx: ToolContext) -> dict:
+    src = _source(args, ctx)
+    root = _tree(src)
+    max_lines = args.get("max_lines") or 5
+    return {"hash": src.hash, "dialect": src.dialect, "forms": len(root.code_children),
+            "text": forms.outline(src.text, root, src.dialect, max_lines)}
+
+
+@register("read_form",
+          "Full text of one top-level form, chosen by form_type and form_name, with its line "
+          "range and the file's hash.",
+          _schema(SOURCE, FORM), group="structure", read_only=True)
+def read_form(args: dict, ctx: ToolContext) -> dict:
+    src = _source(args, ctx)
+    root = _tree(src)
+    fi = _form(root, src, args)
+    lines = address.LineIndex(src.text)
+    return {"form": fi.label, "start_line": lines.line(fi.node.start),
+            "end_line": lines.line(fi.node.end - 1), "text": fi.node.text(src.text),
+            "hash": src.hash}
+
+
+def _form(root, src: editing.Source, args: dict, *, required: bool = True):
+    if not (args.get("form_type") or args.get("form_name")):
+        if args.get("line") is not None:
+            try:
+                return address._form_at_line(root, src.text, src.dialect, args["line"])
+            except StructureError as exc:
+                raise _error(exc)
+        if not required:
+            return None
+        raise ToolError("BAD_INPUT", "give form_type and/or form_name (or line)")
+    try:
+        return address.find_form(root, src.text, src.dialect, args.get("form_type"),
+                                 args.get("form_name"), args.get("line"))
+    except StructureError as exc:
+        raise _error(exc)
+
+
+def _new_source(args: dict, src: editing.Source) -> forms.Prepared:
+    try:
+        return forms.prepare(args.get("new_source"), src.dialect, _repair)
+    except StructureError as exc:
+        raise _error(exc)
+
+
+def _repair_note(prep: forms.Prepared) -> dict:
+    return {"repaired": f"new_source was unbalanced and was repaired: {prep.repaired}"} \
+        if prep.repaired else {}
+
+
+NEW_SOURCE = {"new_source": {"type": "string", "description": "The complete new form(s)"}}
+
+
+@register("replace_form",
+          "Replace a whole top-level form (form_type/form_name) with new_source. new_source is "
+          "checked first: a confidently repairable imbalance is fixed and reported, anything "
+          "else is refused with the error position. Only the new form is re-indented.",
+          _schema(SOURCE, FORM, NEW_SOURCE, WRITE, required=("new_source",)),
+          group="structure", read_only=False, destructive=True)
+def replace_form(args: dict, ctx: ToolContext) -> dict:
+    src = _source(args, ctx, writing=True)
+    root = _tree(src)
+    fi = _form(root, src, args)
+    prep = _new_source(args, src)
+    change = _apply(src, forms.replace(src.text, fi, prep.text))
+    return _finish(src, change, args, ctx, "replace_form", **_repair_note(prep))
+
+
+@register("insert_form",
+          "Insert new_source as top-level form(s) before or after the anchor form "
+          "(form_type/form_name), or at the end of the file. Validated like replace_form.",
+          _schema(SOURCE, FORM, NEW_SOURCE,
+                  {"position": {"type": "string", "enum": ["before", "after", "end"],
+                                "description": "Default: after the anchor if given, else end"}},
+                  WRITE, required=("new_source",)),
+          group="structure", read_only=False, destructive=True)
+def insert_form(args: dict, ctx: ToolContext) -> dict:
+    src = _source(args, ctx, writing=True)
+    root = _tree(src)
+    anchor = _form(root, src, args, required=False)
+    position = args.get("position") or ("after" if anchor else "end")
+    if position != "end" and anchor is None:
+        raise ToolError("BAD_INPUT", f"position {position!r} needs an anchor: give "
+                        "form_type/form_name")
+    prep = _new_source(args, src)
+    try:
+        ed = forms.insert(src.text, root, anchor, position, prep.text)
+    except StructureError as exc:
+        raise _error(exc)
+    change = _apply(src, ed)
+    return _finish(src, change, args, ctx, "insert_form", **_repair_note(prep))
+
+
+@register("delete_form",
+          "Delete a top-level form (form_type/form_name) together with the comment block "
+          "directly above it.",
+          _schema(SOURCE, FORM, WRITE), group="structure", read_only=False, destructive=True)
+def delete_form(args: dict, ctx: ToolContext) -> dict:
+    src = _source(args, ctx, writing=True)
+    root = _tree(src)
+    fi = _form(root, src, args)
+    change = _apply(src, forms.delete(src.text, root, fi))
+    return _finish(src, change, args, ctx, "delete_form", deleted=fi.label)
+
+
+MAX_REF_FILES = 500
+
+
+@register("find_references",
+          "Where a symbol occurs as code (not in strings or comments) in a file, a folder of "
+          "Lisp files, or code: line, column, enclosing top-level form, the line's text.",
+          _schema({"file_path": {"type": "string", "description": "File or folder"},
+                   "code": SOURCE["code"], "dialect": SOURCE["dialect"],
+                   "symbol": {"type": "string", "description": "Symbol name; unqualified also "
+                              "matches pkg:name / ns/name"}}, required=("symbol",)),
+          group="structure", read_only=True)
+def find_references(args: dict, ctx: ToolContext) -> dict:
+    symbol = args["symbol"].strip()
+    if not symbol:
+        raise ToolError("BAD_INPUT", "symbol is empty")
+    if args.get("file_path") is not None and args.get("code") is None:
+        path = ctx.resolve_path(args["file_path"])
+        if path.is_dir():
+            return _references_in_folder(path, args, ctx, symbol)
+    src = _source(args, ctx)
+    root = _tree(src)
+    hits, total = forms.references(src.text, root, src.dialect, symbol)
+    result = {"symbol": symbol, "count": total, "references": hits}
+    if total > len(hits):
+        result["truncated"] = f"showing {len(hits)} of {total}"
+    if src.path is not None:
+        result["hash"] = src.hash
+    return result
+
+
+def _references_in_folder(folder: Path, args: dict, ctx: ToolContext, symbol: str) -> dict:
+    files = sorted(p for p in folder.rglob("*") if p.suffix.lower() in EXTENSIONS
+                   and not any(part.startswith(".") for part in p.relative_to(folder).parts))
+    hits, total, skipped = [], 0, []
+    for p in files[:MAX_REF_FILES]:
+        try:
+            p = ctx.resolve_path(str(p))   # a symlink may lead out of the root
+            if not p.is_file():
+                continue
+            src = editing.load(p, _dialect_for(args, ctx, p))
+            root = editing.parse_source(src)
+        except (ToolError, StructureError):
+            skipped.append(str(p.relative_to(folder)) if p.is_relative_to(folder) else str(p))
+            continue
+        found, n = forms.references(src.text, root, src.dialect, symbol,
+                                    limit=max(0, 200 - len(hits)))
+        total += n
+        rel = str(p.relative_to(folder)) if p.is_relative_to(folder) else str(p)
+        hits.extend({"file": rel, **h} for h in found)
+    result = {"symbol": symbol, "count": total, "references": hits,
+              "files_searched": min(len(files), MAX_REF_FILES)}
+    if total > len(hits):
+        result["truncated"] = f"showing {len(hits)} of {total}"
+    if len(files) > MAX_REF_FILES:
+        result["files_skipped"] = len(files) - MAX_REF_FILES
+    if skipped:
+        result["unreadable"] = skipped[:20]
+    return result
+
+
+@register("list_module_exports",
+          "Public API of a module: Guile define-module #:export, export and define-public; CL "
+          "defpackage :export and export; Clojure public vars (not defn- or ^:private).",
+          _schema(SOURCE), group="structure", read_only=True)
+def list_module_exports(args: dict, ctx: ToolContext) -> dict:
+    src = _source(args, ctx)
+    root = _tree(src)
+    return forms.exports(src.text, root, src.dialect)
+
+
+@register("check_syntax",
+          "Check that code or a file reads: balanced delimiters, closed strings and comments. "
+          "Errors come with line and column, plus a repaired version when the repair is "
+          "confident. Never evaluates.",
+          _schema(SOURCE), group="structure", read_only=True)
+def check_syntax(args: dict, ctx: ToolContext) -> dict:
+    src = _source(args, ctx)
+    result = _validate(src.text, src.dialect)
+    if not result["valid"]:
+        fixed = _repair(src.text, src.dialect)
+        if fixed:
+            result["repaired_source"], result["repairs"] = fixed
+        else:
+            result["repaired_source"] = None
+            result["repairs"] = "no confident repair: fix it by hand at the position shown"
+    if src.path is not None:
+        result["hash"] = src.hash
+    return result
+
+
+# ---- paredit tools ------------------------------------------------------------------------------
+
+def _paredit(name: str, description: str, op, options: dict | None = None):
+    """Register one mutating sexp_* tool: resolve the node, run `op`, apply, write."""
+    options = options or {}
+
+    def handler(args: dict, ctx: ToolContext) -> dict:
+        src = _source(args, ctx, writing=True)
+        root = _tree(src)
+        try:
+            resolved = address.resolve(root, src.text, src.dialect, args)
+            kwargs = {k: args[k] for k in options if args.get(k) is not None}
+            ed = op(src.text, resolved.node, src.dialect, **kwargs)
+        except StructureError as exc:
+            raise _error(exc)
+        change = _apply(src, ed)
+        return _finish(src, change, args, ctx, name)
+
+    register(name, description, _schema(SOURCE, FORM, NODE, options, WRITE),
+             group="structure", read_only=False, destructive=True)(handler)
+    return handler
+
+
+_paredit("sexp_wrap", "Wrap the target node (and count-1 following siblings) in a new list, "
+         "optionally starting with head, e.g. \"progn\" or \"let ()\".", paredit.wrap,
+         {**COUNT, "wrapper": {"type": "string", "enum": ["round", "square", "curly"],
+                               "description": "Delimiters (default round)"},
+          "head": {"type": "string", "description": "Source to put first in the new list"}})
+_paredit("sexp_unwrap", "Remove the target list's delimiters, splicing its elements into the "
+         "parent; keep \"body\" also drops its first element (the operator).", paredit.unwrap,
+         {"keep": {"type": "string", "enum": ["all", "body"], "description": "Default all"}})
+_paredit("sexp_raise", "Replace the list enclosing the target with the target.", paredit.raise_)
+_paredit("sexp_slurp_forward", "Pull the next count sibling(s) into the end of the target list.",
+         paredit.slurp_forward, COUNT)
+_paredit("sexp_slurp_backward", "Pull the previous count sibling(s) into the target list, "
+         "right after its head symbol.", paredit.slurp_backward, COUNT)
+_paredit("sexp_barf_forward", "Push the last count element(s) of the target list out after it.",
+         paredit.barf_forward, COUNT)
+_paredit("sexp_barf_backward", "Push the first count element(s) after the head of the target "
+         "list out before it.", paredit.barf_backward, COUNT)
+_paredit("sexp_kill", "Delete the target node and count-1 following siblings.", paredit.kill,
+         COUNT)
+_paredit("sexp_transpose", "Swap the target node with its next sibling.", paredit.transpose)
+_paredit("sexp_split", "Split the list enclosing the target in two; the target starts the "
+         "second list. clone_head repeats the head symbol in it.", paredit.split,
+         {"clone_head": {"type": "boolean", "description": "Default false"}})
+_paredit("sexp_join", "Join the target list with the next sibling list of the same kind; "
+         "drop_head drops the second list's first element.", paredit.join,
+         {"drop_head": {"type": "boolean", "description": "Default false"}})
+
+
+@register("sexp_show_structure",
+          "Outline of a top-level form (or the whole file) down to depth: one line per element "
+          "with the path and text the sexp_* tools take, its kind and line.",
+          _schema(SOURCE, FORM, NODE, {
+              "depth": {"type": "integer", "minimum": 1, "description": "Default 4"},
+              "show_paths": {"type": "boolean", "description": "Default true"},
+              "show_text": {"type": "boolean", "description": "Default true"}}),
+          group="structure", read_only=True)
+def sexp_show_structure(args: dict, ctx: ToolContext) -> dict:
+    src = _source(args, ctx)
+    root = _tree(src)
+    try:
+        resolved = address.resolve(root, src.text, src.dialect, args, need_target=False)
+        node = resolved.node
+        tree = paredit.show_structure(
+            src.text, node, depth=args.get("depth") or 4,
+            show_paths=args.get("show_paths", True) is not False,
+            show_text=args.get("show_text", True) is not False,
+            base_path=resolved.path if node is not resolved.scope else [])
+    except StructureError as exc:
+        raise _error(exc)
+    result = {"tree": tree}
+    if resolved.form is not None:
+        result["form"] = resolved.form.label
+    if src.path is not None:
+        result["hash"] = src.hash
+    return result
+
+
+@register("sexp_get_enclosing",
+          "The list enclosing the target, levels up (default 1): its text, path, kind, head, "
+          "the child's index in it and its element count.",
+          _schema(SOURCE, FORM, NODE, {"levels": {"type": "integer", "minimum": 1,
+                                                  "description": "Default 1"}}),
+          group="structure", read_only=True)
+def sexp_get_enclosing(args: dict, ctx: ToolContext) -> dict:
+    src = _source(args, ctx)
+    root = _tree(src)
+    try:
+        resolved = address.resolve(root, src.text, src.dialect, args)
+        result = paredit.get_enclosing(src.text, resolved.node, resolved.scope,
+                                       args.get("levels") or 1)
+    except StructureError as exc:
+        raise _error(exc)
+    if src.path is not None:
+        result["hash"] = src.hash
+    return result

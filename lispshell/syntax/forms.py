@@ -1,0 +1,266 @@
+"""Form-level operations: a module's outline, one form's text, replace/insert/delete by name,
+symbol references and a module's exports. Pure functions on text and CST, like paredit.py.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from lispshell.syntax.address import FormInfo, _unqualified, form_info, normalize
+from lispshell.syntax.cst import LineIndex, Node, StructureError, inner, parse, walk
+from lispshell.syntax.paredit import Edit, _spacing_for_delete
+
+
+# ---- reading --------------------------------------------------------------------------------
+
+def outline(src: str, root: Node, dialect: str, max_lines: int = 5) -> str:
+    """One entry per top-level form: `L<first>-<last> text`, short forms in full, long ones as
+    their first line followed by ` ...`."""
+    lines = LineIndex(src)
+    out = []
+    for node in root.code_children:
+        first, last = lines.line(node.start), lines.line(node.end - 1)
+        where = f"L{first}" if first == last else f"L{first}-{last}"
+        text = node.text(src)
+        if last - first + 1 <= max_lines:
+            body = text.replace("\r\n", "\n")
+        else:
+            body = src[node.start:lines.line_end(first)].rstrip() + " ..."
+        out.append(f"{where} {body}")
+    return "\n".join(out)
+
+
+def leading_comment_start(src: str, root: Node, node: Node) -> int:
+    """Where the comment block right above a top-level node starts (its own start if none).
+
+    The block is the comments directly above, each first on its line, with no blank line
+    between them and the form."""
+    lines = LineIndex(src)
+    kids = root.children
+    i = kids.index(node)
+    start = node.start
+    while i > 0:
+        prev = kids[i - 1]
+        if prev.kind not in ("comment", "block_comment"):
+            break
+        pline = lines.line(prev.start)
+        if src[lines.line_start(pline):prev.start].strip():
+            break     # a trailing comment of the line above: it belongs to that line
+        end_line = lines.line(max(prev.end - 1, prev.start))
+        if lines.line(start) - end_line > 1:
+            break     # a blank line separates them
+        if prev.kind == "comment" and src.startswith(";;;", prev.start) and \
+                src[prev.start:prev.end].strip(";").strip() == "":
+            break
+        start = prev.start
+        i -= 1
+    return start
+
+
+# ---- new source from the model ---------------------------------------------------------------
+
+@dataclass
+class Prepared:
+    text: str
+    forms: int
+    repaired: str | None      # what repair did, when it had to
+
+
+def prepare(new_source, dialect: str, repair=None) -> Prepared:
+    """Validate new source; apply a confident repair if `repair` gives one, else refuse.
+
+    `repair(text, dialect)` returns (repaired_text, description) or None."""
+    if not isinstance(new_source, str) or not new_source.strip():
+        raise StructureError("BAD_INPUT", "new_source is empty",
+                             suggestion="To remove a form use delete_form")
+    text = new_source.strip("\r\n").rstrip()
+    text = _dedent(text)
+    note = None
+    try:
+        root = parse(text, dialect)
+    except StructureError as exc:
+        fixed = repair(text, dialect) if repair else None
+        if not fixed:
+            raise StructureError(
+                "INVALID_SOURCE", f"new_source is not valid: {exc.message}; nothing was changed",
+                suggestion="Send the corrected form (check_syntax shows the problem)",
+                **{k: v for k, v in exc.extra.items() if k in ("line", "col")})
+        text, note = fixed[0].strip("\r\n").rstrip(), fixed[1]
+        root = parse(text, dialect)
+    n = len(root.code_children)
+    if n == 0:
+        raise StructureError("BAD_INPUT", "new_source has no form, only comments",
+                             suggestion="To remove a form use delete_form")
+    return Prepared(text, n, note)
+
+
+def _dedent(text: str) -> str:
+    """Drop indentation common to all lines but the first (models often send it)."""
+    lines = text.split("\n")
+    if len(lines) < 2:
+        return text.lstrip(" \t")
+    first = lines[0].lstrip(" \t")
+    indents = [len(l) - len(l.lstrip(" ")) for l in lines[1:] if l.strip()]
+    lead = len(lines[0]) - len(first)
+    common = min([lead] + indents) if indents else lead
+    rest = [l[common:] if l[:common].strip() == "" else l.lstrip(" ") for l in lines[1:]]
+    return "\n".join([first] + rest)
+
+
+# ---- editing by name --------------------------------------------------------------------------
+
+def replace(src: str, form: FormInfo, new: str) -> Edit:
+    return Edit(form.node.start, form.node.end, new)
+
+
+def insert(src: str, root: Node, anchor: FormInfo | None, position: str, new: str) -> Edit:
+    lines = LineIndex(src)
+    if position == "end" or anchor is None:
+        body = src.rstrip()
+        end = len(body)
+        return Edit(end, len(src), ("\n\n" if body else "") + new + "\n")
+    if position == "before":
+        at = leading_comment_start(src, root, anchor.node)
+        at = lines.line_start(lines.line(at)) if not src[lines.line_start(lines.line(at)):at].strip() else at
+        return Edit(at, at, new + "\n\n")
+    if position == "after":
+        last = lines.line(anchor.node.end - 1)
+        eol = lines.line_end(last)
+        rest = src[anchor.node.end:eol]
+        at = eol if not rest.strip() or rest.strip().startswith(";") else anchor.node.end
+        return Edit(at, at, "\n\n" + new)
+    raise StructureError("BAD_INPUT", "position must be before, after or end")
+
+
+def delete(src: str, root: Node, form: FormInfo) -> Edit:
+    """The form, its comment block and the rest of its line (a trailing comment)."""
+    lines = LineIndex(src)
+    start = leading_comment_start(src, root, form.node)
+    end = form.node.end
+    eol = lines.line_end(lines.line(end - 1))
+    if src[end:eol].strip() == "" or src[end:eol].lstrip().startswith(";"):
+        end = eol
+    start, end = _spacing_for_delete(src, start, end)
+    return Edit(start, end, "")
+
+
+# ---- references and exports --------------------------------------------------------------------
+
+def same_symbol(token: str, wanted: str, dialect: str) -> bool:
+    if dialect == "cl":
+        token, wanted = token.lower(), wanted.lower()
+        token, wanted = token.replace("|", ""), wanted.replace("|", "")
+    if token == wanted:
+        return True
+    if token.startswith(":") or wanted.startswith(":"):
+        return False     # keywords are their own symbols
+    qualified = any(s in wanted[1:] for s in ("::", ":", "/"))
+    return not qualified and _unqualified(token) == wanted
+
+
+def references(src: str, root: Node, dialect: str, symbol: str, limit: int = 200) -> tuple[list, int]:
+    """Every atom naming `symbol` (not in strings, comments or `#_`/`#;` datums)."""
+    lines = LineIndex(src)
+    hits, total = [], 0
+    for top in root.code_children:
+        fi = form_info(top, src, dialect)
+        label = fi.label if fi else None
+        name_node = inner(fi.lst.code_children[1]) if fi and fi.defining and \
+            len(fi.lst.code_children) > 1 else None
+        for n in walk(top):
+            if n.kind != "atom" or not same_symbol(n.text(src), symbol, dialect):
+                continue
+            total += 1
+            if len(hits) >= limit:
+                continue
+            ln = lines.line(n.start)
+            line_text = src[lines.line_start(ln):lines.line_end(ln)].strip()
+            hit = {"line": ln, "col": lines.col(n.start) + 1, "form": label,
+                   "text": line_text if len(line_text) <= 120 else line_text[:117] + "..."}
+            if n is name_node or (name_node is not None and name_node.kind == "list"
+                                  and _first_atom(name_node) is n):
+                hit["definition"] = True
+            hits.append(hit)
+    return hits, total
+
+
+def _first_atom(node: Node) -> Node | None:
+    while node.kind == "list" and node.code_children:
+        node = inner(node.code_children[0])
+    return node if node.kind == "atom" else None
+
+
+def _names(node: Node, src: str) -> list[tuple[str, Node]]:
+    """Symbol names in an export list element: `(a b)`, `'(a b)`, `#:a`, `"A"`, `:a`."""
+    node = inner(node)
+    items = node.code_children if node.kind == "list" else [node]
+    out = []
+    for it in items:
+        it = inner(it)
+        if it.kind == "list":   # Guile (#:export ((internal . external))) renames
+            kids = it.code_children
+            if kids:
+                out.append((kids[-1].text(src), it))
+            continue
+        t = it.text(src)
+        if it.kind == "string":
+            t = t[1:-1]
+        for p in ("#:", ":"):
+            if t.startswith(p):
+                t = t[len(p):]
+                break
+        out.append((t, it))
+    return out
+
+
+def exports(src: str, root: Node, dialect: str) -> dict:
+    lines = LineIndex(src)
+    module = None
+    found: list[dict] = []
+
+    def add(name: str, node: Node, via: str):
+        found.append({"name": name, "line": lines.line(node.start), "via": via})
+
+    for top in root.code_children:
+        fi = form_info(top, src, dialect)
+        if fi is None:
+            continue
+        t = fi.type.lower() if dialect == "cl" else fi.type
+        kids = fi.lst.code_children
+        if dialect == "scheme":
+            if t == "define-module" and len(kids) > 1:
+                module = normalize(kids[1].text(src))
+                for i, k in enumerate(kids[2:-1], start=2):
+                    key = k.text(src)
+                    if key in ("#:export", "#:export-syntax", "#:replace", "#:re-export",
+                               "#:re-export-syntax"):
+                        for name, n in _names(kids[i + 1], src):
+                            add(name, n, key)
+            elif t in ("export", "export-syntax", "re-export"):
+                for k in kids[1:]:
+                    for name, n in _names(k, src):
+                        add(name, n, t)
+            elif t in ("define-public", "define-syntax-public") and fi.name:
+                add(fi.name, fi.node, t)
+        elif dialect == "cl":
+            if t == "defpackage" and len(kids) > 1:
+                module = fi.name
+                for opt in kids[2:]:
+                    o = inner(opt)
+                    ok = o.code_children if o.kind == "list" else []
+                    if ok and ok[0].text(src).lower() == ":export":
+                        for k in ok[1:]:
+                            for name, n in _names(k, src):
+                                add(name, n, ":export")
+            elif t == "export" and len(kids) > 1:
+                for name, n in _names(kids[1], src):
+                    add(name, n, "export")
+        else:
+            if t == "ns" and fi.name:
+                module = fi.name
+            elif fi.defining and fi.name and t not in ("ns", "defn-", "defmethod", "deftest",
+                                                       "defspec") and len(kids) > 1:
+                meta = kids[1]
+                if meta.kind == "prefixed" and ":private" in src[meta.start:inner(meta).start]:
+                    continue
+                add(_unqualified(fi.name), fi.node, t)
+    return {"module": module, "exports": found, "count": len(found)}
