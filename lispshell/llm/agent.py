@@ -118,9 +118,14 @@ class Display:
 def make_client(settings: LLMSettings):
     """An AsyncAnthropic from the SDK's usual sources (ANTHROPIC_API_KEY / AUTH_TOKEN / profile,
     ANTHROPIC_BASE_URL), or None when no credential is found. Never prints the key."""
+    import logging
+
     import anthropic
     import httpx2
 
+    # The SDK logs credential warnings through `logging`; in a REPL they would land in the
+    # middle of the screen. (It never logs the key itself; we never enable its debug log.)
+    logging.getLogger("anthropic").addHandler(logging.NullHandler())
     kwargs: dict[str, Any] = {
         "timeout": httpx2.Timeout(settings.timeout, connect=settings.connect_timeout),
         "max_retries": settings.max_retries,

@@ -58,6 +58,7 @@ class Conversation:
         self.meta = meta or {}
         self._saved: list[str] = []  # JSON of each message as last written to the log
         self._header_written = path is not None and path.exists() and path.stat().st_size > 0
+        self._torn = False
 
     # ------------------------------------------------------------------ building
     def add_user_text(self, text: str) -> None:
@@ -324,6 +325,9 @@ class Conversation:
         try:
             self.path.parent.mkdir(parents=True, exist_ok=True)
             with open(self.path, "a", encoding="utf-8") as f:
+                if self._torn:  # the last line was cut by a crash: start on a fresh line
+                    f.write("\n")
+                    self._torn = False
                 f.write("\n".join(lines) + "\n")
                 f.flush()
             self._saved = current
@@ -336,15 +340,19 @@ class Conversation:
         conv = cls(path)
         msgs: list[dict] = []
         with open(path, encoding="utf-8") as f:
-            for line in f:
-                try:
-                    rec = json.loads(line)
-                except ValueError:
-                    continue
-                if "lispshell_conversation" in rec:
-                    conv.meta = {k: v for k, v in rec.items() if k != "lispshell_conversation"}
-                elif isinstance(rec.get("at"), int) and isinstance(rec.get("messages"), list):
-                    msgs = msgs[:rec["at"]] + rec["messages"]
+            text = f.read()
+        conv._torn = bool(text) and not text.endswith("\n")
+        for line in text.splitlines():
+            try:
+                rec = json.loads(line)
+            except ValueError:
+                continue  # a torn line
+            if not isinstance(rec, dict):
+                continue
+            if "lispshell_conversation" in rec:
+                conv.meta = {k: v for k, v in rec.items() if k != "lispshell_conversation"}
+            elif isinstance(rec.get("at"), int) and isinstance(rec.get("messages"), list):
+                msgs = msgs[:rec["at"]] + rec["messages"]
         conv.messages = msgs
         conv._saved = [json.dumps(m, ensure_ascii=False, sort_keys=True) for m in msgs]
         conv._header_written = True
