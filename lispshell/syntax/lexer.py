@@ -125,7 +125,8 @@ _CL = [
 # Guile reader directives: `#!r6rs` is a directive, any other `#!` starts a `#!...!#` comment.
 _DIRECTIVES = ("curly-infix-and-bracket-lists", "curly-infix", "no-fold-case", "fold-case",
                "r6rs", "r7rs")
-_SC_C = r"""[^\s()\[\]";'`,]"""                   # Guile: { } are constituents, | only at start
+# Guile: { } are constituents; | ' ` , # are special only at the start of a token.
+_SC_C = r"""[^\s()\[\]";]"""
 _SCHEME = [
     ("open:paren", r"\("),
     ("close:paren", r"\)"),
@@ -357,7 +358,8 @@ def scan(text: str, dialect: str) -> tuple[TokenList, LexState]:
     pieces = []
     done = 0
     hashes = [m.start() for m in _HASH.finditer(codes)]
-    hashes.append(len(codes) - 1)   # the last token is looked at again too
+    if not hashes or hashes[-1] != len(codes) - 1:
+        hashes.append(len(codes) - 1)   # the last token is looked at again too
     for j in hashes:
         m = comp.pattern.match(text, starts[j])
         i = m.lastindex
