@@ -165,9 +165,8 @@ def _method_keys(name: str, rest: list[Node], source: str, dialect: str) -> tupl
     variants = {f"({' '.join(specs)})", f"({' '.join(trimmed)})",
                 normalize(lambda_list.text(source))}
     for v in variants:
-        keys.append(f"{name} {v}")
-        if q:
-            keys.append(f"{name} {q} {v}")
+        # "area (square)" means the primary method: a qualified one needs its qualifiers
+        keys.append(f"{name} {q} {v}" if q else f"{name} {v}")
     display = " ".join(x for x in (name, q, f"({' '.join(specs)})") if x)
     return keys, display
 
