@@ -88,9 +88,7 @@ def reindent(text: str, dialect: str, first_line: int, last_line: int) -> str:
         if want is None:
             continue
         have = visual_width(text[start:p])
-        if want != have or "\t" in text[start:p]:
-            if want == have:
-                continue   # a tab-indented line already in the right column stays as it is
+        if want != have:   # a line already in the right column (tabs or not) stays as it is
             delta[ln] = want - have
             new_indent[ln] = (p, " " * want)
     if not new_indent:
@@ -122,7 +120,8 @@ def _column_for(root: Node, text: str, dialect: str, p: int, col) -> int | None:
         code_before = sum(1 for c in lst.code_children if c.start < p)
     base = col(lst.open_end - 1)    # the column of the delimiter character itself
     code = lst.code_children
-    if lst.delim != "paren" or is_quoted(lst, text) or code_before == 0:
+    if lst.delim != "paren" or is_quoted(lst, text) or code_before == 0 \
+            or text[lst.start:lst.open_end] != "(":   # #( vectors, #?( reader conditionals
         return base + 1
     head = code[0]
     if head.kind == "list" or (head.kind == "prefixed"):

@@ -266,10 +266,11 @@ def kill(src: str, node: Node, dialect: str, count=1) -> Edit:
                              f"only {len(kids) - i} from there to the end of its list",
                              suggestion=f"use count <= {len(kids) - i}")
     start, end = kids[i].start, kids[i + count - 1].end
-    return Edit(*_spacing_for_delete(src, start, end), "")
+    return Edit(*_spacing_for_delete(src, start, end, dialect), "")
 
 
-def _spacing_for_delete(src: str, start: int, end: int) -> tuple[int, int]:
+def _spacing_for_delete(src: str, start: int, end: int,
+                        dialect: str | None = None) -> tuple[int, int]:
     """Widen [start, end) so that deleting it leaves tidy spacing (whole lines go entirely)."""
     line_start = src.rfind("\n", 0, start) + 1
     eol = src.find("\n", end)
@@ -291,6 +292,14 @@ def _spacing_for_delete(src: str, start: int, end: int) -> tuple[int, int]:
     k = start
     while k > line_start and src[k - 1] in " \t":
         k -= 1
+    if k == line_start and j < len(src) and src[j] in ")]}" and dialect:
+        # The node began its line and a closer follows: pull the closer up to the previous
+        # line, `(f\n  x)` -> `(f)`, unless that line ends in a comment that would swallow it.
+        m = k
+        while m > 0 and src[m - 1] in " \t\r\n":
+            m -= 1
+        if m > 0 and not _ends_in_line_comment(src[src.rfind("\n", 0, m) + 1:m], dialect):
+            return m, j
     return k, end
 
 

@@ -1,0 +1,370 @@
+"""The structural tools on real files: atomic writes, CRLF, tabs, unicode, modes, hashes,
+the MCP root, refusals that leave the file untouched; and the form tools per dialect."""
+from __future__ import annotations
+
+import os
+import stat
+
+import pytest
+
+from lispshell.tools.registry import ToolContext, all_tools, call_tool
+
+STRUCTURE_TOOLS = {
+    "read_module", "read_form", "replace_form", "insert_form", "delete_form", "find_references",
+    "list_module_exports", "check_syntax", "sexp_wrap", "sexp_unwrap", "sexp_raise",
+    "sexp_slurp_forward", "sexp_slurp_backward", "sexp_barf_forward", "sexp_barf_backward",
+    "sexp_kill", "sexp_transpose", "sexp_split", "sexp_join", "sexp_show_structure",
+    "sexp_get_enclosing",
+}
+READ_ONLY = {"read_module", "read_form", "find_references", "list_module_exports",
+             "check_syntax", "sexp_show_structure", "sexp_get_enclosing"}
+
+
+def test_registered_with_honest_flags_and_lean_descriptions():
+    tools = {t.name: t for t in all_tools(["structure"])}
+    assert set(tools) == STRUCTURE_TOOLS
+    for name, tool in tools.items():
+        assert tool.read_only == (name in READ_ONLY), name
+        assert tool.destructive == (name not in READ_ONLY), name
+        assert not tool.evaluates
+        assert len(tool.description) < 300, name
+        props = tool.input_schema["properties"]
+        assert "file_path" in props and "code" in props
+        if not tool.read_only:
+            assert {"dry_run", "expected_hash"} <= set(props)
+
+
+def call(ctx, tool, **args):
+    return call_tool(tool, args, ctx)
+
+
+@pytest.fixture
+def ctx(tmp_path):
+    return ToolContext(root=tmp_path)
+
+
+def write(path, data: bytes, mode=0o644):
+    path.write_bytes(data)
+    os.chmod(path, mode)
+    return path
+
+
+# ---- file handling --------------------------------------------------------------------------
+
+def test_crlf_file_keeps_crlf_and_untouched_bytes(tmp_path, ctx):
+    before = (b";; header\r\n(defun f (x)\r\n  (g x)\r\n  (h x))\r\n\r\n"
+              b"(defun other () 1)\r\n")
+    f = write(tmp_path / "a.lisp", before)
+    r = call(ctx, "sexp_wrap", file_path="a.lisp", form_type="defun", form_name="f",
+             path=[2], count=2, head="progn")
+    assert r["ok"], r
+    after = f.read_bytes()
+    assert after == (b";; header\r\n(defun f (x)\r\n  (progn (g x)\r\n    (h x)))\r\n\r\n"
+                     b"(defun other () 1)\r\n")
+    assert b"\n" not in after.replace(b"\r\n", b"")
+    assert r["changed_region"] == {"start_line": 3, "end_line": 4,
+                                   "text": "  (progn (g x)\r\n    (h x)))"}
+    assert r["bytes"] == len(after)
+
+
+def test_tabs_unicode_and_bom_are_kept(tmp_path, ctx):
+    before = ("\ufeff(defun grüße (name)\n"
+              "\t(format t \"☃ ~a\" name)\n"
+              "\t(list 'λ name))\n"
+              "(defvar *x* \"ü\")\n").encode("utf-8")
+    f = write(tmp_path / "u.lisp", before)
+    r = call(ctx, "sexp_transpose", file_path=str(f), form_type="defun", form_name="grüße",
+             target="'λ")
+    assert r["ok"], r
+    after = f.read_bytes().decode("utf-8")
+    assert after.startswith("\ufeff(defun grüße (name)\n\t(format t \"☃ ~a\" name)\n")
+    assert "\t(list name 'λ))\n(defvar *x* \"ü\")\n" in after
+
+
+def test_dry_run_writes_nothing(tmp_path, ctx):
+    f = write(tmp_path / "d.scm", b"(define (f) (a) (b))\n")
+    mtime = f.stat().st_mtime_ns
+    r = call(ctx, "sexp_slurp_forward", file_path="d.scm", target="(a)", dry_run=True)
+    assert r["ok"] and r["dry_run"] and r["would_change"]
+    assert r["preview"] == "(define (f) (a (b)))"
+    assert r["original"] == "(define (f) (a) (b))"
+    assert f.read_bytes() == b"(define (f) (a) (b))\n" and f.stat().st_mtime_ns == mtime
+
+
+def test_mode_kept_and_no_temp_files_left(tmp_path, ctx):
+    f = write(tmp_path / "m.clj", b"(defn f [x] (inc x))\n", mode=0o640)
+    r = call(ctx, "sexp_wrap", file_path="m.clj", target="(inc x)", head="str")
+    assert r["ok"], r
+    assert stat.S_IMODE(f.stat().st_mode) == 0o640
+    assert f.read_text() == "(defn f [x] (str (inc x)))\n"
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["m.clj"]
+
+
+def test_path_outside_root_is_refused(tmp_path):
+    inner = tmp_path / "root"
+    inner.mkdir()
+    outside = write(tmp_path / "secret.lisp", b"(defun f () 1)\n")
+    ctx = ToolContext(root=inner)
+    for tool, extra in (("read_module", {}), ("sexp_kill", {"target": "1"}),
+                        ("find_references", {"symbol": "f"})):
+        r = call(ctx, tool, file_path=str(outside), **extra)
+        assert r["error"]["code"] == "OUTSIDE_ROOT", (tool, r)
+        r = call(ctx, tool, file_path="../secret.lisp", **extra)
+        assert r["error"]["code"] == "OUTSIDE_ROOT", (tool, r)
+    assert outside.read_bytes() == b"(defun f () 1)\n"
+
+
+def test_folder_search_does_not_follow_symlinks_out_of_root(tmp_path):
+    root = tmp_path / "root"
+    root.mkdir()
+    (root / "in.lisp").write_text("(defun f () (target-sym))\n")
+    (tmp_path / "out.lisp").write_text("(defun g () (target-sym))\n")
+    os.symlink(tmp_path / "out.lisp", root / "link.lisp")
+    r = call(ToolContext(root=root), "find_references", file_path=".", symbol="target-sym")
+    assert r["ok"], r
+    assert [h["file"] for h in r["references"]] == ["in.lisp"]
+
+
+def test_unbalanced_file_is_refused_and_untouched(tmp_path, ctx):
+    data = b"(defun f (x)\n  (g x)\n\n(defun h () 2)\n"
+    f = write(tmp_path / "bad.lisp", data)
+    r = call(ctx, "sexp_kill", file_path="bad.lisp", target="2")
+    assert r["error"]["code"] == "UNBALANCED"
+    assert r["error"]["line"] == 1 and "check_syntax" in r["error"]["suggestion"]
+    assert f.read_bytes() == data
+
+
+def test_stale_file_is_refused(tmp_path, ctx):
+    f = write(tmp_path / "s.lisp", b"(defun f () 1)\n(defun g () 2)\n")
+    first = call(ctx, "read_module", file_path="s.lisp")
+    assert first["ok"]
+    f.write_bytes(b"(defun f () 10)\n(defun g () 2)\n")     # someone else edits it
+    r = call(ctx, "replace_form", file_path="s.lisp", form_name="g",
+             new_source="(defun g () 3)", expected_hash=first["hash"])
+    assert r["error"]["code"] == "STALE"
+    # without expected_hash, the hash this context last saw is compared
+    r = call(ctx, "replace_form", file_path="s.lisp", form_name="g", new_source="(defun g () 3)")
+    assert r["error"]["code"] == "STALE"
+    assert f.read_bytes() == b"(defun f () 10)\n(defun g () 2)\n"
+    again = call(ctx, "read_form", file_path="s.lisp", form_name="g")
+    r = call(ctx, "replace_form", file_path="s.lisp", form_name="g", new_source="(defun g () 3)",
+             expected_hash=again["hash"])
+    assert r["ok"], r
+    # our own write updates the remembered hash: a second edit goes through
+    r2 = call(ctx, "sexp_wrap", file_path="s.lisp", form_name="g", target="3", head="1+")
+    assert r2["ok"], r2
+    assert f.read_text() == "(defun f () 10)\n(defun g () (1+ 3))\n"
+    assert r2["hash"] != r["hash"]
+
+
+def test_source_arguments_are_checked(tmp_path, ctx):
+    assert call(ctx, "read_module")["error"]["code"] == "BAD_INPUT"
+    assert call(ctx, "read_module", code="(a)", file_path="x.lisp")["error"]["code"] == "BAD_INPUT"
+    assert call(ctx, "read_module", file_path="nope.lisp")["error"]["code"] == "NOT_FOUND"
+    assert call(ctx, "read_module", code="(a)")["error"]["code"] == "BAD_INPUT"  # no dialect
+    assert call(ctx, "read_module", code="(a)", dialect="cobol")["error"]["code"] == "BAD_INPUT"
+    write(tmp_path / "latin.lisp", "(a \"\xe9\")".encode("latin-1"))
+    assert call(ctx, "read_module", file_path="latin.lisp")["error"]["code"] == "BAD_ENCODING"
+    r = call(ctx, "sexp_kill", code="(a b)", dialect="cl", path="0")
+    assert r["error"]["code"] == "BAD_INPUT"
+
+
+# ---- form tools -------------------------------------------------------------------------------
+
+MODULE = """(in-package :demo)
+
+;;; Section header, separated by a blank line
+
+;; Adds one.
+;; Really.
+(defun add1 (x)
+  (+ x 1))
+
+(defun long-one (x)
+  (let ((y x))
+    (when y
+      (print y)
+      (print x)
+      y)))
+"""
+
+
+def test_read_module_collapses_long_forms():
+    r = call(ToolContext(), "read_module", code=MODULE, dialect="cl", max_lines=3)
+    assert r["forms"] == 3
+    assert r["text"] == ("L1 (in-package :demo)\n"
+                         "L7-8 (defun add1 (x)\n  (+ x 1))\n"
+                         "L10-15 (defun long-one (x) ...")
+
+
+def test_read_form_text_and_lines():
+    r = call(ToolContext(), "read_form", code=MODULE, dialect="cl", form_type="defun",
+             form_name="add1")
+    assert (r["start_line"], r["end_line"]) == (7, 8)
+    assert r["text"] == "(defun add1 (x)\n  (+ x 1))"
+
+
+def test_replace_form_reindents_only_the_new_form(tmp_path, ctx):
+    f = write(tmp_path / "m.lisp", MODULE.encode())
+    r = call(ctx, "replace_form", file_path="m.lisp", form_type="defun", form_name="add1",
+             new_source="    (defun add1 (x)\n      (check-type x integer)\n(+ x 1))")
+    assert r["ok"], r
+    text = f.read_text()
+    assert "(defun add1 (x)\n  (check-type x integer)\n  (+ x 1))\n\n(defun long-one" in text
+    assert text.startswith(MODULE[:MODULE.index("(defun add1")])
+    assert text.endswith(MODULE[MODULE.index("\n\n(defun long-one"):])
+    assert r["changed_region"]["start_line"] == 7 and r["changed_region"]["end_line"] == 9
+
+
+def test_replace_form_refuses_source_without_confident_repair(tmp_path, ctx, monkeypatch):
+    from lispshell.tools import structure
+    monkeypatch.setattr(structure, "_repair", lambda text, dialect: None)
+    f = write(tmp_path / "m.lisp", MODULE.encode())
+    r = call(ctx, "replace_form", file_path="m.lisp", form_name="add1",
+             new_source="(defun add1 (x)\n  (+ x 1)")
+    err = r["error"]
+    assert err["code"] == "INVALID_SOURCE"
+    assert (err["line"], err["col"]) == (1, 1) and "never closed" in err["message"]
+    assert f.read_text() == MODULE
+    r = call(ctx, "replace_form", file_path="m.lisp", form_name="add1", new_source="  ")
+    assert r["error"]["code"] == "BAD_INPUT" and "delete_form" in r["error"]["suggestion"]
+
+
+def test_replace_form_applies_and_reports_a_confident_repair(tmp_path, ctx, monkeypatch):
+    from lispshell.tools import structure
+    seen = []
+
+    def confident(text, dialect):
+        seen.append(text)
+        return text + ")", "added ')' at line 2, column 10"
+    monkeypatch.setattr(structure, "_repair", confident)
+    f = write(tmp_path / "m.lisp", MODULE.encode())
+    r = call(ctx, "replace_form", file_path="m.lisp", form_name="add1",
+             new_source="(defun add1 (x)\n  (+ x 1)")
+    assert r["ok"], r
+    assert seen == ["(defun add1 (x)\n  (+ x 1)"]
+    assert r["repaired"] == ("new_source was unbalanced and was repaired: "
+                             "added ')' at line 2, column 10")
+    assert "(defun add1 (x)\n  (+ x 1))\n" in f.read_text()
+
+
+def test_replace_form_with_the_real_repair(tmp_path, ctx):
+    # Whatever A's repair decides for a dropped final closer, the outcome is never silent:
+    # either a reported repair with a balanced file, or a refusal with the file untouched.
+    f = write(tmp_path / "m.lisp", MODULE.encode())
+    r = call(ctx, "replace_form", file_path="m.lisp", form_name="add1",
+             new_source="(defun add1 (x)\n  (+ x 2)")
+    if r["ok"]:
+        assert "repaired" in r and "(+ x 2))" in f.read_text()
+    else:
+        assert r["error"]["code"] == "INVALID_SOURCE" and f.read_text() == MODULE
+
+
+def test_insert_form_positions():
+    ins = dict(code=MODULE, dialect="cl", new_source="(defun sub1 (x)\n(- x 1))")
+    before = call(ToolContext(), "insert_form", form_name="add1", position="before", **ins)["code"]
+    # before the anchor's comment block, after the section header
+    assert ";;; Section header, separated by a blank line\n\n(defun sub1 (x)\n  (- x 1))\n\n" \
+           ";; Adds one.\n" in before
+    after = call(ToolContext(), "insert_form", form_name="add1", **ins)["code"]
+    assert "  (+ x 1))\n\n(defun sub1 (x)\n  (- x 1))\n\n(defun long-one" in after
+    end = call(ToolContext(), "insert_form", **ins)["code"]
+    assert end == MODULE + "\n(defun sub1 (x)\n  (- x 1))\n"
+    r = call(ToolContext(), "insert_form", position="before", **ins)
+    assert r["error"]["code"] == "BAD_INPUT"
+
+
+def test_delete_form_takes_its_comment_block():
+    r = call(ToolContext(), "delete_form", code=MODULE, dialect="cl", form_name="add1")
+    assert r["ok"] and r["deleted"] == "defun add1"
+    assert r["code"] == ("(in-package :demo)\n\n;;; Section header, separated by a blank line\n\n"
+                         "(defun long-one (x)\n" + MODULE.split("(defun long-one (x)\n")[1])
+
+
+def test_find_references_is_symbol_aware(tmp_path, ctx):
+    write(tmp_path / "a.lisp", b'(defun add1 (x) (+ x 1))\n;; add1 in a comment\n'
+                               b'(defun g () (add1 2) "add1 in a string" (demo:add1 3) :add1)\n')
+    (tmp_path / "sub").mkdir()
+    write(tmp_path / "sub" / "b.clj", b"(ns b)\n(defn h [] (add1 1) #_(add1 2))\n")
+    r = call(ctx, "find_references", file_path="a.lisp", symbol="add1")
+    assert [(h["line"], h["col"]) for h in r["references"]] == [(1, 8), (3, 14), (3, 42)]
+    assert r["references"][0]["definition"] is True
+    assert r["references"][1]["form"] == "defun g"
+    r = call(ctx, "find_references", file_path=".", symbol="add1")
+    assert r["count"] == 4 and r["files_searched"] == 2
+    assert r["references"][-1] == {"file": "sub/b.clj", "line": 2, "col": 13, "form": "defn h",
+                                   "text": "(defn h [] (add1 1) #_(add1 2))"}
+
+
+def test_list_module_exports_per_dialect():
+    cl = call(ToolContext(), "list_module_exports", dialect="cl",
+              code="(defpackage #:demo (:use #:cl) (:export #:add1 \"SUB1\" :twice))\n"
+                   "(export '(extra))")
+    assert cl["module"] == "#:demo"
+    assert [e["name"] for e in cl["exports"]] == ["add1", "SUB1", "twice", "extra"]
+    clj = call(ToolContext(), "list_module_exports", dialect="clojure",
+               code="(ns demo.core)\n(defn add1 [x] x)\n(defn- hidden [] 1)\n"
+                    "(def ^:private secret 1)\n(defmacro m [] 1)\n(def v 2)")
+    assert clj["module"] == "demo.core"
+    assert [e["name"] for e in clj["exports"]] == ["add1", "m", "v"]
+
+
+def test_check_syntax():
+    ok = call(ToolContext(), "check_syntax", code="(a [b])", dialect="clojure")
+    assert ok["valid"] is True and ok["forms"] == 1 and "repaired_source" not in ok
+    bad = call(ToolContext(), "check_syntax", code="(defun f (x)\n  (g x)", dialect="cl")
+    assert bad["valid"] is False
+    assert bad["errors"] and bad["errors"][0]["line"] == 1
+    assert "repaired_source" in bad
+
+
+# ---- paredit on files in each dialect, with the tricky syntax -----------------------------------
+
+def test_reader_conditionals_and_block_comments_survive(tmp_path, ctx):
+    src = ("(defun f ()\n"
+           "  #| keep me |#\n"
+           "  #+sbcl (sb-ext:gc :full t)\n"
+           "  #-sbcl (gc)\n"
+           "  (done))\n")
+    f = write(tmp_path / "rc.lisp", src.encode())
+    r = call(ctx, "sexp_wrap", file_path="rc.lisp", form_name="f", target="#+sbcl (sb-ext:gc :full t)",
+             count=2, head="progn")
+    assert r["ok"], r
+    assert f.read_text() == ("(defun f ()\n"
+                             "  #| keep me |#\n"
+                             "  (progn #+sbcl (sb-ext:gc :full t)\n"
+                             "    #-sbcl (gc))\n"
+                             "  (done))\n")
+    r = call(ctx, "sexp_unwrap", file_path="rc.lisp", target="(sb-ext:gc :full t)")
+    assert r["error"]["code"] == "PREFIXED"
+
+
+def test_clojure_reader_conditional_and_discard():
+    code = "(defn f [x]\n  #?(:clj (inc x) :cljs (dec x))\n  #_(old x)\n  (g x))\n"
+    r = call(ToolContext(), "sexp_slurp_forward", code=code, dialect="clojure",
+             target="#?(:clj (inc x) :cljs (dec x))")
+    assert r["code"] == "(defn f [x]\n  #?(:clj (inc x) :cljs (dec x)\n     #_(old x)\n     (g x)))\n"
+    r = call(ToolContext(), "sexp_barf_forward", code=r["code"], dialect="clojure",
+             target="#?(:clj")
+    # what lies between the last element and the one pushed out (here `#_(old x)`) goes out
+    assert r["code"] == "(defn f [x]\n  #?(:clj (inc x) :cljs (dec x))\n  #_(old x)\n  (g x))\n"
+
+
+def test_scheme_datum_comment_and_brackets():
+    code = "(define (f x)\n  #;(debug x)\n  (let ([y x]) y))\n"
+    r = call(ToolContext(), "sexp_kill", code=code, dialect="scheme", form_name="f", path=[1])
+    assert r["code"] == "(define (f x)\n  #;(debug x))\n"
+    r = call(ToolContext(), "sexp_raise", code=code, dialect="scheme", target="[y x]")
+    assert r["code"] == "(define (f x)\n  #;(debug x)\n  (let [y x] y))\n"
+    r = call(ToolContext(), "sexp_wrap", code="(list a b)", dialect="cl", target="a",
+             wrapper="square")
+    assert r["error"]["code"] == "BAD_INPUT"      # [ ] are symbol characters in CL
+    r = call(ToolContext(), "sexp_wrap", code="(list a b)", dialect="scheme", target="a",
+             wrapper="square")
+    assert r["code"] == "(list [a] b)"
+
+
+def test_kill_keeps_a_comment_from_swallowing_the_closer():
+    code = "(f a ; note\n   b)"
+    r = call(ToolContext(), "sexp_kill", code=code, dialect="cl", target="b")
+    assert r["code"] == "(f a ; note\n)"
