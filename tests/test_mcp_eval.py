@@ -3,6 +3,7 @@
 replayed confirmations), `--allow-eval`, and a killed child Lisp restarted."""
 from __future__ import annotations
 
+import anyio
 import mcp_types as types
 import pytest
 
@@ -124,3 +125,22 @@ def test_allow_eval_runs_and_a_killed_lisp_is_restarted(tmp_path):
     pid = run(scenario)
     assert wait_gone(pid), "the child Lisp outlived lispshell mcp"
     assert not alive(pid)
+
+
+def test_a_cancelled_eval_is_interrupted_in_the_image(tmp_path):
+    """The client gives up on a long eval: the server interrupts it, so its tail never runs
+    and the image answers the next call (without the interrupt the marker would appear)."""
+    marker = tmp_path / "late.txt"
+    slow = f"(progn (sleep 20) {marker_code(marker)})"
+
+    async def scenario():
+        async with connect(tmp_path, "--lisp", "sbcl", "--allow-eval") as client:
+            warm = answer(await client.call_tool("eval", {"code": "(+ 1 1)"}))
+            assert warm["ok"] is True
+            with anyio.move_on_after(2) as scope:
+                await client.call_tool("eval", {"code": slow})
+            assert scope.cancelled_caught
+            after = answer(await client.call_tool("eval", {"code": "(* 3 5)"}))
+            assert after["ok"] is True and "15" in str(after)
+    run(scenario)
+    assert not marker.exists()

@@ -60,7 +60,7 @@ def test_handshake_list_and_call(root, mode):
             assert "invalid" in str(bad).lower()
 
             popped = answer(await client.call_tool(
-                "pop_delimiter", {"stack": ["paren"], "expected": "bracket"}))
+                "pop_delimiter", {"stack": ["paren"], "type": "bracket"}))
             assert popped["ok"] is False and popped["error"]["code"] == "MISMATCH"
 
             wrong = answer(await client.call_tool("validate_syntax", {"code": 42}))
