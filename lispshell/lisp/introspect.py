@@ -9,7 +9,11 @@ literal, and the Lisp reads it itself with read-time evaluation off:
   constructors, no user tagged-literal readers); names are looked up in `ns-map` /
   `ns-interns`, never resolved in a way that loads or initialises a class.
 - Guile: `read` has no read-time evaluation, but `read-hash-extend` can add `#` syntaxes that
-  run code, so `#` is refused in a name except for the `#{...}#` symbol syntax.
+  run code, so names and forms are read with `%read-hash-procedures` emptied, and `#` is
+  refused in a name anyway except for the `#{...}#` symbol syntax.
+`macroexpand` reads a whole form the same way (CL: the standard readtable without `#S`,
+Clojure: no user data readers), then expands it: expanding runs the image's macros, which is
+what the tool is for.
 The result must be one symbol and nothing else (`foo) (delete-file "x") (` is refused).
 
 The helpers are defined once per image, in their own package / namespace / module, by code
@@ -36,6 +40,17 @@ CL_SETUP = r'''
                                (declare (ignore stream char))
                                (error "# reader syntax is not accepted in a symbol name"))
                          t rt)
+    rt))
+
+(defun form-readtable ()
+  ;; The standard syntax (not the person's reader macros, which may run code when read),
+  ;; with #. off (*read-eval* nil, bound by the caller) and #S(...) refused: it calls a
+  ;; structure constructor, whose slot initforms may do anything.
+  (let ((rt (copy-readtable nil)))
+    (set-dispatch-macro-character #\# #\S (lambda (stream char arg)
+                                             (declare (ignore stream char arg))
+                                             (error "#S(...) is not read here"))
+                                  rt)
     rt))
 
 (defun blank-from (string start)
@@ -103,7 +118,7 @@ CL_SETUP = r'''
     (if (null package)
         (emit "unknown_package" (format nil "no package named ~a" package-name))
         (handler-case
-            (let ((*package* package) (*read-eval* nil))
+            (let ((*package* package) (*read-eval* nil) (*readtable* (form-readtable)))
               (multiple-value-bind (form end) (read-from-string text)
                 (if (not (blank-from text end))
                     (emit "bad_form" "more than one form: give exactly one")
@@ -209,7 +224,9 @@ CLJ_SETUP = r'''
 (defn expand [s nsname cur]
   (try
     (if-let [ns (target-ns nsname cur)]
-      (binding [*read-eval* false *ns* ns]
+      ;; no #= (read-eval off), no record/constructor syntax (refused when read-eval is off),
+      ;; and no user tagged-literal readers (they are functions that could do anything)
+      (binding [*read-eval* false *ns* ns *data-readers* {} *default-data-reader-fn* nil]
         (let [r (java.io.PushbackReader. (java.io.StringReader. s))
               form (read r)
               more (slurp r)]
@@ -251,6 +268,11 @@ GUILE_SETUP = r'''
       (string-append (substring s 0 n) "... [cut]")
       s))
 
+(define (safe-read port)
+  ;; Without the person's read-hash-extend procedures (they may run code when read).
+  (with-fluids ((%read-hash-procedures '()))
+    (read port)))
+
 (define (read-name s)
   ;; Guile's reader has no read-time evaluation, but read-hash-extend can add # syntaxes
   ;; that run code: '#' is refused except in the #{...}# symbol syntax.
@@ -260,7 +282,7 @@ GUILE_SETUP = r'''
                        (not (string-index (substring t 2 (- (string-length t) 2)) #\#)))))
         (values #f "bad_name" "# reader syntax is not accepted in a symbol name")
         (let* ((port (open-input-string s))
-               (x (read port))
+               (x (safe-read port))
                (more (get-string-all port)))
           (cond ((eof-object? x) (values #f "bad_name" "empty name"))
                 ((not (symbol? x))
@@ -340,7 +362,7 @@ GUILE_SETUP = r'''
         (if (not mod)
             (emit "unknown_package" (string-append "no module named " modname))
             (let* ((port (open-input-string s))
-                   (form (read port))
+                   (form (safe-read port))
                    (more (get-string-all port)))
               (if (not (string-null? (string-trim-both (if (eof-object? more) "" more))))
                   (emit "bad_form" "more than one form: give exactly one")
