@@ -1,0 +1,267 @@
+"""The LLM inside the REPL, as a person uses it: `lispshell` under a real pty, real Lisps, and
+the fake Messages API (the only fake). The screen is read with escape codes stripped.
+"""
+from __future__ import annotations
+
+import json
+import os
+import re
+import time
+from pathlib import Path
+
+import pexpect
+import pytest
+
+from conftest import LISPSHELL
+from fake_anthropic import FakeAnthropic, Reply, tool_block
+
+ANSI = re.compile(r"\x1b\[[0-9;?]*[A-Za-z]|\x1b[=>]|\r")
+GRACE = 0.15  # [gate] grace_ms below, in seconds
+
+
+class Shell:
+    def __init__(self, tmp: Path, api: FakeAnthropic | None, *args: str, key: bool = True):
+        env = {k: v for k, v in os.environ.items() if not k.startswith("ANTHROPIC_")}
+        (tmp / "anthropic").mkdir(exist_ok=True)
+        (tmp / "config").mkdir(exist_ok=True)
+        (tmp / "config" / "config.toml").write_text(
+            "[gate]\ngrace_ms = 150\n[llm]\ntimeout = 20.0\nmax_retries = 2\n"
+            'tool_groups = ["live"]\n')
+        env.update(TERM="xterm-256color", PROMPT_TOOLKIT_NO_CPR="1", NO_COLOR="1",
+                   EDITOR="true", ANTHROPIC_CONFIG_DIR=str(tmp / "anthropic"),
+                   LISPSHELL_STATE_DIR=str(tmp / "state"), LISPSHELL_CONFIG_DIR=str(tmp / "config"))
+        if api is not None:
+            env["ANTHROPIC_BASE_URL"] = api.url
+            if key:
+                env["ANTHROPIC_API_KEY"] = api.key
+        self.child = pexpect.spawn(LISPSHELL, list(args), env=env, dimensions=(40, 160),
+                                   encoding="utf-8", codec_errors="replace", timeout=20)
+        self.raw = ""
+        self.pos = 0
+
+    def text(self) -> str:
+        return ANSI.sub("", self.raw)
+
+    def expect(self, wanted: str, timeout: float = 40) -> str:
+        deadline = time.monotonic() + timeout
+        while True:
+            clean = self.text()
+            at = clean.find(wanted, self.pos)
+            if at >= 0:
+                between = clean[self.pos:at]
+                self.pos = at + len(wanted)
+                return between
+            if time.monotonic() > deadline or (not self.child.isalive() and not self._read(0.1)):
+                raise AssertionError(f"{wanted!r} never appeared; after the last match:\n"
+                                     f"{clean[self.pos:][-3000:]}")
+            self._read(0.2)
+
+    def _read(self, timeout: float) -> bool:
+        try:
+            self.raw += self.child.read_nonblocking(65536, timeout=timeout)
+            return True
+        except (pexpect.TIMEOUT, pexpect.EOF):
+            return False
+
+    def send(self, keys: str) -> None:
+        self.child.send(keys)
+
+    def submit(self, line: str) -> None:
+        self.child.send(line + "\r")
+
+    def answer(self, keys: str) -> None:
+        """Answer the gate's question, after its grace period."""
+        self.expect("Evaluate?")
+        time.sleep(GRACE + 0.25)
+        self.send(keys)
+
+    def quit(self) -> None:
+        self.submit(",quit")
+        try:
+            self.child.expect(pexpect.EOF, timeout=20)
+        finally:
+            self.close()
+
+    def close(self) -> None:
+        if self.child.isalive():
+            self.child.terminate(force=True)
+
+
+@pytest.fixture
+def api():
+    with FakeAnthropic() as server:
+        yield server
+        assert server.invalid == [], [r.error for r in server.invalid]
+
+
+@pytest.fixture
+def shell(tmp_path, api):
+    shells = []
+
+    def start(*args, **kw):
+        s = Shell(tmp_path, api, *args, **kw)
+        shells.append(s)
+        s.expect(">")
+        return s
+
+    yield start
+    for s in shells:
+        s.close()
+
+
+def sent_messages(api, n=-1):
+    return api.message_requests[n].body["messages"]
+
+
+def test_add_seven_to_that_with_a_confirmed_eval(shell, api):
+    api.script(Reply.tool("eval", {"code": "(+ 5 7)"}, text="Adding seven to the 5:"),
+               Reply.text("The answer is **twelve**."))
+    sh = shell()
+    sh.submit("(+ 2 3)")
+    sh.expect("5")
+    sh.submit("add seven to that")
+    sh.expect("the model wants to evaluate")
+    sh.answer("y")
+    sh.expect("eval (+ 5 7) → 12")
+    sh.expect("The answer is twelve.")
+    first = sent_messages(api, 0)
+    assert first[1]["content"][0]["input"] == {"code": "(+ 2 3)"}
+    assert first[2]["content"][-1]["text"] == "add seven to that"
+    assert '"12"' in sent_messages(api, 1)[-1]["content"][0]["content"]
+    sh.submit(",usage")
+    sh.expect("session: in")
+    sh.quit()
+
+
+def test_a_refused_eval_with_a_reason(shell, api, tmp_path):
+    target = tmp_path / "refused.txt"
+    code = f'(with-open-file (s "{target}" :direction :output) (write-line "x" s))'
+    api.script(Reply.tool("eval", {"code": code}), Reply.text("Fine, no file then."))
+    sh = shell()
+    sh.submit("write a file please")
+    sh.answer("n")
+    sh.expect("Reason")
+    sh.submit("not in my home")
+    sh.expect("declined")
+    sh.expect("Fine, no file then.")
+    result = sent_messages(api, 1)[-1]["content"][0]
+    assert result["is_error"] and "declined to evaluate" in result["content"]
+    assert "not in my home" in result["content"]
+    assert not target.exists()
+    sh.quit()
+
+
+def test_type_ahead_never_approves(shell, api, tmp_path):
+    target = tmp_path / "typed-ahead.txt"
+    code = f'(with-open-file (s "{target}" :direction :output) (write-line "x" s))'
+    api.script(Reply.tool("eval", {"code": code}, text="Writing it now.", delay=0.05),
+               Reply.text("Not written."))
+    sh = shell()
+    sh.submit("write it")
+    sh.send("y")  # typed while the answer streams, before any question exists
+    sh.expect("Evaluate?")
+    sh.send("y")  # and again within the grace period
+    time.sleep(GRACE + 0.3)
+    sh.send("\r")  # Enter means no
+    sh.expect("declined")
+    sh.expect("Not written.")
+    assert not target.exists()
+    sh.quit()
+
+
+def test_yolo_flag_and_command(shell, api):
+    api.script(Reply.tool("eval", {"code": "(* 11 11)"}), Reply.text("done"),
+               Reply.tool("eval", {"code": "(* 12 12)"}), Reply.text("asked"))
+    sh = shell("--yolo")
+    sh.expect("YOLO")
+    sh.submit("square eleven")
+    sh.expect("eval (* 11 11) → 121")
+    assert "Evaluate?" not in sh.text()
+    sh.submit(",yolo off")
+    sh.expect("YOLO off")
+    sh.submit("square twelve")
+    sh.answer("y")
+    sh.expect("→ 144")
+    sh.quit()
+
+
+@pytest.mark.parametrize("lisp,payloads", [
+    ("sbcl", ['#.(with-open-file (s "{p}" :direction :output) (write-line "x" s))',
+              'foo) (with-open-file (s "{p}" :direction :output) (write-line "x" s)) (']),
+    ("guile", ['#.(call-with-output-file "{p}" (lambda (port) (display 1 port)))',
+               'foo) (call-with-output-file "{p}" (lambda (port) (display 1 port))) (']),
+    ("clojure", ['#=(spit "{p}" "x")', 'foo) (spit "{p}" "x") (']),
+])
+def test_describe_and_symbol_value_injections_do_nothing(shell, api, tmp_path, lisp, payloads):
+    target = tmp_path / "pwned.txt"
+    calls = [tool_block(tool, {"symbol": p.format(p=target)})
+             for p in payloads for tool in ("describe", "symbol_value")]
+    api.script(Reply.of("Looking these up.", *calls), Reply.text("Nothing there."))
+    sh = shell("--lisp", lisp)
+    sh.submit("look these names up")
+    sh.expect("Nothing there.", timeout=60)
+    results = sent_messages(api, 1)[-1]["content"]
+    assert len(results) == len(calls) and all(r["is_error"] for r in results)
+    assert not target.exists()
+    assert "Evaluate?" not in sh.text()  # the look-up tools never ask: they never evaluate
+    sh.quit()
+
+
+def test_ctrl_c_mid_stream_then_a_new_question(shell, api):
+    api.script(Reply.stall("A long answer begins here.\nAnd goes on", after=1),
+               Reply.text("Second answer."))
+    sh = shell()
+    sh.submit("tell me a long story")
+    sh.expect("A long answer begins here.")
+    sh.send("\x03")
+    sh.expect("Interrupted")
+    api.release_stalls()
+    sh.submit("now something short")
+    sh.expect("Second answer.")
+    msgs = sent_messages(api, 1)
+    assert msgs[1]["role"] == "assistant" and "[interrupted]" in msgs[1]["content"][-1]["text"]
+    sh.quit()
+
+
+def test_overloaded_then_success_then_overloaded_for_good(shell, api):
+    api.script(Reply.overloaded(), Reply.overloaded(), Reply.text("Made it through."),
+               Reply.overloaded(), Reply.overloaded(), Reply.overloaded())
+    sh = shell()
+    sh.submit("hello there")
+    sh.expect("Made it through.")
+    sh.submit("and again")
+    sh.expect("overloaded (529)")
+    sh.submit("(* 6 7)")
+    sh.expect("42")  # the REPL goes on
+    sh.quit()
+
+
+def test_no_key_lisp_works_and_the_first_prose_line_says_how(tmp_path):
+    sh = Shell(tmp_path, None)
+    try:
+        sh.expect(">")
+        sh.submit("(* 6 7)")
+        sh.expect("42")
+        sh.submit("what is this")
+        sh.expect("ANTHROPIC_API_KEY")
+        sh.submit("(* 7 8)")
+        sh.expect("56")
+        assert "Traceback" not in sh.text()
+        sh.quit()
+    finally:
+        sh.close()
+
+
+def test_continue_resumes_the_last_conversation(shell, api):
+    api.script(Reply.text("Remembered: the number is 41."), Reply.text("It was 41."))
+    sh = shell()
+    sh.submit("remember the number forty-one")
+    sh.expect("Remembered")
+    sh.quit()
+    sh = shell("--continue")
+    sh.expect("Continuing the conversation")
+    sh.submit("what was the number?")
+    sh.expect("It was 41.")
+    texts = json.dumps(sent_messages(api, 1))
+    assert "remember the number forty-one" in texts and "Remembered: the number is 41." in texts
+    sh.quit()
