@@ -20,7 +20,8 @@ GRACE = 0.15  # [gate] grace_ms below, in seconds
 
 
 class Shell:
-    def __init__(self, tmp: Path, api: FakeAnthropic | None, *args: str, key: bool = True):
+    def __init__(self, tmp: Path, api: FakeAnthropic | None, *args: str, key: bool = True,
+                 editor: str = "true"):
         env = {k: v for k, v in os.environ.items() if not k.startswith("ANTHROPIC_")}
         (tmp / "anthropic").mkdir(exist_ok=True)
         (tmp / "config").mkdir(exist_ok=True)
@@ -28,7 +29,7 @@ class Shell:
             "[gate]\ngrace_ms = 150\n[llm]\ntimeout = 20.0\nmax_retries = 2\n"
             'tool_groups = ["live"]\n')
         env.update(TERM="xterm-256color", PROMPT_TOOLKIT_NO_CPR="1", NO_COLOR="1",
-                   EDITOR="true", ANTHROPIC_CONFIG_DIR=str(tmp / "anthropic"),
+                   EDITOR=editor, ANTHROPIC_CONFIG_DIR=str(tmp / "anthropic"),
                    LISPSHELL_STATE_DIR=str(tmp / "state"), LISPSHELL_CONFIG_DIR=str(tmp / "config"))
         if api is not None:
             env["ANTHROPIC_BASE_URL"] = api.url
@@ -264,4 +265,36 @@ def test_continue_resumes_the_last_conversation(shell, api):
     sh.expect("It was 41.")
     texts = json.dumps(sent_messages(api, 1))
     assert "remember the number forty-one" in texts and "Remembered: the number is 41." in texts
+    sh.quit()
+
+
+def test_edit_then_always_and_ctrl_c_means_no(shell, api, tmp_path):
+    editor = tmp_path / "editor.sh"
+    editor.write_text('#!/bin/sh\nsed -i "s/(+ 100 1)/(+ 1 1)/" "$1"\n')
+    editor.chmod(0o755)
+    api.script(Reply.tool("eval", {"code": "(+ 100 1)"}), Reply.text("edited ok"),
+               Reply.tool("eval", {"code": "(+ 20 2)"}), Reply.text("first always"),
+               Reply.tool("eval", {"code": "(+ 30 3)"}), Reply.text("no question"))
+    sh = shell(editor=str(editor))
+    sh.submit("compute something")
+    sh.answer("e")
+    sh.expect("your edited code")
+    sh.answer("y")
+    sh.expect("→ 2")
+    sh.expect("edited ok")
+    content = sent_messages(api, 1)[-1]["content"][0]["content"]
+    assert "(+ 1 1)" in content and "edited" in content
+    sh.submit("another one please")
+    sh.answer("a")
+    sh.expect("YOLO on for the rest of this session")
+    sh.expect("→ 22")
+    sh.submit("and one more")
+    sh.expect("→ 33")
+    sh.submit(",yolo off")
+    sh.expect("YOLO off")
+    api.script(Reply.tool("eval", {"code": "(+ 40 4)"}), Reply.text("after ctrl-c"))
+    sh.submit("the last one now")
+    sh.answer("\x03")
+    sh.expect("declined")
+    sh.expect("after ctrl-c")  # Ctrl-C at the question is a no, not the end of the turn
     sh.quit()
