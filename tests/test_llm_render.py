@@ -34,7 +34,7 @@ def test_code_blocks_wait_for_their_fence_and_are_highlighted():
     d, out = display(color=True)
     d.text("```lisp\n(defun sq (x) (* x x))\n```\n")
     d.end_text()
-    assert "\x1b[3" in out.getvalue()  # foreground colours: highlighted, not just dimmed
+    assert "\x1b[96;49mdefun" in out.getvalue()  # coloured by the lexer, not just dimmed
 
 
 def test_an_unclosed_block_is_still_shown_at_the_end():
