@@ -200,23 +200,27 @@ class Repl:
         self._loop = asyncio.get_running_loop()
         self.start_session(self.lisp)
         try:
-            while True:
-                try:
-                    text = await self.prompt_session().prompt_async(pre_run=self._load_llm_soon)
-                except KeyboardInterrupt:
-                    continue
-                except EOFError:
-                    break
-                try:
-                    if await self.handle(text) is QUIT:
-                        break
-                except KeyboardInterrupt:
-                    self.renderer.notice("Interrupted.")
-                except Exception as exc:   # a bug of ours: say so, keep the shell alive
-                    self._internal_error(exc)
+            with typeahead_mode():   # between prompts; each prompt sets its own raw mode
+                await self._read_eval_print_loop()
         finally:
             self.close()
         return 0
+
+    async def _read_eval_print_loop(self) -> None:
+        while True:
+            try:
+                text = await self.prompt_session().prompt_async(pre_run=self._load_llm_soon)
+            except KeyboardInterrupt:
+                continue
+            except EOFError:
+                break
+            try:
+                if await self.handle(text) is QUIT:
+                    break
+            except KeyboardInterrupt:
+                self.renderer.notice("Interrupted.")
+            except Exception as exc:   # a bug of ours: say so, keep the shell alive
+                self._internal_error(exc)
 
     async def handle(self, text: str):
         """One submitted input; returns QUIT when the REPL should end."""
@@ -390,6 +394,42 @@ class Repl:
             where = ""
         self.renderer.finish_line()
         self.renderer.notice(f"Internal error: {type(exc).__name__}: {exc}{where}")
+
+
+@contextmanager
+def typeahead_mode():
+    """Terminal settings for between prompts (while a form runs, no prompt reads the keyboard).
+
+    In the ordinary cooked mode, keys typed ahead would be echoed into the output and Enter
+    (CR) would reach the next prompt as a newline (LF, by ICRNL), so a line typed ahead would
+    never be submitted. Here: no echo, no line editing, CR kept as CR; ISIG stays on, so
+    Ctrl-C still arrives as SIGINT and interrupts the eval. The next prompt reads the keys.
+    """
+    try:
+        import termios
+
+        fd = sys.stdin.fileno()
+        saved = termios.tcgetattr(fd)
+    except (ImportError, OSError, ValueError, AttributeError):
+        yield
+        return
+    mode = list(saved)
+    mode[0] &= ~termios.ICRNL                          # iflag
+    mode[3] &= ~(termios.ECHO | termios.ICANON)        # lflag (ISIG kept)
+    mode[6] = list(mode[6])
+    mode[6][termios.VMIN], mode[6][termios.VTIME] = 1, 0
+    try:
+        termios.tcsetattr(fd, termios.TCSANOW, mode)
+    except OSError:
+        yield
+        return
+    try:
+        yield
+    finally:
+        try:
+            termios.tcsetattr(fd, termios.TCSANOW, saved)
+        except OSError:
+            pass
 
 
 def run_interactive(lisp: str, config: dict, options) -> int:
