@@ -89,10 +89,13 @@ def test_forged_and_replayed_confirmations_run_nothing(tmp_path):
                                                request_state=asked.request_state,
                                                allow_input_required=True)
             assert isinstance(replayed, types.InputRequiredResult)
-            other = marker_code(tmp_path / "other.txt")  # a ticket for one code runs no other
+            # A fresh ticket for one code runs no other code.
+            fresh = await session.call_tool("eval", {"code": code}, allow_input_required=True)
+            other = marker_code(tmp_path / "other.txt")
             swapped = await session.call_tool(
-                "eval", {"code": other}, input_responses={question_key(other): accept[question_key(code)]},
-                request_state=asked.request_state, allow_input_required=True)
+                "eval", {"code": other}, allow_input_required=True,
+                input_responses={question_key(other): types.ElicitResult(action="accept")},
+                request_state=fresh.request_state)
             assert isinstance(swapped, types.InputRequiredResult)
     run(scenario)
     assert runs(marker) == 1

@@ -27,9 +27,9 @@ def test_parse_http_refuses(value):
         parse_http(value)
 
 
-def round_trip_consent(ledger, responses=None, state=None, can_elicit=True):
+def round_trip_consent(ledger, responses=None, state=None, can_elicit=True, call="eval-call"):
     return consent.EvalConsent(lisp="sbcl", can_elicit=can_elicit, modern=True, ledger=ledger,
-                               input_responses=responses, request_state=state)
+                               call=call, input_responses=responses, request_state=state)
 
 
 def test_a_confirmation_runs_only_the_code_it_was_asked_for_and_only_once():
@@ -46,6 +46,12 @@ def test_a_confirmation_runs_only_the_code_it_was_asked_for_and_only_once():
     retry = round_trip_consent(ledger, yes, ticket)
     assert not retry.confirm("(delete-everything)").approved  # spent ticket: asks again
     assert retry.pending
+
+    fresh = round_trip_consent(ledger)
+    fresh.confirm("(delete-everything)")
+    ticket = fresh.input_required().request_state
+    elsewhere = round_trip_consent(ledger, yes, ticket, call="another-call")
+    assert not elsewhere.confirm("(delete-everything)").approved  # issued for another call
 
     fresh = round_trip_consent(ledger)
     fresh.confirm("(delete-everything)")
@@ -72,11 +78,11 @@ def test_without_elicitation_eval_is_refused_with_the_way_out():
 
 def test_ledger_is_bounded():
     ledger = consent.Ledger(capacity=3)
-    tickets = [ledger.issue({"k": None}) for _ in range(5)]
-    assert ledger.redeem(tickets[0]) == {} and ledger.redeem(tickets[1]) == {}
-    assert ledger.redeem(tickets[4]) == {"k": None}
-    assert ledger.redeem(tickets[4]) == {}
-    assert ledger.redeem(None) == {} and ledger.redeem("made-up") == {}
+    tickets = [ledger.issue("c", {"k": None}) for _ in range(5)]
+    assert ledger.redeem(tickets[0], "c") == {} and ledger.redeem(tickets[1], "c") == {}
+    assert ledger.redeem(tickets[4], "c") == {"k": None}
+    assert ledger.redeem(tickets[4], "c") == {}
+    assert ledger.redeem(None, "c") == {} and ledger.redeem("made-up", "c") == {}
 
 
 def test_token_gate_answers_401_and_passes_the_right_token():

@@ -12,13 +12,16 @@ Elicitation travels differently in the two protocol eras the SDK serves:
   call with `input_responses` and the `request_state` we minted.
 
 For the second, `request_state` is a random one-time ticket recorded here (the `Ledger`), tied
-to the digest of the code that was shown. A retry runs the code only if its ticket is known,
-unused, and names this very code with an "accept" answer: an answer to another question, a
-forged or replayed ticket, or an answer with no ticket at all just asks again.
+to the very call (tool name and arguments) and to the digest of the code that was shown. A retry
+runs the code only if its ticket is known, unused, was issued for this call, and names this
+code with an "accept" answer: an answer to another question, a forged or replayed ticket, or an
+answer with no ticket at all just asks again.
 """
 from __future__ import annotations
 
 import hashlib
+import hmac
+import json
 import secrets
 import threading
 from collections import OrderedDict
@@ -37,8 +40,8 @@ NO_ELICITATION = (
     "Evaluation refused: this MCP client cannot ask the person to confirm it (it does not "
     "support elicitation), and lispshell mcp was not started with --allow-eval. The person can "
     "restart the server with --allow-eval to let the model evaluate code.")
-DECLINED = "The person declined to run this code."
-CANCELLED = "The person dismissed the confirmation without accepting, so the code was not run."
+DECLINED = ""  # the eval tool already says "The person declined to evaluate this code."
+CANCELLED = "The person dismissed the confirmation without answering; the code was not run."
 WAITING = "Waiting for the person to confirm this evaluation."
 
 
@@ -69,39 +72,48 @@ def decision_from_answer(code: str, answer: Any) -> Decision:
     return Decision(False, code, CANCELLED)
 
 
+def call_digest(name: str, arguments: Any) -> str:
+    """What identifies one call across its retries: the tool and its exact arguments."""
+    text = json.dumps([name, arguments], sort_keys=True, ensure_ascii=False, default=str)
+    return hashlib.sha256(text.encode("utf-8", "surrogatepass")).hexdigest()
+
+
 class Ledger:
-    """Server-wide record of 2026-era rounds: ticket -> {question key: answer, or None if asked}.
+    """Server-wide record of 2026-era rounds: ticket -> (call digest, {question key: answer, or
+    None while asked}).
 
     Answers from earlier rounds of the same call ride along, so a call that confirms several
     forms never asks twice. Bounded, so a client that never retries cannot grow it forever.
     """
 
     def __init__(self, capacity: int = 256):
-        self._tickets: OrderedDict[str, dict[str, Any]] = OrderedDict()
+        self._tickets: OrderedDict[str, tuple[str, dict[str, Any]]] = OrderedDict()
         self._capacity = capacity
         self._lock = threading.Lock()
 
-    def issue(self, questions: dict[str, Any]) -> str:
+    def issue(self, call: str, questions: dict[str, Any]) -> str:
         ticket = secrets.token_urlsafe(24)
         with self._lock:
-            self._tickets[ticket] = dict(questions)
+            self._tickets[ticket] = (call, dict(questions))
             while len(self._tickets) > self._capacity:
                 self._tickets.popitem(last=False)
         return ticket
 
-    def redeem(self, ticket: str | None) -> dict[str, Any]:
-        """What was asked under `ticket`, once; unknown or used tickets give nothing."""
+    def redeem(self, ticket: str | None, call: str) -> dict[str, Any]:
+        """What was asked under `ticket` for this `call`, once; unknown or used tickets, or a
+        ticket issued for another call, give nothing (and are spent all the same)."""
         if not ticket:
             return {}
         with self._lock:
-            return self._tickets.pop(ticket, {})
+            issued_for, questions = self._tickets.pop(ticket, ("", {}))
+        return questions if hmac.compare_digest(issued_for, call) else {}
 
 
 class EvalConsent:
     """The gate's `confirm` for one `tools/call`. `confirm` runs in the tool's worker thread."""
 
     def __init__(self, *, lisp: str, can_elicit: bool, modern: bool, ledger: Ledger,
-                 elicit: Callable[[str], Awaitable[types.ElicitResult]] | None = None,
+                 call: str = "", elicit: Callable[[str], Awaitable[types.ElicitResult]] | None = None,
                  input_responses: dict[str, Any] | None = None, request_state: str | None = None,
                  timeout: float | None = None):
         self.lisp = lisp
@@ -110,9 +122,10 @@ class EvalConsent:
         self.ledger = ledger
         self._elicit = elicit
         self._timeout = timeout
+        self._call = call
         # Redeemed now, whatever happens next: a ticket is good for one retry only. Only the
         # questions it names take their answers from `input_responses`.
-        self._answers = ledger.redeem(request_state) if modern else {}
+        self._answers = ledger.redeem(request_state, call) if modern else {}
         responses = input_responses or {}
         for key, answer in self._answers.items():
             if answer is None and key in responses:
@@ -153,5 +166,5 @@ class EvalConsent:
         """The 2026-era answer that asks the pending questions and waits for the retry."""
         asked = {key: answer for key, answer in self._answers.items() if answer is not None}
         asked.update(dict.fromkeys(self.pending))
-        ticket = self.ledger.issue(asked)
+        ticket = self.ledger.issue(self._call, asked)
         return types.InputRequiredResult(input_requests=dict(self.pending), request_state=ticket)

@@ -14,7 +14,8 @@ from mcp.server import Server, ServerRequestContext
 from mcp_types.version import is_version_at_least
 
 from lispshell import __version__
-from lispshell.mcp.consent import CONFIRM_SCHEMA, EvalConsent, Ledger, client_can_elicit
+from lispshell.mcp.consent import (CONFIRM_SCHEMA, EvalConsent, Ledger, call_digest,
+                                   client_can_elicit)
 from lispshell.mcp.runtime import Runtime
 from lispshell.tools.registry import Tool, result_text
 
@@ -77,7 +78,8 @@ def build_server(runtime: Runtime) -> Server:
         consent = EvalConsent(
             lisp=runtime.options.lisp or "Lisp",
             can_elicit=client_can_elicit(session.client_capabilities),
-            modern=modern, ledger=ledger, elicit=elicit, timeout=runtime.confirm_timeout,
+            modern=modern, ledger=ledger, call=call_digest(params.name, params.arguments),
+            elicit=elicit, timeout=runtime.confirm_timeout,
             input_responses=params.input_responses, request_state=params.request_state)
         run = functools.partial(runtime.call, params.name, params.arguments,
                                 runtime.context(consent.confirm))
