@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import hashlib
 import os
+import re
 import stat
 import tempfile
 from dataclasses import dataclass
@@ -43,8 +44,10 @@ class Source:
 
 
 def _newline_of(text: str) -> str:
+    """CRLF for a file whose every line ends in CRLF. A file that mixes endings gets no
+    conversion at all: the bare \n of text moved inside it cannot be told from ours."""
     crlf = text.count("\r\n")
-    return "\r\n" if crlf and crlf >= text.count("\n") - crlf else "\n"
+    return "\r\n" if crlf and crlf == text.count("\n") else "\n"
 
 
 def from_code(code: str, dialect: str) -> Source:
@@ -91,9 +94,13 @@ def parse_source(src: Source):
 
 
 def with_newlines(text: str, newline: str) -> str:
-    """`text` with every line ending turned into `newline`."""
-    text = text.replace("\r\n", "\n")
-    return text if newline == "\n" else text.replace("\n", newline)
+    """`text` with its bare `\n` line endings turned into `newline` (the file's own).
+
+    Existing `\r\n` stay as they are: text moved within a file keeps its bytes, even in a
+    file that mixes line endings."""
+    if newline == "\n":
+        return text
+    return re.sub(r"(?<!\r)\n", "\r\n", text)
 
 
 @dataclass
