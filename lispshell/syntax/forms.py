@@ -8,6 +8,7 @@ from dataclasses import dataclass
 from lispshell.syntax.address import FormInfo, _unqualified, form_info, normalize
 from lispshell.syntax.cst import LineIndex, Node, StructureError, inner, parse, walk
 from lispshell.syntax.paredit import Edit, _spacing_for_delete
+from lispshell.syntax.validate import validate
 
 
 # ---- reading --------------------------------------------------------------------------------
@@ -80,9 +81,10 @@ def prepare(new_source, dialect: str, repair=None) -> Prepared:
     except StructureError as exc:
         fixed = repair(text, dialect) if repair else None
         if not fixed:
+            # validate's report says more: the opener, where the missing closer belongs
             raise StructureError(
                 "INVALID_SOURCE", f"new_source is not valid: {exc.message}; nothing was changed",
-                suggestion="Send the corrected form (check_syntax shows the problem)",
+                suggestion="Send the corrected form", details=validate(text, dialect).text,
                 **{k: v for k, v in exc.extra.items() if k in ("line", "col")})
         text, note = fixed[0].strip("\r\n").rstrip(), fixed[1]
         root = parse(text, dialect)

@@ -12,8 +12,10 @@ from __future__ import annotations
 from pathlib import Path
 
 from lispshell.syntax import address, edit as editing, forms, paredit
-from lispshell.syntax.cst import StructureError, parse
+from lispshell.syntax.cst import StructureError
 from lispshell.syntax.dialects import EXTENSIONS, resolve_dialect
+from lispshell.syntax.repair import repair
+from lispshell.syntax.validate import validate
 from lispshell.tools.registry import ToolContext, ToolError, register
 
 # ---- schema pieces (their descriptions go to the LLM on every request: keep them short) -----
@@ -148,49 +150,31 @@ def _apply(src: editing.Source, ed: paredit.Edit) -> editing.Change:
 # ---- A's validation and repair, called through one small seam ---------------------------------
 
 def _repair(text: str, dialect: str):
-    """(repaired_text, description) when A's repair is confident, else None."""
+    """(repaired_text, what was changed) when A's repair is confident, else None."""
     try:
-        from lispshell.syntax.repair import repair
-    except ImportError:
+        new_text, edits, confident = repair(text, dialect)
+    except Exception:   # a repair bug must not stop the edit from being refused cleanly
         return None
-    try:
-        result = repair(text, dialect)
-    except Exception:
+    if not confident or new_text == text:
         return None
-    get = (lambda k: result.get(k)) if isinstance(result, dict) else \
-        (lambda k: getattr(result, k, None))
-    if not get("confident"):
-        return None
-    fixed = next((get(k) for k in ("text", "repaired", "code", "source") if get(k)), None)
-    if not isinstance(fixed, str) or fixed == text:
-        return None
-    edits = get("edits") or []
-    described = [e if isinstance(e, str) else (getattr(e, "description", None)
-                                                or getattr(e, "message", None) or str(e))
-                 for e in edits]
-    return fixed, "; ".join(described) or "delimiters repaired"
+    lines = address.LineIndex(text)
+    described = []
+    for e in edits:
+        line, col = lines.line(e["start"]), lines.col(e["start"]) + 1
+        old = text[e["start"]:e["end"]]
+        if not old:
+            described.append(f"inserted {e['text']!r} at line {line}, column {col}")
+        elif not e["text"]:
+            described.append(f"removed {old!r} at line {line}, column {col}")
+        else:
+            described.append(f"replaced {old!r} by {e['text']!r} at line {line}, column {col}")
+    return new_text, "; ".join(described) or "delimiters repaired"
 
 
 def _validate(text: str, dialect: str) -> dict:
-    try:
-        from lispshell.syntax.validate import validate
-    except ImportError:
-        validate = None
-    if validate is not None:
-        v = validate(text, dialect)
-        errors = [{k: getattr(e, k, None) if not isinstance(e, dict) else e.get(k)
-                   for k in ("message", "line", "col", "offset")} for e in (v.errors or [])]
-        return {"valid": bool(v.ok), "forms": v.forms, "errors": errors, "text": v.text}
-    try:  # until validate lands: our own parser's verdict
-        root = parse(text, dialect)
-        n = len(root.code_children)
-        return {"valid": True, "forms": n, "errors": [],
-                "text": f"✓ Syntax valid: {n} top-level form(s)"}
-    except StructureError as exc:
-        return {"valid": False, "forms": None,
-                "errors": [{"message": exc.message, "line": exc.extra.get("line"),
-                            "col": exc.extra.get("col"), "offset": exc.extra.get("offset")}],
-                "text": f"✗ Syntax invalid: {exc.message}"}
+    v = validate(text, dialect)
+    return {"valid": v.ok, "forms": v.forms, "errors": [p.to_dict() for p in v.errors],
+            "text": v.text}
 
 
 # ---- form tools ----------------------------------------------------------------------------------
