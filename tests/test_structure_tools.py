@@ -315,7 +315,9 @@ def test_check_syntax():
     bad = call(ToolContext(), "check_syntax", code="(defun f (x)\n  (g x)", dialect="cl")
     assert bad["valid"] is False
     assert bad["errors"] and bad["errors"][0]["line"] == 1
-    assert "repaired_source" in bad
+    assert bad["repaired_source"] == "(defun f (x)\n  (g x))"
+    assert isinstance(bad["repair_confident"], bool)
+    assert "inserted ')' at line 2, column 8" in bad["repairs"]
 
 
 # ---- paredit on files in each dialect, with the tricky syntax -----------------------------------

@@ -149,13 +149,15 @@ def _apply(src: editing.Source, ed: paredit.Edit) -> editing.Change:
 
 # ---- A's validation and repair, called through one small seam ---------------------------------
 
-def _repair(text: str, dialect: str):
-    """(repaired_text, what was changed) when A's repair is confident, else None."""
+def _repair(text: str, dialect: str, *, guess: bool = False):
+    """(repaired_text, what was changed) when A's repair is confident, else None.
+
+    With guess=True: (text, changes, confident) for any repair that reads, else None."""
     try:
         new_text, edits, confident = repair(text, dialect)
     except Exception:   # a repair bug must not stop the edit from being refused cleanly
         return None
-    if not confident or new_text == text:
+    if new_text == text or not (confident or (guess and validate(new_text, dialect).ok)):
         return None
     lines = address.LineIndex(text)
     described = []
@@ -168,7 +170,8 @@ def _repair(text: str, dialect: str):
             described.append(f"removed {old!r} at line {line}, column {col}")
         else:
             described.append(f"replaced {old!r} by {e['text']!r} at line {line}, column {col}")
-    return new_text, "; ".join(described) or "delimiters repaired"
+    changes = "; ".join(described) or "delimiters repaired"
+    return (new_text, changes, confident) if guess else (new_text, changes)
 
 
 def _validate(text: str, dialect: str) -> dict:
@@ -364,19 +367,21 @@ def list_module_exports(args: dict, ctx: ToolContext) -> dict:
 
 @register("check_syntax",
           "Check that code or a file reads: balanced delimiters, closed strings and comments. "
-          "Errors come with line and column, plus a repaired version when the repair is "
-          "confident. Never evaluates.",
+          "Errors come with line and column, plus a repaired version (repair_confident says "
+          "whether to trust it). Never evaluates.",
           _schema(SOURCE), group="structure", read_only=True)
 def check_syntax(args: dict, ctx: ToolContext) -> dict:
     src = _source(args, ctx)
     result = _validate(src.text, src.dialect)
     if not result["valid"]:
-        fixed = _repair(src.text, src.dialect)
+        fixed = _repair(src.text, src.dialect, guess=True)
         if fixed:
-            result["repaired_source"], result["repairs"] = fixed
+            result["repaired_source"], result["repairs"], result["repair_confident"] = fixed
+            if not fixed[2]:
+                result["repairs"] += " (a best guess: the evidence is ambiguous, check it)"
         else:
             result["repaired_source"] = None
-            result["repairs"] = "no confident repair: fix it by hand at the position shown"
+            result["repairs"] = "no repair found: fix it by hand at the position shown"
     if src.path is not None:
         result["hash"] = src.hash
     return result
