@@ -359,6 +359,9 @@ def test_cached_prefix_is_byte_identical_and_read_from_cache(api, sbcl):
     prefixes = {json.dumps([b["tools"], b["system"]], sort_keys=False) for b in bodies}
     assert len(prefixes) == 1
     assert all(b["cache_control"] == {"type": "ephemeral"} for b in bodies)
+    from fake_anthropic import count_cache_breakpoints  # the prefix's one + the automatic one
+    assert {count_cache_breakpoints(b) for b in bodies} == {2}
+    assert bodies[0]["system"][0]["cache_control"] == {"type": "ephemeral"}
     assert agent.total.cache_read > 0 and agent.total.cache_write > 0
     assert "cache read" in agent.usage_report()
 
