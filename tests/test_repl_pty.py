@@ -275,3 +275,32 @@ def test_a_lisp_that_dies_is_announced_and_replaced(shell):
     sh.expect(PROMPT)
     sh.submit("(* 6 7)")
     sh.expect("42")
+
+
+def test_pasted_newlines_do_not_submit(shell):
+    sh = shell("--lisp", "sbcl")
+    sh.expect(PROMPT)
+    sh.send("\x1b[200~(* 6 7)\n(* 8 8)\n\x1b[201~")   # bracketed paste: stays in the editor
+    sh.send(CTRL_C)                                    # ... so Ctrl-C throws it away
+    sh.submit("(* 7 7)")
+    assert "42" not in sh.expect("49")
+    sh.send("\x1b[200~(* 6 7)\n(* 8 8)\x1b[201~")
+    sh.send(ENTER)                                     # both pasted forms, in order
+    sh.expect("42")
+    sh.expect("64")
+
+
+def test_restart_command_gives_a_fresh_image_and_unicode_round_trips(shell):
+    sh = shell("--lisp", "sbcl")
+    sh.expect(PROMPT)
+    sh.submit('(defvar *gone* "λ→x")')
+    sh.expect("*GONE*")
+    sh.submit("(length *gone*)")
+    sh.expect("3")
+    sh.submit("(string-upcase *gone*)")
+    sh.expect('"Λ→X"')
+    sh.submit(",restart")
+    sh.expect("Restarted sbcl")
+    sh.expect(PROMPT)
+    sh.submit("(boundp '*gone*)")
+    sh.expect("NIL")
