@@ -1,0 +1,216 @@
+"""Benchmark: repair of LLM-typical delimiter damage, ours vs parinfer's indent mode.
+
+Corpus: top-level forms from the Lisp sources Debian installs: SBCL's (`apt-get install
+sbcl-source`, /usr/share/sbcl-source), Guile's /usr/share/guile/3.0/**/*.scm and the .clj files
+inside /usr/share/java/clojure.jar. Each sampled form is damaged one way:
+
+  trail-end-k    the last k closers dropped (k = 1..4), all from the form's final closer run
+  trail-lines    the last k closers dropped, some of which ended other lines
+  trail-midline  the last k closers dropped, some of which sat mid-line
+  wrong-kind     one ] or } (or a ) next to them) replaced by another kind (Clojure)
+  extra-end      one extra closer appended at the end
+  drop-line-end  one closer dropped inside the form where it ended its line
+  drop-mid-line  one closer dropped inside the form where more code followed it on its line
+
+For each class: how often the repair restores the exact original, and how often a repair that
+is wrong was reported as a success (ours: confident; parinfer: success). parinfer runs via node
+in the same run (`npm install --prefix bench parinfer`; bench/node_modules is gitignored).
+
+    .venv/bin/python bench/repair_corpus.py [--per-class N] [--seed S] [--no-parinfer]
+"""
+from __future__ import annotations
+
+import argparse
+import glob
+import json
+import os
+import random
+import subprocess
+import sys
+import time
+import zipfile
+from collections import defaultdict
+
+sys.path.insert(0, os.path.join(os.path.dirname(__file__), ".."))
+
+from lispshell.syntax.lexer import tokenize  # noqa: E402
+from lispshell.syntax.repair import repair  # noqa: E402
+from lispshell.syntax.validate import top_level_forms, validate  # noqa: E402
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+CLOSERS = ")]}"
+
+
+def sources():
+    """(dialect, text) for every source file of the corpus."""
+    for path in sorted(glob.glob("/usr/share/sbcl-source/**/*.lisp", recursive=True)):
+        yield "cl", _read(path)
+    for path in sorted(glob.glob("/usr/share/guile/3.0/**/*.scm", recursive=True)):
+        yield "scheme", _read(path)
+    with zipfile.ZipFile("/usr/share/java/clojure.jar") as jar:
+        for name in sorted(jar.namelist()):
+            if name.endswith(".clj"):
+                yield "clojure", jar.read(name).decode("utf-8", "replace")
+
+
+def _read(path):
+    with open(path, "rb") as f:
+        return f.read().decode("utf-8", "replace")
+
+
+def forms(max_chars=6000):
+    """(dialect, form text) for valid multi-line top-level forms with a few closers."""
+    for dialect, text in sources():
+        for start, end in top_level_forms(text, dialect):
+            form = text[start:end]
+            if "\n" not in form or len(form) > max_chars:
+                continue
+            line_start = text.rfind("\n", 0, start) + 1
+            if start != line_start:          # keep forms that start at column 0
+                continue
+            yield dialect, form
+
+
+def closers(form, dialect):
+    """(start, char, where) of each closer: where is end (final run), line-end or mid-line."""
+    tokens, _ = tokenize(form, dialect)
+    codes, starts, ends = tokens.codes, tokens.starts, tokens.ends
+    out = []
+    n = len(codes)
+    for j, c in enumerate(codes):
+        if c not in CLOSERS:
+            continue
+        k = j + 1
+        while k < n and codes[k] in CLOSERS and "\n" not in form[ends[k - 1]:starts[k]]:
+            k += 1
+        if k == n:
+            where = "end"
+        elif "\n" in form[ends[k - 1]:starts[k]] or codes[k] in ";":
+            where = "line-end"
+        else:
+            where = "mid-line"
+        out.append((starts[j], form[starts[j]], where))
+    return out
+
+
+def drop(form, positions):
+    for p in sorted(positions, reverse=True):
+        form = form[:p] + form[p + 1:]
+    return form
+
+
+def make_cases(per_class: int, seed: int):
+    rng = random.Random(seed)
+    pool = list(forms())
+    rng.shuffle(pool)
+    cases = defaultdict(list)
+    for dialect, form in pool:
+        cl = closers(form, dialect)
+        if len(cl) < 2:
+            continue
+        for k in (1, 2, 3, 4):
+            if len(cl) < k + 1:
+                break
+            last = cl[-k:]
+            wheres = {w for _, _, w in last}
+            cls = ("trail-end-%d" % k if wheres == {"end"} else
+                   "trail-midline" if "mid-line" in wheres else "trail-lines")
+            if len(cases[cls]) < per_class:
+                cases[cls].append((dialect, form, drop(form, [p for p, _, _ in last])))
+        inner = [c for c in cl if c[2] != "end"]
+        line_end = [c for c in inner if c[2] == "line-end"]
+        mid = [c for c in inner if c[2] == "mid-line"]
+        if line_end and len(cases["drop-line-end"]) < per_class:
+            p = rng.choice(line_end)[0]
+            cases["drop-line-end"].append((dialect, form, drop(form, [p])))
+        if mid and len(cases["drop-mid-line"]) < per_class:
+            p = rng.choice(mid)[0]
+            cases["drop-mid-line"].append((dialect, form, drop(form, [p])))
+        if len(cases["extra-end"]) < per_class:
+            cases["extra-end"].append((dialect, form, form + cl[-1][1]))
+        if dialect == "clojure" and len(cases["wrong-kind"]) < per_class:
+            typed = [c for c in cl if c[1] in "]}"] or cl
+            p, ch, _ = rng.choice(typed)
+            other = rng.choice([x for x in CLOSERS if x != ch])
+            cases["wrong-kind"].append((dialect, form, form[:p] + other + form[p + 1:]))
+        if all(len(cases[c]) >= per_class for c in CLASSES if c != "wrong-kind") and \
+                len(cases["wrong-kind"]) >= per_class:
+            break
+    return cases
+
+
+CLASSES = ["trail-end-1", "trail-end-2", "trail-end-3", "trail-end-4", "trail-lines",
+           "trail-midline", "wrong-kind", "extra-end", "drop-line-end", "drop-mid-line"]
+
+
+def run_parinfer(texts):
+    """parinfer.indentMode on each text, via node, in one process."""
+    script = (
+        "const p=require('parinfer');let s='';process.stdin.on('data',d=>s+=d);"
+        "process.stdin.on('end',()=>{const a=JSON.parse(s);const t0=Date.now();"
+        "const r=a.map(x=>{try{const o=p.indentMode(x,{});return [o.success,o.text]}"
+        "catch(e){return [false,x]}});"
+        "process.stdout.write(JSON.stringify({ms:Date.now()-t0,r}))});")
+    env = dict(os.environ, NODE_PATH=os.path.join(HERE, "node_modules"))
+    proc = subprocess.run(["node", "-e", script], input=json.dumps(texts).encode(),
+                          capture_output=True, env=env, check=True)
+    out = json.loads(proc.stdout)
+    return out["r"], out["ms"] / 1000
+
+
+def main(argv=None):
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--per-class", type=int, default=1900)
+    ap.add_argument("--seed", type=int, default=1)
+    ap.add_argument("--no-parinfer", action="store_true")
+    args = ap.parse_args(argv)
+    t0 = time.perf_counter()
+    cases = make_cases(args.per_class, args.seed)
+    total = sum(len(v) for v in cases.values())
+    print(f"corpus: {total} damaged forms built in {time.perf_counter() - t0:.1f}s")
+    flat = [(cls, d, orig, dmg) for cls in CLASSES for d, orig, dmg in cases.get(cls, [])]
+    ours = []
+    t0 = time.perf_counter()
+    for cls, dialect, orig, dmg in flat:
+        new, edits, confident = repair(dmg, dialect)
+        ours.append((new == orig, confident))
+    ours_time = time.perf_counter() - t0
+    theirs = None
+    if not args.no_parinfer:
+        results, pin_time = run_parinfer([dmg for _, _, _, dmg in flat])
+        theirs = [(text == orig, ok) for (ok, text), (_, _, orig, _) in zip(results, flat)]
+    print(f"ours: {ours_time:.1f}s" + (f", parinfer: {pin_time:.1f}s" if theirs else ""))
+    head = f"{'class':15} {'cases':>6} {'ours exact':>11} {'ours conf-wrong':>16} {'ours conf':>10}"
+    if theirs:
+        head += f" {'parinfer exact':>15} {'parinfer ok-wrong':>18}"
+    print(head)
+    by = defaultdict(list)
+    for i, (cls, *_rest) in enumerate(flat):
+        by[cls].append(i)
+    for cls in CLASSES:
+        idx = by.get(cls, [])
+        if not idx:
+            continue
+        n = len(idx)
+        exact = sum(ours[i][0] for i in idx)
+        conf_wrong = sum(ours[i][1] and not ours[i][0] for i in idx)
+        conf = sum(ours[i][1] for i in idx)
+        row = f"{cls:15} {n:6} {100 * exact / n:10.1f}% {conf_wrong:16} {100 * conf / n:9.1f}%"
+        if theirs:
+            pe = sum(theirs[i][0] for i in idx)
+            pw = sum(theirs[i][1] and not theirs[i][0] for i in idx)
+            row += f" {100 * pe / n:14.1f}% {pw:18}"
+        print(row)
+    # valid input must come back byte-identical (parinfer rewrites some valid forms)
+    valid = [(d, orig) for _, d, orig, _ in flat[:: max(1, len(flat) // 3000)]]
+    same = sum(repair(orig, d)[0] == orig for d, orig in valid)
+    line = f"valid forms unchanged: ours {same}/{len(valid)}"
+    if theirs:
+        res, _ = run_parinfer([orig for _, orig in valid])
+        line += f", parinfer {sum(t == orig for (_, t), (_, orig) in zip(res, valid))}/{len(valid)}"
+    print(line)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,446 @@
+"""Repair unbalanced delimiters with the stack and the indentation together.
+
+Stable API:
+
+    new_text, edits, confident = repair(text, dialect)
+
+- Valid text comes back byte-identical, with no edits, confident.
+- `edits` are `{"start", "end", "text"}` against the ORIGINAL text (insert: start == end;
+  delete: text == ""), sorted by position, non-overlapping; `apply_edits(text, edits)` gives
+  `new_text`.
+- `confident` is True only when the evidence points one way: the result reads, its
+  indentation agrees with its structure, and no other repair of the same size fits as well.
+  Anything ambiguous is reported as not confident (the repair is still the best guess).
+  Reader errors that are not about delimiters (unterminated string, bad # dispatch...) are
+  not repaired: the text comes back unchanged, not confident.
+
+How: top-level forms start at column 0, so the text is cut into chunks at lines that start at
+column 0; only chunks whose delimiters do not balance are touched. For each broken chunk a few
+candidate repairs are built (missing closers where the indentation says a form ends, or at the
+end; a wrong closer replaced, or the missing closer inserted before it; an extra closer
+deleted) and scored: balanced first, then indentation-consistent, then fewest edits.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from lispshell.syntax.dialects import CLOJURE, resolve_dialect
+from lispshell.syntax.lexer import tokenize
+from lispshell.syntax.validate import validate
+
+CLOSE_FOR = {"(": ")", "[": "]", "{": "}"}
+OPEN_FOR = {")": "(", "]": "[", "}": "{"}
+_DELIMITER_PROBLEMS = {"UNCLOSED", "UNMATCHED_CLOSE", "MISMATCH"}
+
+
+def apply_edits(text: str, edits: list[dict]) -> str:
+    """Apply non-overlapping edits given against `text` (any order)."""
+    out, pos = [], 0
+    for e in sorted(edits, key=lambda e: (e["start"], e["end"])):
+        out.append(text[pos:e["start"]])
+        out.append(e["text"])
+        pos = e["end"]
+    out.append(text[pos:])
+    return "".join(out)
+
+
+@dataclass
+class _Tok:
+    code: str      # token code (see lexer.CODE_KIND)
+    start: int
+    end: int
+    first: bool    # first token on its line
+    col: int       # 0-based column of its start
+
+
+@dataclass
+class _Outcome:
+    edits: list = field(default_factory=list)
+    ambiguous: bool = False     # some edit had a equally good alternative position
+
+
+def repair(text: str, dialect: str) -> tuple[str, list[dict], bool]:
+    """Repair the delimiters of `text`; see the module docstring."""
+    if not isinstance(text, str):
+        raise TypeError(f"text must be a str, not {type(text).__name__}")
+    dialect = resolve_dialect(dialect)
+    v = validate(text, dialect)
+    if v.ok:
+        return text, [], True
+    if any(p.code not in _DELIMITER_PROBLEMS for p in v.errors):
+        return text, [], False
+    tokens, _ = tokenize(text, dialect)
+    toks = _annotate(text, tokens, dialect)
+    edits: list = []
+    confident = True
+    chunks = _chunks(toks)
+    wrapper_edits: list = []
+    for i, chunk in enumerate(chunks):
+        if _balanced(chunk):
+            continue
+        if i + 1 < len(chunks) and not wrapper_edits and _is_wrapper(chunk):
+            # `(progn` / `(comment` whose body sits at column 0 and whose closer is missing:
+            # it closes at the very end, on its own line, as such wrappers are written.
+            wrapper_edits = _close_wrapper(text, chunk, toks)
+            confident = False
+            continue
+        chunk_edits, chunk_confident = _repair_chunk(text, chunk, dialect)
+        edits.extend(chunk_edits)
+        confident = confident and chunk_confident
+    edits.sort(key=lambda e: (e["start"], e["end"]))
+    edits.extend(wrapper_edits)           # last: it closes around everything before it
+    new_text = apply_edits(text, edits)
+    if not validate(new_text, dialect).ok:
+        return new_text, edits, False
+    return new_text, edits, confident and bool(edits)
+
+
+def _is_wrapper(chunk: list[_Tok]) -> bool:
+    """A chunk left open whose outer form has at most two children, all on its first line."""
+    if _underflows(chunk) or _depth_after(chunk) <= 0:
+        return False
+    outer = next((k for k, t in enumerate(chunk) if t.code in "([{"), None)
+    if outer is None:
+        return False
+    depth, children = 0, 0
+    for t in chunk[outer + 1:]:
+        if t.first:
+            return False
+        if depth == 0 and t.code not in ")]}":
+            children += 1
+        depth += 1 if t.code in "([{" else -1 if t.code in ")]}" else 0
+    return children <= 2
+
+
+def _close_wrapper(text: str, chunk: list[_Tok], toks: list[_Tok]) -> list[dict]:
+    stack = []
+    for t in chunk:
+        if t.code in "([{":
+            stack.append(t)
+        elif t.code in ")]}" and stack:
+            stack.pop()
+    end = len(text.rstrip())
+    return [{"start": end, "end": end,
+             "text": "".join("\n" + " " * o.col + CLOSE_FOR[o.code] for o in reversed(stack))}]
+
+
+# --- tokens with line information ----------------------------------------------------------------
+
+def _annotate(text: str, tokens, dialect: str) -> list[_Tok]:
+    """Code tokens (comments dropped) with their column and whether they start their line."""
+    blank = " \t\r\f\v," if dialect == CLOJURE else " \t\r\f\v"
+    out = []
+    for code, start, end in zip(tokens.codes, tokens.starts, tokens.ends):
+        if code in ";b":
+            continue
+        line_start = text.rfind("\n", 0, start) + 1
+        lead = text[line_start:start]
+        first = lead.strip(blank) == ""
+        col = len(lead.expandtabs(8)) if "\t" in lead else len(lead)
+        out.append(_Tok(code, start, end, first, col))
+    return out
+
+
+def _chunks(toks: list[_Tok]) -> list[list[_Tok]]:
+    """Cut at tokens that start a line at column 0 (not closers); glue a chunk to the one
+    before it when that one is left open and this one starts by closing (odd indentation)."""
+    chunks: list[list[_Tok]] = []
+    for t in toks:
+        if not chunks or (t.first and t.col == 0 and t.code not in ")]}"):
+            chunks.append([t])
+        else:
+            chunks[-1].append(t)
+    # A form whose body has lines at column 0 (a `(progn` or `(comment` wrapper, `#+nil`
+    # blocks) spans several chunks: one is left open and a later one closes too much. Glue
+    # the open chunk and everything up to the one that underflows.
+    merged: list[list[_Tok]] = []
+    open_at: int | None = None          # index in `merged` of the last chunk left open
+    for chunk in chunks:
+        if open_at is not None and _underflows(chunk):
+            glued = [t for c in merged[open_at:] for t in c] + chunk
+            del merged[open_at:]
+            merged.append(glued)
+            open_at = len(merged) - 1 if _depth_after(glued) > 0 else None
+            continue
+        merged.append(chunk)
+        if _depth_after(chunk) > 0 and not _underflows(chunk):
+            open_at = len(merged) - 1
+    return merged
+
+
+def _depth_after(chunk) -> int:
+    depth = 0
+    for t in chunk:
+        if t.code in "([{":
+            depth += 1
+        elif t.code in ")]}":
+            depth -= 1
+    return depth
+
+
+def _underflows(chunk) -> bool:
+    depth = 0
+    for t in chunk:
+        if t.code in "([{":
+            depth += 1
+        elif t.code in ")]}":
+            depth -= 1
+            if depth < 0:
+                return True
+    return False
+
+
+def _balanced(chunk) -> bool:
+    stack = []
+    for t in chunk:
+        if t.code in "([{":
+            stack.append(t.code)
+        elif t.code in ")]}":
+            if not stack or stack.pop() != OPEN_FOR[t.code]:
+                return False
+    return not stack
+
+
+# --- one chunk -------------------------------------------------------------------------------------
+
+def _repair_chunk(text: str, chunk: list[_Tok], dialect: str) -> tuple[list, bool]:
+    candidates = []
+    for indent in (True, False):
+        for insert_on_mismatch in (False, True):
+            out = _greedy(chunk, indent, insert_on_mismatch)
+            fixed = _apply_to_chunk(text, chunk, out.edits, dialect)
+            if fixed is None:
+                continue
+            balanced, consistent, _ = fixed
+            candidates.append((not balanced, not consistent, len(out.edits), out, indent))
+    if not candidates:
+        return [], False
+    candidates.sort(key=lambda c: c[:3])
+    best = candidates[0]
+    best_key = best[:3]
+    # another candidate as good as the best, but with a different result: ambiguous
+    rivals = [c for c in candidates[1:] if c[:3] == best_key and
+              _edit_key(c[3].edits) != _edit_key(best[3].edits)]
+    unbalanced, inconsistent, _, outcome, _ = best
+    edits, alternatives = outcome.edits, False
+    if not (unbalanced or inconsistent):
+        edits, alternatives = _refine(text, chunk, edits, dialect)
+    confident = not (unbalanced or inconsistent or rivals or outcome.ambiguous or alternatives)
+    return edits, confident
+
+
+def _refine(text: str, chunk: list[_Tok], edits: list[dict], dialect: str):
+    """Look for the same edit elsewhere on its line giving an equally good result.
+
+    A missing closer could have sat after any token of the line where the indentation says
+    it belongs; an extra closer could be any closer of its line. When another position also
+    reads and agrees with the indentation, the repair is ambiguous. Among the candidates,
+    prefer one that gives the line the same shape as another line of the form (sibling
+    clauses and bindings are written alike); otherwise keep the line end.
+    Returns (edits, ambiguous).
+    """
+    edits = list(edits)
+    ambiguous = False
+    for idx in range(len(edits)):
+        e = edits[idx]
+        if e["start"] != e["end"] and e["text"]:
+            continue                      # a replaced closer: its rivals were weighed already
+        base = _apply_to_chunk(text, chunk, edits, dialect)
+        options = []
+        for alt in _same_line_alternatives(text, chunk, e):
+            trial = edits[:idx] + [alt] + edits[idx + 1:]
+            balanced, consistent, piece = _apply_to_chunk(text, chunk, trial, dialect)
+            if balanced and consistent and piece != base[2]:
+                options.append((alt, piece))
+        if e["start"] == e["end"] and _comment_follows(text, chunk, e["start"]):
+            ambiguous = True              # the closer may as well sit after those comments
+        if not options:
+            continue
+        ambiguous = True
+        choice = _sibling_shape_choice(text, chunk, e, base[2], options, dialect)
+        if choice is not None:
+            edits[idx] = choice
+    return edits, ambiguous
+
+
+def _comment_follows(text: str, chunk: list[_Tok], pos: int) -> bool:
+    """Is there a comment between `pos` and the next code token (or the end)?"""
+    nxt = next((t.start for t in chunk if t.start >= pos), len(text))
+    gap = text[pos:nxt]
+    return ";" in gap or "#|" in gap
+
+
+def _same_line_alternatives(text: str, chunk: list[_Tok], e: dict) -> list[dict]:
+    """The same edit at the other plausible places of its line."""
+    line_start = text.rfind("\n", 0, e["start"]) + 1
+    if e["start"] == e["end"]:            # an insertion: after any earlier token of the line
+        return [{"start": t.end, "end": t.end, "text": e["text"]} for t in chunk
+                if line_start <= t.start and t.end < e["start"]]
+    char = text[e["start"]:e["end"]]      # a deletion: any other same closer of the line
+    line_end = text.find("\n", e["start"])
+    line_end = len(text) if line_end < 0 else line_end
+    return [{"start": t.start, "end": t.end, "text": ""} for t in chunk
+            if line_start <= t.start < line_end and t.start != e["start"]
+            and text[t.start:t.end] == char]
+
+
+def _line_shapes(piece: str, dialect: str) -> list[str]:
+    """Each line's token shape: atoms as 'a', closers that close earlier lines dropped."""
+    tokens, _ = tokenize(piece, dialect)
+    shapes: list[list[str]] = [[]]
+    line_of = 0
+    pos = 0
+    for code, start in zip(tokens.codes, tokens.starts):
+        if code in ";b":
+            continue
+        line_of += piece.count("\n", pos, start)
+        pos = start
+        while len(shapes) <= line_of:
+            shapes.append([])
+        shapes[line_of].append("a" if code in "axAsScC" else code)
+    out = []
+    for codes in shapes:
+        depth, keep = 0, []
+        for c in codes:
+            if c in ")]}":
+                if depth == 0:
+                    continue
+                depth -= 1
+            elif c in "([{":
+                depth += 1
+            keep.append(c)
+        out.append("".join(keep))
+    return out
+
+
+def _sibling_shape_choice(text, chunk, e, base_piece, options, dialect):
+    """The option whose edited line looks like another line of the form, if only it does."""
+    start = chunk[0].start
+    line_index = text.count("\n", start, e["start"])
+
+    def shape_matches(piece: str, index: int) -> bool:
+        # only telling shapes (three lists or more), and only the neighbouring code lines:
+        # sibling clauses and bindings sit next to each other
+        shapes = _line_shapes(piece, dialect)
+        if index >= len(shapes):
+            return False
+        mine = shapes[index]
+        if mine.count("(") + mine.count("[") + mine.count("{") < 3:
+            return False
+        before = next((x for x in reversed(shapes[:index]) if x), None)
+        after = next((x for x in shapes[index + 1:] if x), None)
+        return mine in (before, after)
+
+    if shape_matches(base_piece, line_index):
+        return None
+    matching = [alt for alt, piece in options
+                if shape_matches(piece, text.count("\n", start, alt["start"]))]
+    return matching[0] if len(matching) == 1 else None
+
+
+def _edit_key(edits) -> tuple:
+    return tuple((e["start"], e["end"], e["text"]) for e in sorted(
+        edits, key=lambda e: (e["start"], e["end"], e["text"])))
+
+
+def _apply_to_chunk(text, chunk, edits, dialect):
+    """(balanced, indentation-consistent) of the chunk's text after `edits`."""
+    start, end = chunk[0].start, chunk[-1].end
+    local = [{"start": e["start"] - start, "end": e["end"] - start, "text": e["text"]}
+             for e in edits]
+    piece = apply_edits(text[start:end], local)
+    # keep the chunk's real columns: prefix with the text of its first line before it
+    line_start = text.rfind("\n", 0, start) + 1
+    lead = " " * (start - line_start)
+    tokens, state = tokenize(lead + piece, dialect)
+    toks = _annotate(lead + piece, tokens, dialect)
+    return _balanced(toks), _consistent(toks), piece
+
+
+def _consistent(toks: list[_Tok]) -> bool:
+    """Every line inside a form is indented deeper than each form still open around it, and
+    nothing but the first form of a chunk starts with no form open."""
+    stack: list[int] = []          # columns of open openers
+    closed_once = False
+    for t in toks:
+        if t.first and t.code not in ")]}":
+            if stack and stack[-1] >= t.col:
+                return False
+            if not stack and closed_once:
+                return False
+        if t.code in "([{":
+            stack.append(t.col + 0)
+        elif t.code in ")]}":
+            if stack:
+                stack.pop()
+            if not stack:
+                closed_once = True
+    return True
+
+
+@dataclass
+class _Open:
+    tok: _Tok
+    children: int = 0
+    last_child_first: bool = False   # does its last child start a line?
+
+
+def _greedy(chunk: list[_Tok], indent: bool, insert_on_mismatch: bool) -> _Outcome:
+    """One pass over the chunk that keeps a stack and fixes what it meets.
+
+    indent: close forms where a line starts at or left of their opener's column (the closer
+    goes right after the previous code token); else only at the end.
+    insert_on_mismatch: at a wrong closer whose kind matches the opener below the top, insert
+    the top's closer before it (a dropped closer) instead of replacing it (a wrong kind).
+    """
+    out = _Outcome()
+    stack: list[_Open] = []
+    last_end = chunk[0].start
+    after_prefix = False
+
+    def close_top(at: int) -> None:
+        o = stack.pop()
+        out.edits.append({"start": at, "end": at, "text": CLOSE_FOR[o.tok.code]})
+        if o.children >= 2 and not o.last_child_first:
+            out.ambiguous = True      # it could as well close after an earlier child
+
+    for t in chunk:
+        c = t.code
+        if indent and t.first and c not in ")]}":
+            while stack and stack[-1].tok.col >= t.col:
+                close_top(last_end)
+        if c not in ")]}" and stack and not after_prefix:
+            stack[-1].children += 1
+            stack[-1].last_child_first = t.first
+        after_prefix = c in "pd"
+        if c in "([{":
+            stack.append(_Open(t))
+        elif c in ")]}":
+            if not stack:
+                out.edits.append({"start": t.start, "end": t.end, "text": ""})
+                if not _trailing(chunk, t):
+                    out.ambiguous = True
+                continue
+            want = CLOSE_FOR[stack[-1].tok.code]
+            if c != want:
+                below = stack[-2].tok.code if len(stack) >= 2 else None
+                if insert_on_mismatch and below and CLOSE_FOR[below] == c:
+                    close_top(t.start)                   # the dropped closer goes here
+                else:
+                    out.edits.append({"start": t.start, "end": t.end, "text": want})
+            stack.pop()
+        last_end = t.end
+    while stack:
+        close_top(last_end)
+    return out
+
+
+def _trailing(chunk: list[_Tok], t: _Tok) -> bool:
+    """Is `t` followed on its line only by closers (the end of a line's closer run)?"""
+    i = chunk.index(t)
+    for u in chunk[i + 1:]:
+        if u.first:
+            return True
+        if u.code not in ")]}":
+            return False
+    return True
