@@ -113,20 +113,22 @@ _BOOT = r"""
                                           (map (comp str ns-name) (all-ns))))]
                       (->> cands (filter #(.startsWith ^String % prefix)) distinct sort (take 500))))
       read-request (fn []
-                     ;; [kind text]; blank lines are skipped; end of input ends the JVM.
+                     ;; [kind text id]; the header is <kind><length> <id>. Blank lines are
+                     ;; skipped; end of input ends the JVM.
                      (loop []
                        (let [line (.readLine in)]
                          (cond (nil? line) (System/exit 0)
                                (= "" line) (recur)
                                :else
-                               (let [n (Long/parseLong (subs line 1))
+                               (let [space (.indexOf line " ")
+                                     n (Long/parseLong (subs line 1 space))
                                      buf (char-array n)]
                                  (loop [off 0]
                                    (when (< off n)
                                      (let [k (.read in buf off (- n off))]
                                        (when (neg? k) (System/exit 0))
                                        (recur (+ off k)))))
-                                 [(.charAt line 0) (String. buf)])))))]
+                                 [(.charAt line 0) (String. buf) (subs line (inc space))])))))]
   (System/setIn (java.io.ByteArrayInputStream. (byte-array 0)))
   (sun.misc.Signal/handle
    (sun.misc.Signal. "INT")
@@ -136,25 +138,29 @@ _BOOT = r"""
          (when-let [^Thread t @running]
            (reset! stopped-trace (.getStackTrace t))
            (.stop t))))))
-  (loop []
-    (try
-      (let [^java.io.Writer w @writer]
-        (seg w \P) (.write w (str (ns-name *ns*)))
-        (seg w \D)
-        (.flush w))
-      (let [[kind text] (read-request)]
-        (case kind
-          \E (answer-eval text)
-          \C (doseq [c (try (completions text) (catch Throwable _ nil))]
-               (let [^java.io.Writer w @writer] (seg w \V) (.write w (str c))))
-          \Q (System/exit 0)))
-      (catch Throwable t
-        (try
-          (let [^java.io.Writer w @writer]
-            (seg w \E) (.write w "lispshell-protocol-error")
-            (seg w \M) (.write w (str t)))
-          (catch Throwable _ nil))))
-    (recur)))
+  (let [id (volatile! "0")]
+    ;; Each answer ends with the namespace and the id of its request, so a stray answer can
+    ;; never be taken for the next one.
+    (loop []
+      (try
+        (let [^java.io.Writer w @writer]
+          (seg w \P) (.write w (str (ns-name *ns*)))
+          (seg w \D) (.write w (str @id "\n"))
+          (.flush w))
+        (let [[kind text request-id] (read-request)]
+          (vreset! id request-id)
+          (case kind
+            \E (answer-eval text)
+            \C (doseq [c (try (completions text) (catch Throwable _ nil))]
+                 (let [^java.io.Writer w @writer] (seg w \V) (.write w (str c))))
+            \Q (System/exit 0)))
+        (catch Throwable t
+          (try
+            (let [^java.io.Writer w @writer]
+              (seg w \E) (.write w "lispshell-protocol-error")
+              (seg w \M) (.write w (str t)))
+            (catch Throwable _ nil))))
+      (recur))))
 """
 
 

@@ -131,37 +131,43 @@ _BOOT = r"""
     (for-each (lambda (s) (seg #\V) (display s out))
               (or (false-if-exception (completions prefix)) '())))
   (define (read-request)
-    ;; The next request: (kind . text). Blank lines (the newline after the bootstrap)
-    ;; are skipped; end of input ends Guile.
+    ;; The next request: (kind text id); the header is <kind><length> <id>. Blank lines
+    ;; (the newline after the bootstrap) are skipped; end of input ends Guile.
     (let loop ()
       (let ((line (read-line in)))
         (cond ((eof-object? line) (primitive-exit 0))
               ((string-null? line) (loop))
               (else
-               (let ((n (string->number (substring line 1))))
-                 (cons (string-ref line 0) (if (zero? n) "" (get-string-n in n)))))))))
+               (let* ((space (string-index line #\space))
+                      (n (string->number (substring line 1 space))))
+                 (list (string-ref line 0) (if (zero? n) "" (get-string-n in n))
+                       (substring line (+ space 1)))))))))
   (set-port-encoding! in "UTF-8")
   (set-port-encoding! out "UTF-8")
   (set-port-conversion-strategy! out 'substitute)
   (sigaction SIGINT (lambda (sig) (when evaluating (throw 'lispshell-interrupt))))
   (set-current-module (resolve-module '(guile-user)))
-  (let loop ()
-    (catch #t
-      (lambda ()
-        (seg #\P) (display (module-name (current-module)) out)
-        (seg #\D)
-        (force-output out)
-        (let ((req (read-request)))
-          (case (car req)
-            ((#\E) (answer-eval (cdr req)))
-            ((#\C) (answer-completions (cdr req)))
-            ((#\Q) (primitive-exit 0)))))
-      (lambda (key . args)
-        (unless (eq? key 'lispshell-interrupt)
-          (false-if-exception
-           (begin (seg #\E) (display "lispshell-protocol-error" out)
-                  (seg #\M) (display (exn-message key args) out))))))
-    (loop)))
+  (let ((id "0"))
+    ;; Each answer ends with the module and the id of its request, so a stray answer can
+    ;; never be taken for the next one.
+    (let loop ()
+      (catch #t
+        (lambda ()
+          (seg #\P) (display (module-name (current-module)) out)
+          (seg #\D) (display id out) (newline out)
+          (force-output out)
+          (let ((req (read-request)))
+            (set! id (caddr req))
+            (case (car req)
+              ((#\E) (answer-eval (cadr req)))
+              ((#\C) (answer-completions (cadr req)))
+              ((#\Q) (primitive-exit 0)))))
+        (lambda (key . args)
+          (unless (eq? key 'lispshell-interrupt)
+            (false-if-exception
+             (begin (seg #\E) (display "lispshell-protocol-error" out)
+                    (seg #\M) (display (exn-message key args) out))))))
+      (loop))))
 """
 
 

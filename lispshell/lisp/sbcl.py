@@ -113,6 +113,7 @@ _BOOT = r"""
               (*evaluating* t))
           (dolist (v (eval-forms code))
             (seg #\V)
+            (terpri *out*)  ; start at column 0, or the pretty printer breaks lines early
             (prin1 v *out*))))
       nil)))
 
@@ -160,35 +161,41 @@ _BOOT = r"""
     (seg #\V) (write-string c *out*)))
 
 (defun read-request ()
-  "The next request: its kind character and its text. Blank lines (a newline left over
-   by the REPL that read the bootstrap) are skipped; end of input ends SBCL."
+  "The next request: kind character, text and id. The header is <kind><length> <id>.
+   Blank lines (a newline left over by the REPL that read the bootstrap) are skipped;
+   end of input ends SBCL."
   (loop
     (let ((line (read-line *in* nil nil)))
       (unless line (sb-ext:exit :code 0 :abort t))
       (when (plusp (length line))
-        (let* ((n (parse-integer line :start 1))
+        (let* ((space (position #\Space line))
+               (n (parse-integer line :start 1 :end space))
                (text (make-string n)))
           (read-sequence text *in*)
-          (return (values (char line 0) text)))))))
+          (return (values (char line 0) text (subseq line (1+ space)))))))))
 
 (defun main (nonce)
   (setf *marker* (concatenate 'string (string (code-char 30)) nonce))
   (setf *package* (find-package "COMMON-LISP-USER"))
-  (handler-bind ((sb-sys:interactive-interrupt
-                   ;; SIGINT outside an eval (it raced with the answer): ignore it.
-                   (lambda (c) (unless *evaluating* (continue c)))))
+  (let ((id "0"))
     (loop
+      ;; Each answer ends with the package and the id of its request, so a stray answer
+      ;; can never be taken for the next one.
       (handler-case
-          (progn
+          (handler-bind ((sb-sys:interactive-interrupt
+                           ;; SIGINT outside an eval (it raced with the answer): ignore it.
+                           (lambda (c) (unless *evaluating* (continue c)))))
             (seg #\P) (write-string (package-label *package*) *out*)
-            (seg #\D)
+            (seg #\D) (write-string id *out*)
+            (terpri *out*)  ; also puts the column back to 0 (FRESH-LINE, ~&)
             (finish-output *out*)
-            (multiple-value-bind (kind text) (read-request)
+            (multiple-value-bind (kind text request-id) (read-request)
+              (setf id request-id)
               (case kind
                 (#\E (answer-eval text))
                 (#\C (answer-completions text))
                 (#\Q (sb-ext:exit :code 0 :abort t)))))
-        (serious-condition (c)
+        (error (c)
           (ignore-errors
            (seg #\E) (write-string "LISPSHELL-PROTOCOL-ERROR" *out*)
            (seg #\M) (write-string (safe-string (lambda () (princ-to-string c))) *out*)))))))

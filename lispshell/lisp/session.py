@@ -1,16 +1,19 @@
-"""One live child Lisp (SBCL, Guile or Clojure) behind one small interface.
+r"""One live child Lisp (SBCL, Guile or Clojure) behind one small interface.
 
 How it works
 - The child is started with pexpect on a pty put in raw mode before the Lisp runs (no echo,
   no line editing, so no 4096-byte line limit and no CR/LF translation). Each dialect module
   (`sbcl.py`, `guile.py`, `clojure.py`) has a bootstrap: a small read-eval-print loop that we
   type into the stock REPL once. From then on the stock REPL is never seen again.
-- Requests are length-prefixed: `<kind><length>\\n<text>` (kind E = eval, C = completions),
-  so forms of any size and content arrive whole.
-- Answers are framed with a per-session random nonce. The marker is RS (\\x1e) + nonce; each
+- Requests are length-prefixed: `<kind><length> <id>\n<text>` (kind E = eval, C =
+  completions), so forms of any size and content arrive whole.
+- Answers are framed with a per-session random nonce. The marker is RS (\x1e) + nonce; each
   marker is followed by a one-letter tag that says what the next bytes are:
-      (printed output)  V<value>  V<value>  E<type> M<message> B<frame> B<frame>  P<package> D
-  Output is whatever comes before the first marker; D ends the answer. Nothing in the frame
+      (output)  V<value> V<value>  E<type> M<message> B<frame> B<frame>  P<package> D<id>\n
+  Output is whatever comes before the first marker; D, the request's id and a newline end
+  the answer. The id means a stray answer (one that raced with a timeout, say) is dropped
+  rather than taken for the next one; the newline puts the Lisp's output column back to 0
+  (for FRESH-LINE and the pretty printer). Nothing in the frame
   needs escaping, and the Lisp prints values straight to its stdout, so nothing is held in
   memory on either side: we scan for the marker with a window of a few bytes and apply the
   output cap while reading (a form printing forever costs CPU, not memory).
@@ -93,6 +96,9 @@ class _Answer:
     def __init__(self, cap: int, on_output: Callable[[str], None] | None):
         self.cap = cap
         self.on_output = on_output
+        self.reset()
+
+    def reset(self) -> None:
         self.output: list[str] = []
         self.kept = 0
         self.dropped = 0
@@ -142,7 +148,9 @@ class _Answer:
         return s
 
     def values(self) -> list[str]:
-        return [self._text(c) for t, c in self.fields if t == "V"]
+        # SBCL starts each value on a fresh line (for its pretty printer): drop that newline.
+        return [v[1:] if v.startswith("\n") else v
+                for v in (self._text(c) for t, c in self.fields if t == "V")]
 
     def one(self, tag: str) -> str | None:
         for t, c in self.fields:
@@ -279,6 +287,8 @@ class LispSession:
         self._decoder = codecs.getincrementaldecoder("utf-8")(errors="replace")
         self._pending = ""
         self._marker = MARK + nonce
+        self._seq = 0
+        self._request_id = "0"      # the id the loop's first (ready) answer carries
         self.generation += 1
         answer = _Answer(8192, None)
         try:
@@ -363,12 +373,18 @@ class LispSession:
         with self._lock:
             if self._closed:
                 raise LispStartError("this session was closed")
+            restarted = False
+            if self._child is not None and not self._child.isalive():
+                self._kill_child()      # it died while idle: start afresh, then evaluate
+                restarted = True
             self._ensure_started()
             self.busy = True
             self._interrupt_at = None
             started = time.monotonic()
             try:
-                return self._eval_locked(code, timeout, output_cap, on_output, started)
+                result = self._eval_locked(code, timeout, output_cap, on_output, started)
+                result.restarted = result.restarted or restarted
+                return result
             finally:
                 self.busy = False
                 self._interrupt_at = None
@@ -482,7 +498,9 @@ class LispSession:
 
     # ------------------------------------------------------------------ the wire
     def _send(self, kind: str, text: str) -> None:
-        self._write(f"{kind}{self.dialect.code_length(text)}\n{text}")
+        self._seq += 1
+        self._request_id = str(self._seq)
+        self._write(f"{kind}{self.dialect.code_length(text)} {self._request_id}\n{text}")
 
     def _write(self, text: str) -> None:
         data = memoryview(text.encode("utf-8", errors="surrogatepass"))
@@ -524,11 +542,22 @@ class LispSession:
                 if i + mlen >= len(text):  # the tag letter has not arrived yet
                     text = text[i:]
                     break
-                answer.begin(text[i + mlen])
+                tag = text[i + mlen]
+                if tag == "D":  # the end: D, the request's id, a newline
+                    nl = text.find("\n", i + mlen + 1)
+                    if nl < 0:
+                        text = text[i:]
+                        break
+                    if text[i + mlen + 1:nl] == self._request_id:
+                        answer.begin(tag)
+                        self._pending = text[nl + 1:]
+                        return
+                    # A stray answer (to an earlier request): drop it and read on.
+                    answer.reset()
+                    pos = nl + 1
+                    continue
+                answer.begin(tag)
                 pos = i + mlen + 1
-                if answer.done:
-                    self._pending = text[pos:]
-                    return
             # Need more bytes.
             data = _read_some(fd, poller, deadline)
             if data is None:

@@ -1,0 +1,246 @@
+"""The hard cases of LispSession, against real SBCL, Guile and Clojure: interrupts, timeouts,
+crashes and restarts, 10 MiB of output under the cap, a 200 KB form, 10,000 Guile evals,
+and close() leaving no process behind."""
+from __future__ import annotations
+
+import os
+import signal
+import threading
+import time
+import tracemalloc
+
+import pytest
+
+from lispshell.lisp.session import LispSession
+
+LISPS = ["sbcl", "guile", "clojure"]
+
+CODE = {
+    "sbcl": dict(define="(defun hard-sq (x) (* x x))", call="(hard-sq 7)",
+                 spin="(loop)", sleep="(sleep 100)",
+                 ten_mib='(let ((line (make-string 1023 :initial-element #\\x))) '
+                         '(dotimes (i 10240) (write-line line)) :done)',
+                 forever='(loop (write-line "forever and ever"))'),
+    "guile": dict(define="(define (hard-sq x) (* x x))", call="(hard-sq 7)",
+                  spin="(let loop () (loop))", sleep="(let loop () (usleep 100000) (loop))",
+                  ten_mib="(let ((line (make-string 1023 #\\x))) "
+                          "(do ((i 0 (+ i 1))) ((= i 10240) 'done) (display line) (newline)))",
+                  forever='(let loop () (display "forever and ever\\n") (loop))'),
+    "clojure": dict(define="(defn hard-sq [x] (* x x))", call="(hard-sq 7)",
+                    spin="(loop [] (recur))", sleep="(Thread/sleep 100000)",
+                    ten_mib='(let [line (apply str (repeat 1023 \\x))] '
+                            '(dotimes [i 10240] (println line)) :done)',
+                    forever='(loop [] (println "forever and ever") (recur))'),
+}
+DONE = {"sbcl": ":DONE", "guile": "done", "clojure": ":done"}
+
+
+@pytest.fixture(scope="module")
+def sessions():
+    made: dict[str, LispSession] = {}
+
+    def get(name: str) -> LispSession:
+        if name not in made:
+            made[name] = LispSession(name, interrupt_grace=5.0)
+            made[name].start()
+        return made[name]
+
+    yield get
+    for s in made.values():
+        s.close()
+
+
+@pytest.fixture(params=LISPS)
+def lisp(request, sessions):
+    return sessions(request.param)
+
+
+def _gone(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return True
+    return False
+
+
+def _interrupt_after(session: LispSession, seconds: float) -> threading.Timer:
+    """Interrupt the session once it is busy, `seconds` after this call."""
+    def fire():
+        for _ in range(400):
+            if session.busy:
+                break
+            time.sleep(0.005)
+        session.interrupt()
+    t = threading.Timer(seconds, fire)
+    t.start()
+    return t
+
+
+@pytest.mark.parametrize("kind", ["spin", "sleep"])
+def test_interrupt_keeps_the_image_and_its_definitions(lisp, kind):
+    c = CODE[lisp.lisp]
+    assert lisp.eval(c["define"]).ok
+    pid = lisp.pid
+    timer = _interrupt_after(lisp, 0.3)
+    r = lisp.eval(c[kind])
+    timer.join()
+    assert r.interrupted and not r.timed_out and not r.restarted, r
+    assert r.error is not None and r.error.type == lisp.dialect.INTERRUPT_TYPE
+    assert lisp.pid == pid                       # the same image...
+    assert lisp.eval(c["call"]).values == ["49"]  # ...with its definitions
+
+
+def test_timeout_interrupts_and_says_so(lisp):
+    c = CODE[lisp.lisp]
+    lisp.eval(c["define"])
+    pid = lisp.pid
+    r = lisp.eval(c["spin"], timeout=0.5)
+    assert r.timed_out and not r.interrupted and not r.ok
+    assert r.error.type == "timeout" and "0.5 s" in r.error.message
+    assert lisp.pid == pid
+    assert lisp.eval(c["call"]).values == ["49"]
+
+
+def test_interrupt_between_evals_is_harmless(lisp):
+    lisp.interrupt()                      # not busy: nothing to do
+    os.kill(lisp.pid, signal.SIGINT)      # a stray SIGINT reaching the idle loop is ignored
+    time.sleep(0.2)
+    assert lisp.eval("(+ 2 2)").values == ["4"]
+
+
+def test_ten_mib_of_output_is_capped_while_read(lisp):
+    tracemalloc.start()
+    try:
+        r = lisp.eval(CODE[lisp.lisp]["ten_mib"])
+        _, peak = tracemalloc.get_traced_memory()
+    finally:
+        tracemalloc.stop()
+    assert r.ok and r.values == [DONE[lisp.lisp]]
+    assert len(r.output) == 65536
+    assert r.output_dropped == 10240 * 1024 - 65536
+    assert r.output.startswith("x" * 1023 + "\n")
+    assert peak < 8 * 1024 * 1024, f"reading 10 MiB held {peak} bytes"
+
+
+def test_a_form_printing_forever_is_stopped_by_its_timeout(lisp):
+    seen = []
+    r = lisp.eval(CODE[lisp.lisp]["forever"], timeout=1.0, output_cap=1000, on_output=seen.append)
+    assert r.timed_out
+    assert len(r.output) == 1000 and r.output_dropped > 0
+    assert "".join(seen) == r.output           # streamed as it came, and capped
+    assert lisp.eval("(+ 1 2)").values == ["3"]
+
+
+def test_a_200_kb_form_arrives_whole(lisp):
+    if lisp.lisp == "clojure":
+        # A JVM method may not exceed 64 KiB of bytecode, so a big literal cannot compile;
+        # a top-level `do` is evaluated form by form, which still sends 200 KB in one request.
+        body = " ".join(f"(swap! big-acc + {i})" for i in range(11000))
+        lisp.eval("(def big-acc (atom 0))")
+        code = f"(do {body} @big-acc)"
+        assert len(code) > 200_000
+        assert lisp.eval(code).values == [str(sum(range(11000)))]
+        return
+    text = "".join(chr(0x41 + i % 26) for i in range(200_000)) + "é☃🐍" * 100
+    length = {"sbcl": "length", "guile": "string-length"}[lisp.lisp]
+    code = f'({length} "{text}")'
+    assert len(code.encode()) > 200_000
+    r = lisp.eval(code)
+    assert r.values == [str(len(text))], r.error
+
+
+def test_guile_survives_ten_thousand_evals(sessions):
+    lisp = sessions("guile")
+    lisp.eval("(define counter 0)")
+    for i in range(10_000):
+        r = lisp.eval("(set! counter (+ counter 1))")
+        assert r.error is None, (i, r.error)
+    assert lisp.eval("counter").values == ["10000"]
+
+
+def test_kill_9_mid_eval_is_noticed_and_a_fresh_child_started(lisp):
+    c = CODE[lisp.lisp]
+    lisp.eval(c["define"])
+    old = lisp.pid
+    threading.Timer(0.4, lambda: os.kill(old, signal.SIGKILL)).start()
+    r = lisp.eval(c["sleep"])
+    assert r.restarted and not r.ok
+    assert r.error.type == "lisp-died" and "died" in r.error.message
+    assert lisp.pid != old and lisp.alive and _gone(old)
+    assert lisp.eval("(+ 1 2)").values == ["3"]
+    assert lisp.eval(c["call"]).error is not None   # a fresh image: the definition is gone
+
+
+def test_a_child_that_died_while_idle_is_replaced_before_the_next_eval(lisp):
+    old = lisp.pid
+    os.kill(old, signal.SIGKILL)
+    time.sleep(0.2)
+    r = lisp.eval("(+ 20 22)")
+    assert r.restarted and r.values == ["42"]
+    assert lisp.pid != old
+
+
+def test_restart_on_demand(lisp):
+    c = CODE[lisp.lisp]
+    lisp.eval(c["define"])
+    old = lisp.pid
+    lisp.restart()
+    assert lisp.ready and lisp.pid != old and _gone(old)
+    assert lisp.eval(c["call"]).error is not None
+    assert lisp.eval("(+ 1 2)").values == ["3"]
+
+
+def test_a_child_ignoring_the_interrupt_is_killed_after_the_grace_period():
+    # SIGINT is blocked while SBCL runs WITHOUT-INTERRUPTS: the session must not hang.
+    s = LispSession("sbcl", interrupt_grace=0.5)
+    s.start()
+    try:
+        old = s.pid
+        r = s.eval("(sb-sys:without-interrupts (loop))", timeout=0.3)
+        assert r.timed_out and r.restarted
+        assert "did not respond" in r.error.message
+        assert s.pid != old and _gone(old)
+        assert s.eval("(+ 1 2)").values == ["3"]
+    finally:
+        s.close()
+
+
+@pytest.mark.parametrize("name", LISPS)
+def test_close_leaves_no_process(name):
+    s = LispSession(name)
+    s.start()
+    pid = s.pid
+    assert s.eval("(+ 1 2)").values == ["3"]
+    s.close()
+    assert _gone(pid)
+    assert not s.alive
+
+
+def test_clojure_boots_in_the_background():
+    s = LispSession("clojure")
+    try:
+        s.start(wait=False)
+        assert not s.ready                  # start returned before the JVM was up
+        assert s.completions("ma") == []    # nothing to ask yet, and no waiting
+        r = s.eval("(+ 1 2)")               # waits for readiness
+        assert r.values == ["3"] and s.ready
+    finally:
+        pid = s.pid
+        s.close()
+    assert _gone(pid)
+
+
+def test_close_while_busy_ends_the_eval(sessions):
+    s = LispSession("guile")
+    s.start()
+    pid = s.pid
+    out = {}
+    t = threading.Thread(target=lambda: out.setdefault("r", s.eval("(let loop () (loop))")))
+    t.start()
+    while not s.busy:
+        time.sleep(0.01)
+    s.close()
+    t.join(timeout=10)
+    assert not t.is_alive()
+    assert out["r"].error is not None and not out["r"].restarted
+    assert _gone(pid)
