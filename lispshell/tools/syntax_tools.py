@@ -1,1 +1,67 @@
-"""Tools registered by this module: (being written)."""
+"""Tools registered by this module: validate_syntax, repair_syntax.
+
+Pure functions of the text: nothing is evaluated and no Lisp is needed.
+"""
+from __future__ import annotations
+
+from lispshell.syntax.dialects import resolve_dialect
+from lispshell.syntax.repair import repair
+from lispshell.syntax.validate import validate
+from lispshell.tools.registry import ToolError, register
+
+MAX_ERRORS_SHOWN = 5
+
+_DIALECT = {"type": "string", "description": "cl | scheme | clojure (or sbcl, guile, clj, a "
+            "file name); default: the session's Lisp, else cl"}
+
+
+def _dialect(args, ctx) -> str:
+    name = args.get("dialect") or getattr(ctx, "dialect", None) or "cl"
+    try:
+        return resolve_dialect(name)
+    except ValueError as exc:
+        raise ToolError("BAD_INPUT", str(exc), field="dialect") from None
+
+
+@register(
+    "validate_syntax",
+    "Check that code reads (delimiters, strings, comments, # syntax, character names) "
+    "without evaluating it. Use before saving or evaluating. Answers valid, forms, and a "
+    "report with line/column of each problem, of the opener still open or mismatched, and "
+    "where a missing closer most likely belongs.",
+    {"type": "object", "required": ["code"],
+     "properties": {"code": {"type": "string", "description": "the code to check"},
+                    "dialect": _DIALECT}},
+    group="syntax", read_only=True)
+def validate_syntax(args, ctx):
+    v = validate(args["code"], _dialect(args, ctx))
+    out = {"ok": True, "valid": v.ok, "forms": v.forms, "report": v.text}
+    if not v.ok:
+        out["complete"] = v.complete
+        out["errors"] = [p.to_dict() for p in v.errors[:MAX_ERRORS_SHOWN]]
+    return out
+
+
+@register(
+    "repair_syntax",
+    "Repair unbalanced delimiters in code: missing closers go where the indentation says "
+    "the form ends, a wrong closer kind is corrected, an extra closer removed. Answers the "
+    "repaired code, the edits {start, end, text} against your code, and confident: false "
+    "means ambiguous (check the edits before using them). Valid code comes back unchanged.",
+    {"type": "object", "required": ["code"],
+     "properties": {"code": {"type": "string", "description": "the code to repair"},
+                    "dialect": _DIALECT}},
+    group="syntax", read_only=True)
+def repair_syntax(args, ctx):
+    code = args["code"]
+    dialect = _dialect(args, ctx)
+    fixed, edits, confident = repair(code, dialect)
+    after = validate(fixed, dialect)
+    out = {"ok": True, "changed": fixed != code, "valid": after.ok, "confident": confident}
+    if fixed != code:
+        out["repaired"] = fixed
+        out["edits"] = edits
+    out["report"] = after.text if after.ok or fixed != code else validate(code, dialect).text
+    if not after.ok and fixed == code:
+        out["note"] = "not a delimiter problem this tool can repair; see the report"
+    return out
