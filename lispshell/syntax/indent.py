@@ -128,6 +128,8 @@ def _column_for(root: Node, text: str, dialect: str, p: int, col) -> int | None:
         return col(head.start)
     sym = head_of(lst, text)
     spec = body_args(sym.text(text), dialect) if sym is not None else None
+    if sym is not None and _local_definition(lst, text, dialect):
+        spec = 1
     if sym is not None and spec is not None:
         n_args = spec
         if dialect == "scheme" and sym.text(text) == "let" and len(code) > 1 \
@@ -135,9 +137,46 @@ def _column_for(root: Node, text: str, dialect: str, p: int, col) -> int | None:
             n_args = 2   # named let: (let loop ((i 0)) body)
         if code_before > n_args:
             return base + 2
+        if dialect != "clojure":
+            return base + 4   # a distinguished argument on its own line
     # A plain call (or a distinguished argument): line up with the first argument if it
     # sits on the head's line, else one column in.
     if len(code) > 1 and code[1].start < p and \
             text.count("\n", head.start, code[1].start) == 0:
         return col(code[1].start)
     return base + 1
+
+
+# Forms whose elements are themselves definitions or clauses with a body:
+# (flet ((h (x) body)) ...), (handler-case expr (error (e) body)), (reify P (m [this] body)).
+_DEFINITION_LISTS = {"cl": {"flet", "labels", "macrolet"}, "clojure": {"letfn"}, "scheme": set()}
+_CLAUSE_FORMS = {"cl": {"handler-case", "restart-case"},
+                 "clojure": {"reify", "deftype", "defrecord", "defprotocol", "extend-type",
+                             "extend-protocol", "proxy", "definterface"},
+                 "scheme": set()}
+
+
+def _head_name(lst: Node | None, text: str, dialect: str) -> str | None:
+    if lst is None or lst.kind != "list":
+        return None
+    h = head_of(lst, text)
+    if h is None:
+        return None
+    name = h.text(text)
+    return name.lower() if dialect == "cl" else name
+
+
+def _local_definition(lst: Node, text: str, dialect: str) -> bool:
+    """True when `lst` is a local function definition or a clause with a body."""
+    parent = lst.parent
+    if parent is None or parent.kind != "list":
+        return False
+    if _head_name(parent, text, dialect) in _CLAUSE_FORMS.get(dialect, ()):
+        kids = parent.code_children
+        return len(kids) > 1 and kids[1] is not lst
+    grand = parent.parent
+    if grand is not None and grand.kind == "list" and \
+            _head_name(grand, text, dialect) in _DEFINITION_LISTS.get(dialect, ()):
+        kids = grand.code_children
+        return len(kids) > 1 and kids[1] is parent
+    return False
