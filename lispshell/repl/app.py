@@ -214,13 +214,21 @@ class Repl:
                 continue
             except EOFError:
                 break
-            try:
-                if await self.handle(text) is QUIT:
-                    break
-            except KeyboardInterrupt:
-                self.renderer.notice("Interrupted.")
-            except Exception as exc:   # a bug of ours: say so, keep the shell alive
-                self._internal_error(exc)
+            # Ctrl-C cancels whatever the input started (a restart, a switch...); evals and
+            # LLM questions install their own, finer handlers while they run.
+            task = asyncio.ensure_future(self.handle(text))
+            with self._on_sigint(task.cancel):
+                try:
+                    if await task is QUIT:
+                        break
+                except asyncio.CancelledError:
+                    if not task.cancelled():
+                        raise
+                    self.renderer.notice("Interrupted.")
+                except KeyboardInterrupt:
+                    self.renderer.notice("Interrupted.")
+                except Exception as exc:   # a bug of ours: say so, keep the shell alive
+                    self._internal_error(exc)
 
     async def handle(self, text: str):
         """One submitted input; returns QUIT when the REPL should end."""
