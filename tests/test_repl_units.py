@@ -78,3 +78,91 @@ def test_newline_indent_lisp_style():
     assert newline_indent("{:a 1", "clojure") == 1
     assert newline_indent("(define (f x)", "scheme") == 2
     assert newline_indent("  (when x\n    (foo a", "cl") == 9
+
+
+def test_history_file_problems_keep_history_in_memory(tmp_path):
+    from lispshell.repl.editor import SafeFileHistory
+
+    problems = []
+    unreadable = tmp_path / "history-sbcl"
+    unreadable.mkdir()                       # a directory: cannot be read or appended to
+    history = SafeFileHistory(unreadable, on_problem=problems.append)
+    assert list(history.load_history_strings()) == []
+    history.store_string("(+ 1 2)")
+    history.store_string("(+ 3 4)")
+    assert len(problems) == 1 and str(unreadable) in problems[0]
+
+
+class _Session:
+    def __init__(self, ready=True, busy=False, alive=True, package="CL-USER"):
+        self.ready, self.busy, self.alive, self.package = ready, busy, alive, package
+
+
+class _Options:
+    no_llm = False
+
+
+def test_toolbar_shows_lisp_package_state_and_llm_text():
+    from lispshell.repl.app import Repl
+
+    repl = Repl("clojure", {"lisp": {"clojure": {}}}, _Options())
+    repl.sessions["clojure"] = _Session(ready=False, package="")
+    assert [p.strip() for p in repl.toolbar().split("│")] == ["clojure", "user", "starting"]
+    repl.sessions["clojure"] = _Session(busy=True, package="my.ns")
+    assert "my.ns" in repl.toolbar() and "busy" in repl.toolbar()
+    repl.sessions["clojure"] = _Session(alive=False)
+    assert "stopped" in repl.toolbar()
+
+    class LLM:
+        commands = {}
+
+        def toolbar(self):
+            return "YOLO"
+
+    repl.llm = LLM()
+    repl.sessions["clojure"] = _Session(package="user")
+    assert repl.toolbar().split("│")[-1].strip() == "YOLO"
+    repl.flash("Ctrl-D or ,quit to leave")
+    assert "Ctrl-D or ,quit to leave" in repl.toolbar()
+    assert repl.prompt_message() == [("bold ansigreen", "user"), ("", "> ")]
+
+
+def test_evals_made_while_the_llm_side_loads_reach_it_in_order_before_a_question(monkeypatch):
+    import threading
+
+    import lispshell.repl.llm_hook as hook
+    from lispshell.repl.app import Repl
+
+    release = threading.Event()
+    seen = []
+
+    class LLM:
+        commands = {}
+
+        def record_eval(self, code, result):
+            seen.append(("eval", code, result))
+
+        async def ask(self, text):
+            seen.append(("ask", text))
+
+        def toolbar(self):
+            return ""
+
+    def slow_make_llm(repl):
+        release.wait(5)                      # like importing the SDK
+        return LLM()
+
+    monkeypatch.setattr(hook, "make_llm", slow_make_llm)
+
+    async def scenario():
+        repl = Repl("sbcl", {"lisp": {"sbcl": {}}}, _Options())
+        repl._loop = asyncio.get_running_loop()
+        await repl._record_eval("(+ 1 2)", "r1")     # returns at once: the LLM is loading
+        await repl._record_eval("(+ 3 4)", "r2")
+        assert seen == []
+        release.set()
+        await repl.ask("add seven to that")
+
+    asyncio.run(scenario())
+    assert seen == [("eval", "(+ 1 2)", "r1"), ("eval", "(+ 3 4)", "r2"),
+                    ("ask", "add seven to that")]
