@@ -58,6 +58,10 @@ def _schema(*parts: dict, required: tuple = ()) -> dict:
     return schema
 
 
+def _opt(args: dict, name: str, default):
+    return default if args.get(name) is None else args[name]
+
+
 def _error(exc: StructureError) -> ToolError:
     return ToolError(exc.code, exc.message, **exc.extra)
 
@@ -192,7 +196,9 @@ def _validate(text: str, dialect: str) -> dict:
 def read_module(args: dict, ctx: ToolContext) -> dict:
     src = _source(args, ctx)
     root = _tree(src)
-    max_lines = args.get("max_lines") or 5
+    max_lines = _opt(args, "max_lines", 5)
+    if max_lines < 1:
+        raise ToolError("BAD_INPUT", "max_lines must be a positive integer")
     return {"hash": src.hash, "dialect": src.dialect, "forms": len(root.code_children),
             "text": forms.outline(src.text, root, src.dialect, max_lines)}
 
@@ -453,7 +459,7 @@ def sexp_show_structure(args: dict, ctx: ToolContext) -> dict:
         resolved = address.resolve(root, src.text, src.dialect, args, need_target=False)
         node = resolved.node
         tree = paredit.show_structure(
-            src.text, node, depth=args.get("depth") or 4,
+            src.text, node, depth=_opt(args, "depth", 4),
             show_paths=args.get("show_paths", True) is not False,
             show_text=args.get("show_text", True) is not False,
             base_path=resolved.path if node is not resolved.scope else [])
@@ -479,7 +485,7 @@ def sexp_get_enclosing(args: dict, ctx: ToolContext) -> dict:
     try:
         resolved = address.resolve(root, src.text, src.dialect, args)
         result = paredit.get_enclosing(src.text, resolved.node, resolved.scope,
-                                       args.get("levels") or 1)
+                                       _opt(args, "levels", 1))
     except StructureError as exc:
         raise _error(exc)
     if src.path is not None:

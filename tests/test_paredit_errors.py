@@ -1,0 +1,86 @@
+"""Structural impossibilities answer a clear error with a suggestion, per tool; and the form
+tools in Scheme and Clojure."""
+from __future__ import annotations
+
+import pytest
+
+from lispshell.tools.registry import ToolContext, call_tool
+
+
+def fail(tool, code, dialect="cl", **args):
+    r = call_tool(tool, {"code": code, "dialect": dialect, **args}, ToolContext())
+    assert r["ok"] is False, r
+    return r["error"]
+
+
+@pytest.mark.parametrize("tool,code,args,error_code,message_part", [
+    ("sexp_raise", "(defun f () 1)", dict(form_name="f"), "TOP_LEVEL", "top-level form"),
+    ("sexp_slurp_forward", "(f (a) (b))", dict(target="(b)"), "NO_SIBLING", "no sibling after"),
+    ("sexp_slurp_forward", "(f (a) b)", dict(target="(a)", count=3), "NO_SIBLING", "only 1"),
+    ("sexp_slurp_forward", "(f a b)", dict(target="a"), "NOT_A_LIST", "is a symbol"),
+    ("sexp_slurp_backward", "(f (a) (b))", dict(target="(f (a) (b))"), "NO_SIBLING",
+     "no sibling before"),
+    ("sexp_barf_forward", "(f ())", dict(target="()"), "EMPTY", "is empty"),
+    ("sexp_barf_forward", "(f (a b))", dict(target="(a b)", count=3), "BAD_INPUT", "only 2"),
+    ("sexp_barf_backward", "(f (g))", dict(target="(g)"), "EMPTY", "after its head"),
+    ("sexp_unwrap", "(f a)", dict(target="a"), "NOT_A_LIST", "not a list"),
+    ("sexp_unwrap", "(f '(a b))", dict(target="(a b)"), "PREFIXED", "reader prefix"),
+    ("sexp_unwrap", "(f ())", dict(target="()", keep="body"), "EMPTY", "empty"),
+    ("sexp_kill", "(f a b)", dict(target="a", count=5), "NO_SIBLING", "only 2"),
+    ("sexp_transpose", "(f a b)", dict(target="b"), "NO_SIBLING", "no sibling after"),
+    ("sexp_split", "(f a b)", dict(target="f"), "BAD_SPLIT", "nothing would stay"),
+    ("sexp_split", "(defun f () 1)", dict(form_name="f"), "TOP_LEVEL", "top-level"),
+    ("sexp_split", "(list [a b])", dict(target="(list [a b])"), "TOP_LEVEL", "top-level"),
+    ("sexp_join", "(f (a) b)", dict(target="(a)"), "NOT_A_LIST", "not a plain list"),
+    ("sexp_join", "(f (a))", dict(target="(a)"), "NO_SIBLING", "nothing after"),
+    ("sexp_wrap", "(f a)", dict(target="a", count=3), "NO_SIBLING", "only 1"),
+    ("sexp_wrap", "(f a)", dict(target="a", head="(oops"), "BAD_INPUT", "not balanced"),
+    ("sexp_wrap", "(f a)", dict(target="a", count=0), "BAD_INPUT", "positive"),
+    ("sexp_get_enclosing", "(f a)", dict(target="(f a)"), "TOP_LEVEL", "top-level"),
+    ("sexp_show_structure", "(f a)", dict(depth=0), "BAD_INPUT", "positive"),
+    ("sexp_kill", "(f a)", dict(), "BAD_INPUT", "say which node"),
+    ("sexp_kill", "(f a)", dict(path=[0, 5]), "NOT_FOUND", "out of range"),
+    ("sexp_kill", "(f a)", dict(path=[0, 0, 1]), "NOT_FOUND", "not a list"),
+])
+def test_impossible_operations_explain_themselves(tool, code, args, error_code, message_part):
+    err = fail(tool, code, **args)
+    assert err["code"] == error_code, err
+    assert message_part in err["message"], err
+    if error_code in ("TOP_LEVEL", "NO_SIBLING", "EMPTY", "NOT_A_LIST", "BAD_SPLIT", "PREFIXED"):
+        assert err.get("suggestion"), err
+
+
+def test_join_mismatched_kinds_in_clojure():
+    err = fail("sexp_join", "(f (a) [b])", "clojure", target="(a)")
+    assert err["code"] == "MISMATCH" and "'(' list with a '[' list" in err["message"]
+
+
+def test_scheme_form_tools():
+    code = ("(define-module (demo) #:export (area))\n\n"
+            ";; Area of a square.\n(define (area s)\n  (* s s))\n\n(define (helper) 1)\n")
+    ctx = ToolContext()
+    r = call_tool("replace_form", {"code": code, "dialect": "scheme", "form_type": "define",
+                                   "form_name": "area",
+                                   "new_source": "(define (area s)\n(let ((x s))\n(* x x)))"}, ctx)
+    assert r["ok"], r
+    assert "(define (area s)\n  (let ((x s))\n    (* x x)))\n" in r["code"]
+    r = call_tool("delete_form", {"code": code, "dialect": "scheme", "form_name": "area"}, ctx)
+    assert r["code"] == "(define-module (demo) #:export (area))\n\n(define (helper) 1)\n"
+    r = call_tool("insert_form", {"code": code, "dialect": "scheme", "form_name": "helper",
+                                  "position": "before", "new_source": "(define x 1)"}, ctx)
+    assert "  (* s s))\n\n(define x 1)\n\n(define (helper) 1)\n" in r["code"]
+    r = call_tool("read_module", {"code": code, "dialect": "scheme"}, ctx)
+    assert r["text"].splitlines()[1] == "L4-5 (define (area s)"
+
+
+def test_clojure_form_tools():
+    code = "(ns demo.core)\n\n(defn area\n  [s]\n  (* s s))\n\n(defmethod draw :circle [c] 1)\n"
+    ctx = ToolContext()
+    r = call_tool("replace_form", {"code": code, "dialect": "clojure", "form_type": "defmethod",
+                                   "form_name": "draw :circle",
+                                   "new_source": "(defmethod draw :circle [c]\n(circle c))"}, ctx)
+    assert r["code"].endswith("(defmethod draw :circle [c]\n  (circle c))\n")
+    r = call_tool("read_form", {"code": code, "dialect": "clojure", "form_type": "ns"}, ctx)
+    assert r["text"] == "(ns demo.core)"
+    r = call_tool("find_references", {"code": code, "dialect": "clojure", "symbol": "s"}, ctx)
+    assert [h["line"] for h in r["references"]] == [4, 5, 5]
