@@ -1,0 +1,195 @@
+"""`lispshell check [--fix] [--diff] [--dialect D] PATH... | -`: a syntax linter for Lisp files.
+
+Prints `path:line:col: message` for each problem (editors and pre-commit read that), and
+exits 0 when everything reads, 1 when some input still has syntax errors, 2 on a usage or
+I/O error. `--fix` rewrites a file (atomically: temporary file + rename, mode kept) only when
+the repair is confident; `--diff` shows the repair as a unified diff. `-` reads standard
+input; with `--fix` the (repaired or unchanged) text goes to standard output and the
+diagnostics to standard error. Directories are searched for Lisp files by extension.
+"""
+from __future__ import annotations
+
+import argparse
+import difflib
+import os
+import sys
+import tempfile
+
+from lispshell.syntax.dialects import EXTENSIONS, resolve_dialect
+from lispshell.syntax.repair import repair
+from lispshell.syntax.validate import validate
+
+USAGE_ERROR = 2
+
+
+class _Usage(Exception):
+    pass
+
+
+class _Parser(argparse.ArgumentParser):
+    def error(self, message):
+        raise _Usage(message)
+
+
+def _parser() -> argparse.ArgumentParser:
+    p = _Parser(prog="lispshell check", description="Check that Lisp source reads: "
+                "delimiters, strings, comments, # syntax. Nothing is evaluated.")
+    p.add_argument("paths", nargs="+", metavar="PATH", help="files or directories; - for stdin")
+    p.add_argument("--fix", action="store_true",
+                   help="write the repair back, only when it is confident")
+    p.add_argument("--diff", action="store_true", help="show the repair as a unified diff")
+    p.add_argument("--dialect", help="cl, scheme or clojure (default: from each file's "
+                   "extension; required for -)")
+    p.add_argument("-q", "--quiet", action="store_true", help="print nothing, only exit status")
+    return p
+
+
+def main(argv: list[str] | None = None) -> int:
+    argv = list(sys.argv[1:] if argv is None else argv)
+    parser = _parser()
+    try:
+        args = parser.parse_args(argv)
+        forced = resolve_dialect(args.dialect) if args.dialect else None
+    except _Usage as exc:
+        print(f"{parser.prog}: error: {exc}", file=sys.stderr)
+        print(parser.format_usage().rstrip(), file=sys.stderr)
+        return USAGE_ERROR
+    except ValueError as exc:
+        print(f"{parser.prog}: error: {exc}", file=sys.stderr)
+        return USAGE_ERROR
+    checker = _Checker(args, forced)
+    for path in args.paths:
+        checker.check_path(path)
+    if checker.io_error:
+        return USAGE_ERROR
+    return 1 if checker.invalid else 0
+
+
+class _Checker:
+    def __init__(self, args, forced_dialect):
+        self.args = args
+        self.forced = forced_dialect
+        self.invalid = False
+        self.io_error = False
+
+    def say(self, line: str, err: bool = False) -> None:
+        if not self.args.quiet:
+            print(line, file=sys.stderr if err else sys.stdout, flush=True)
+
+    def check_path(self, path: str) -> None:
+        if path == "-":
+            self.check_stdin()
+        elif os.path.isdir(path):
+            for found in sorted(_lisp_files(path)):
+                self.check_file(found, from_dir=True)
+        else:
+            self.check_file(path)
+
+    def check_stdin(self) -> None:
+        if not self.forced:
+            self.say("lispshell check: error: reading - needs --dialect (cl, scheme or "
+                     "clojure)", err=True)
+            self.io_error = True
+            return
+        text = sys.stdin.buffer.read().decode("utf-8", "surrogateescape")
+        fixed = self.check_text("<stdin>", text, self.forced, to_stderr=self.args.fix)
+        if self.args.fix:
+            out = fixed if fixed is not None else text
+            sys.stdout.buffer.write(out.encode("utf-8", "surrogateescape"))
+            sys.stdout.flush()
+
+    def check_file(self, path: str, from_dir: bool = False) -> None:
+        try:
+            dialect = self.forced or resolve_dialect(path)
+        except ValueError:
+            self.say(f"{path}: error: unknown file type: pass --dialect (cl, scheme or "
+                     f"clojure)", err=True)
+            self.io_error = True
+            return
+        try:
+            with open(path, "rb") as f:
+                text = f.read().decode("utf-8", "surrogateescape")
+        except OSError as exc:
+            self.say(f"{path}: error: cannot read: {exc.strerror or exc}", err=True)
+            self.io_error = True
+            return
+        fixed = self.check_text(path, text, dialect)
+        if fixed is not None and self.args.fix:
+            try:
+                _write_atomically(path, fixed.encode("utf-8", "surrogateescape"))
+            except OSError as exc:
+                self.say(f"{path}: error: cannot write: {exc.strerror or exc}", err=True)
+                self.io_error = True
+
+    def check_text(self, name: str, text: str, dialect: str, to_stderr: bool = False):
+        """Report problems; return the repaired text when --fix may write it, else None."""
+        v = validate(text, dialect)
+        if v.ok:
+            return None
+        new, edits, confident = repair(text, dialect)
+        if self.args.diff and new != text:
+            label = "" if confident else "; ambiguous, --fix leaves it"
+            self.say(f"--- {name}\n+++ {name} (repaired{label})", err=to_stderr)
+            diff = difflib.unified_diff(text.splitlines(keepends=True),
+                                        new.splitlines(keepends=True), n=2)
+            lines = list(diff)[2:]
+            self.say("".join(lines).rstrip("\n"), err=to_stderr)
+        fixable = self.args.fix and confident and new != text and validate(new, dialect).ok
+        if fixable:
+            self.say(f"{name}: fixed ({len(edits)} edit{'s' if len(edits) != 1 else ''})",
+                     err=to_stderr)
+            return new
+        self.invalid = True
+        for p in v.errors:
+            self.say(f"{name}:{p.line}:{p.col}: {_describe(p)}", err=to_stderr)
+        if self.args.fix:
+            why = ("the repair is ambiguous (see --diff)" if new != text
+                   else "no delimiter repair applies")
+            self.say(f"{name}: not fixed: {why}", err=to_stderr)
+        return None
+
+
+def _describe(p) -> str:
+    """One line per problem: the message plus where the opener is and where a closer goes."""
+    text = p.message
+    if p.code == "UNCLOSED":
+        text = (f"unclosed {_OPEN[p.expected]!r} opened here; the missing {_CLOSE[p.expected]!r} "
+                f"most likely belongs at line {p.suggest_line}, column {p.suggest_col}")
+    return text
+
+
+_OPEN = {"paren": "(", "bracket": "[", "brace": "{"}
+_CLOSE = {"paren": ")", "bracket": "]", "brace": "}"}
+
+
+def _lisp_files(root: str):
+    for base, dirs, files in os.walk(root):
+        dirs[:] = [d for d in dirs if not d.startswith(".")]
+        for name in files:
+            if os.path.splitext(name)[1].lower() in EXTENSIONS:
+                yield os.path.join(base, name)
+
+
+def _write_atomically(path: str, data: bytes) -> None:
+    """Write via a temporary file in the same directory and a rename; keep the file's mode."""
+    path = os.path.realpath(path)          # write through a symlink, not over it
+    directory = os.path.dirname(path)
+    mode = os.stat(path).st_mode & 0o7777
+    fd, tmp = tempfile.mkstemp(dir=directory, prefix=".lispshell-check-")
+    try:
+        with os.fdopen(fd, "wb") as f:
+            f.write(data)
+            f.flush()
+            os.fsync(f.fileno())
+        os.chmod(tmp, mode)
+        os.replace(tmp, path)
+    except BaseException:
+        try:
+            os.unlink(tmp)
+        except OSError:
+            pass
+        raise
+
+
+if __name__ == "__main__":
+    sys.exit(main())
