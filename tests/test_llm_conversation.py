@@ -104,7 +104,12 @@ def test_trim_keeps_pairs_whole_and_says_so():
     before = conv.estimate_tokens()
     dropped = conv.trim_to(before // 4)
     assert dropped > 0 and conv.estimate_tokens() <= before // 4
-    assert conv.messages[0]["content"][0]["text"].startswith(DROPPED_NOTE)
+    note = conv.messages[0]["content"][0]["text"]
+    assert note.startswith(DROPPED_NOTE) and "\n(list " in note  # what was defined is listed
+    accepted(conv)
+    conv.trim_to(conv.estimate_tokens() // 2)  # again: one note, not two
+    texts = [b.get("text", "") for m in conv.messages for b in m["content"]]
+    assert sum(t.startswith(DROPPED_NOTE) for t in texts) == 1
     accepted(conv)
 
 

@@ -211,7 +211,7 @@ class Agent:
             "max_tokens": self.settings.max_tokens,
             "system": self.system,
             "tools": tools,
-            "messages": self.conv.for_request(any(t["name"] == "eval" for t in tools)),
+            "messages": self.conv.for_request([t["name"] for t in tools]),
             "cache_control": {"type": "ephemeral"},
         }
 

@@ -57,6 +57,7 @@ class Conversation:
         self.path = path
         self.meta = meta or {}
         self._saved: list[str] = []  # JSON of each message as last written to the log
+        self.dropped_evals: list[str] = []  # code of evals trimmed away, for the note
         self._header_written = path is not None and path.exists() and path.stat().st_size > 0
         self._torn = False
 
@@ -257,47 +258,68 @@ class Conversation:
 
     def trim_to(self, budget_tokens: int) -> int:
         """Drop the oldest turns until the estimate fits `budget_tokens`, never splitting a tool
-        pair. Returns how many messages were dropped (0 when it already fit)."""
+        pair, and leave a note that lists the code evaluated in the dropped part (definitions
+        made there still exist in the image). Returns how many messages were dropped."""
         if self.estimate_tokens() <= budget_tokens or len(self.messages) < 3:
             return 0
-        before = len(self.messages)
-        # Cut points: user messages. Results at the head of the new first message lose their
-        # call, so they are turned into a short note instead.
-        while self.estimate_tokens() > budget_tokens and len(self.messages) > 2:
-            cut = next((j for j in range(2, len(self.messages)) if self.messages[j]["role"] == "user"),
-                       None)
-            if cut is None:
-                break
+        # Cut points are user messages; tool results at the head of the new first message
+        # lose their call, so they are removed and the note says so.
+        cuts = [j for j in range(2, len(self.messages)) if self.messages[j]["role"] == "user"]
+        if not cuts:
+            return 0
+        for cut in cuts:
+            evals = list(self.dropped_evals)
+            for m in self.messages[:cut]:
+                for b in tool_uses(m):
+                    if b["name"] == "eval" and isinstance(b["input"].get("code"), str):
+                        code = " ".join(b["input"]["code"].split())
+                        evals.append(code if len(code) <= 100 else code[:99] + "…")
             head = self.messages[cut]
-            rest = [b for b in _blocks(head) if b.get("type") != "tool_result"]
-            dropped_results = len(_blocks(head)) - len(rest)
+            rest = [b for b in _blocks(head) if b.get("type") != "tool_result"
+                    and not str(b.get("text", "")).startswith(DROPPED_NOTE)]
             note = DROPPED_NOTE
-            if dropped_results:
-                note += f" ({dropped_results} tool result(s) of dropped calls removed.)"
-            rest = [b for b in rest if b.get("text") != DROPPED_NOTE]
-            self.messages = [{"role": "user", "content": [{"type": "text", "text": note}] + rest}] \
+            if any(b.get("type") == "tool_result" for b in _blocks(head)):
+                note += " (Results of calls made in the dropped part were removed.)"
+            listed = evals[-30:]
+            while listed and len("\n".join(listed)) // 3 > budget_tokens // 5:
+                listed = listed[len(listed) // 2 + 1:]  # the note may take a fifth at most
+            if listed:
+                note += (" Code evaluated in the dropped part (its definitions still exist in "
+                         "the image), oldest first:\n" + "\n".join(listed))
+            candidate = [{"role": "user", "content": [{"type": "text", "text": note}] + rest}] \
                 + self.messages[cut + 1:]
+            if len(json.dumps(candidate, ensure_ascii=False)) // 3 <= budget_tokens or cut == cuts[-1]:
+                break
+        self.dropped_evals = listed
+        self.messages = candidate
         self.repair()
-        return max(0, before - len(self.messages))
+        return cut
 
     # ------------------------------------------------------------------ request form
-    def for_request(self, eval_tool_sent: bool = True) -> list[dict]:
-        """A deep copy for the API. When `eval` is not among the tools sent (gate off), eval
-        pairs become plain text so the request still validates."""
+    def for_request(self, tool_names: Iterable[str] | bool | None = None) -> list[dict]:
+        """A deep copy for the API. Calls of tools that are not among `tool_names` (the gate
+        is off, so no `eval`; a resumed conversation used other tool groups) become plain
+        text, so the request still validates. `None` keeps every call."""
         self.repair(save=False)
         msgs = copy.deepcopy(self.messages)
-        if eval_tool_sent:
+        if tool_names is None or tool_names is True:
             return msgs
-        evals = {b["id"]: b["input"].get("code", "") for m in msgs for b in tool_uses(m)
-                 if b["name"] == "eval"}
+        if tool_names is False:  # the old form: only `eval` is missing
+            sent = {b["name"] for m in msgs for b in tool_uses(m)} - {"eval"}
+        else:
+            sent = set(tool_names)
+        gone = {b["id"]: b for m in msgs for b in tool_uses(m) if b["name"] not in sent}
+        if not gone:
+            return msgs
         out = []
         for m in msgs:
             blocks = []
             for b in m["content"]:
-                if b.get("type") == "tool_use" and b["id"] in evals:
-                    blocks.append({"type": "text", "text": f"[eval] {evals[b['id']]}"})
-                elif b.get("type") == "tool_result" and b.get("tool_use_id") in evals:
-                    blocks.append({"type": "text", "text": f"[eval result] {_result_text(b)}"})
+                if b.get("type") == "tool_use" and b["id"] in gone:
+                    blocks.append({"type": "text", "text": f"[{b['name']}] {_call_text(b)}"})
+                elif b.get("type") == "tool_result" and b.get("tool_use_id") in gone:
+                    name = gone[b["tool_use_id"]]["name"]
+                    blocks.append({"type": "text", "text": f"[{name} result] {_result_text(b)}"})
                 else:
                     blocks.append(b)
             # results (kept) must still come first
@@ -371,6 +393,13 @@ def _result_block(tid: str, text: str, is_error: bool) -> dict:
     if is_error:
         block["is_error"] = True
     return block
+
+
+def _call_text(block: dict) -> str:
+    inp = block.get("input") or {}
+    if block.get("name") == "eval" and isinstance(inp.get("code"), str):
+        return inp["code"]
+    return json.dumps(inp, ensure_ascii=False)
 
 
 def _result_text(block: dict) -> str:

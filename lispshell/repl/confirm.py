@@ -129,10 +129,12 @@ class TerminalConfirm:
     """`confirm(code, index, total) -> Decision` for EvalGate, asking on the REPL's terminal."""
 
     def __init__(self, console: Console, gate_ref, lisp=lambda: "sbcl", grace: float = 0.3,
-                 loop: asyncio.AbstractEventLoop | None = None, announce=None):
+                 loop: asyncio.AbstractEventLoop | None = None, announce=None,
+                 package=lambda: ""):
         self.console = console
         self.gate_ref = gate_ref          # () -> EvalGate, for `a`
         self.lisp = lisp                  # () -> current Lisp name, for highlighting
+        self.package = package            # () -> the package/module/namespace it will run in
         self.grace = grace
         self.loop = loop
         self.announce = announce or (lambda msg: console.print(Text("; " + msg, style="bold yellow")))
@@ -150,9 +152,13 @@ class TerminalConfirm:
         return asyncio.run_coroutine_threadsafe(self.ask(code, index, total), loop).result()
 
     def show(self, code: str, index: int, total: int, edited: bool = False) -> None:
-        title = "the model wants to evaluate" + (f" ({index} of {total})" if total > 1 else "")
-        if edited:
-            title = "your edited code" + (f" ({index} of {total})" if total > 1 else "")
+        try:
+            where = self.package() or ""
+        except Exception:
+            where = ""
+        where = f" in {self.lisp()} {where}".rstrip()
+        count = f" ({index} of {total})" if total > 1 else ""
+        title = ("your edited code" if edited else "the model wants to evaluate") + where + count
         self.console.print(Text(f"── {title} ──", style="bold magenta"))
         self.console.print(Syntax(code, LEXER.get(self.lisp(), "common-lisp"), theme="ansi_dark",
                                   background_color="default", word_wrap=True))

@@ -46,6 +46,7 @@ class LLM:
         gate_cfg = cfg.get("gate") or {}
         mode = "yolo" if getattr(options, "yolo", False) else gate_cfg.get("mode", "ask")
         self.confirm = TerminalConfirm(repl.console, lambda: self.gate, lisp=lambda: repl.lisp,
+                                       package=lambda: getattr(repl.session, "package", ""),
                                        grace=float(gate_cfg.get("grace_ms", 300)) / 1000,
                                        announce=self._announce)
         self.gate = EvalGate(mode if mode in ("ask", "yolo", "off") else "ask", self.confirm)
@@ -65,6 +66,11 @@ class LLM:
                     conversation = Conversation.load(path)
                     self._announce(f"Continuing the conversation saved in {path} "
                                    f"({len(conversation.messages)} messages).", "yellow")
+                    # The model must not assume the old image's definitions still exist.
+                    conversation.add_user_text(
+                        f"[This conversation was resumed in a new lispshell session running "
+                        f"{repl.lisp}: the Lisp image is fresh, so definitions made earlier are "
+                        f"gone unless evaluated again.]")
                 except (OSError, ValueError) as exc:
                     self._announce(f"Could not read {path} ({exc}); starting a new conversation.",
                                    "yellow")
