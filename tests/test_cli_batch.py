@@ -70,6 +70,10 @@ def test_clojure_eval_and_stdin():
     assert r.returncode == 1
     assert r.stdout.splitlines()[0] == "42"
     assert "Divide by zero" in r.stderr
+    r = run("--lisp", "clojure", stdin='(ns my.app)\n(defn f [x] (* x 6))\n(println (f 7))\n'
+                                       '(str *ns*)\n')
+    assert r.returncode == 0, r.stderr
+    assert r.stdout.splitlines() == ["nil", "#'my.app/f", "42", "nil", '"my.app"']
 
 
 def test_config_path_and_unknown_lisp():

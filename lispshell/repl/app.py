@@ -239,7 +239,11 @@ class Repl:
             return await self.commands.run(self, text)
         if kind == LLM:
             question = text.strip()
-            await self.ask(question[1:].strip() if question.startswith("?") else question)
+            question = question[1:].strip() if question.startswith("?") else question
+            if question:
+                await self.ask(question)
+            else:
+                self.renderer.notice("Type your question after the ?, e.g. ? what does mapcan do")
             return None
         await self.eval_text(text)      # "lisp", or "incomplete" forced by Meta-Enter
         return None
