@@ -21,31 +21,26 @@ from lispshell.tools.registry import ToolContext, ToolError, register
 # ---- schema pieces (their descriptions go to the LLM on every request: keep them short) -----
 
 SOURCE = {
-    "file_path": {"type": "string", "description": "File to work on"},
-    "code": {"type": "string",
-             "description": "Source text instead of a file; the answer carries the new code"},
-    "dialect": {"type": "string", "description": "cl, scheme or clojure (default: from the "
-                                                 "file extension)"},
+    "file_path": {"type": "string"},
+    "code": {"type": "string", "description": "Instead of file_path; the answer has the new code"},
+    "dialect": {"type": "string", "description": "cl, scheme or clojure; default from the extension"},
 }
 FORM = {
-    "form_type": {"type": "string", "description": "Head of the top-level form: defun, define, defn..."},
-    "form_name": {"type": "string", "description": "Its name; name[N] picks the N-th match "
-                  "(0-based); defmethod: \"name (specializer ...)\""},
-    "line": {"type": "integer", "description": "1-based line, to break ties"},
+    "form_type": {"type": "string", "description": "defun, define, defn..."},
+    "form_name": {"type": "string",
+                  "description": "name[N]: N-th match from 0; defmethod: \"name (specializer ...)\""},
+    "line": {"type": "integer", "description": "Breaks ties"},
 }
 NODE = {
-    "target": {"type": "string", "description": "Source text of the node (whitespace-insensitive; "
-               "a prefix of a list also matches)"},
+    "target": {"type": "string", "description": "The node's source text, or a list's start"},
     "path": {"type": "array", "items": {"type": "integer"},
-             "description": "Child indices as sexp_show_structure prints them (in a top-level "
-             "form [0] is its name)"},
+             "description": "As sexp_show_structure prints"},
 }
 WRITE = {
-    "dry_run": {"type": "boolean", "description": "Preview, change nothing"},
-    "expected_hash": {"type": "string", "description": "hash from your last read; refused if "
-                      "the file changed since"},
+    "dry_run": {"type": "boolean"},
+    "expected_hash": {"type": "string", "description": "hash of your last read"},
 }
-COUNT = {"count": {"type": "integer", "minimum": 1, "description": "How many (default 1)"}}
+COUNT = {"count": {"type": "integer", "minimum": 1}}
 
 
 def _schema(*parts: dict, required: tuple = ()) -> dict:
@@ -445,8 +440,9 @@ _paredit("sexp_join", "Join the target list with the next sibling list of the sa
 
 
 @register("sexp_show_structure",
-          "Outline of a top-level form (or the whole file) down to depth: one line per element "
-          "with the path and text the sexp_* tools take, its kind and line.",
+          "Outline of a top-level form (or the file) to depth: one line per element with its "
+          "path, text, kind and line, as the sexp_* tools take them (path from the form: [0] is "
+          "its name; target: a node's text).",
           _schema(SOURCE, FORM, NODE, {
               "depth": {"type": "integer", "minimum": 1, "description": "Default 4"},
               "show_paths": {"type": "boolean", "description": "Default true"},
