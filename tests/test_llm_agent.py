@@ -332,11 +332,13 @@ def test_key_and_base_url_come_from_the_environment(monkeypatch, api):
     monkeypatch.setenv("ANTHROPIC_BASE_URL", api.url)
     agent = Agent(settings=LLMSettings(model="m", tool_groups=["live"]), conversation=Conversation(),
                   ctx=ToolContext(gate=EvalGate("ask")), system=SYSTEM, display=Display())
-    api.script(Reply.text("from env"))
+    api.script(Reply.rate_limited(), Reply.text("from env"))
     ask(agent, "hi")
     headers = {k.lower(): v for k, v in api.requests[-1].headers.items()}
     assert headers["authorization"] == f"Bearer {api.key}"
+    assert headers["anthropic-version"]
     assert agent.display.all_text == "from env"
+    assert agent.display.messages("notice") == ["The API answered 429 (rate limited); retrying..."]
 
 
 def test_tool_round_limit_stops_with_a_clear_message(api):

@@ -229,6 +229,7 @@ def test_overloaded_then_success_then_overloaded_for_good(shell, api):
                Reply.overloaded(), Reply.overloaded(), Reply.overloaded())
     sh = shell()
     sh.submit("hello there")
+    sh.expect("529 (overloaded); retrying")
     sh.expect("Made it through.")
     sh.submit("and again")
     sh.expect("overloaded (529)")

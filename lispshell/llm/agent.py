@@ -16,7 +16,7 @@ from __future__ import annotations
 import asyncio
 import os
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Callable
 
 from lispshell.llm.conversation import Conversation
 from lispshell.tools.registry import ToolContext, all_tools, call_tool, result_text
@@ -115,9 +115,15 @@ class Display:
         return [e[1] for e in self.events if e[0] == kind]
 
 
-def make_client(settings: LLMSettings):
+RETRY_NAMES = {408: "request timeout", 409: "conflict", 429: "rate limited", 500: "server error",
+               502: "bad gateway", 503: "unavailable", 504: "gateway timeout", 529: "overloaded"}
+
+
+def make_client(settings: LLMSettings, on_retry: Callable[[int], None] | None = None):
     """An AsyncAnthropic from the SDK's usual sources (ANTHROPIC_API_KEY / AUTH_TOKEN / profile,
-    ANTHROPIC_BASE_URL), or None when no credential is found. Never prints the key."""
+    ANTHROPIC_BASE_URL), or None when no credential is found. Never prints the key.
+    `on_retry(status)` is called when the SDK is about to retry an answer (429, 529...), so the
+    person sees why nothing is happening."""
     import logging
 
     import anthropic
@@ -132,6 +138,16 @@ def make_client(settings: LLMSettings):
     }
     if settings.base_url:
         kwargs["base_url"] = settings.base_url
+    if on_retry is not None:
+        async def watch_retries(request, call_next):
+            response = await call_next(request)
+            status = response.status_code
+            if (status in (408, 409, 429) or status >= 500) and \
+                    request.retries_taken < settings.max_retries:
+                on_retry(status)
+            return response
+
+        kwargs["middleware"] = [watch_retries]
     try:
         client = anthropic.AsyncAnthropic(**kwargs)
     except anthropic.CredentialsError:
@@ -218,8 +234,12 @@ class Agent:
     def client(self):
         if not self._client_checked:
             self._client_checked = True
-            self._client = make_client(self.settings)
+            self._client = make_client(self.settings, self._retrying)
         return self._client
+
+    def _retrying(self, status: int) -> None:
+        self.display.notice(f"The API answered {status} ({RETRY_NAMES.get(status, 'error')}); "
+                            f"retrying...")
 
     @property
     def has_key(self) -> bool:
