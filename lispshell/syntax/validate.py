@@ -242,7 +242,7 @@ def _check(text: str, dialect: str, tokens: TokenList, state) -> Validation:
     elif top.frames and not stack:
         j = top.frames[-1][0]
         tok = text[tokens.starts[j]:tokens.ends[j]]
-        errors.append(_problem("INCOMPLETE", f"Unexpected end of input after {tok!r}: "
+        errors.append(_problem("INCOMPLETE", f"Unexpected end of input after {_q(tok)}: "
                                f"it needs a datum to apply to", tokens.starts[j], lines))
     if stack:
         errors.append(_unclosed_problem(text, tokens, lines, stack))
@@ -268,6 +268,11 @@ def _opener_info(tokens, lines, o) -> dict:
     return {"delim": DELIM_OF[tokens.codes[o]], "offset": start, "line": line, "col": col}
 
 
+def _q(token: str) -> str:
+    """A token quoted for a message, verbatim (repr would double every backslash)."""
+    return "'" + token + "'"
+
+
 def _snippet(text: str, start: int, limit: int = 40) -> str:
     end = text.find("\n", start)
     piece = text[start:] if end < 0 else text[start:end]
@@ -288,7 +293,7 @@ def _structural_problem(text, tokens, lines, code, j, o) -> Problem:
             prev -= 1
         p = text[tokens.starts[prev]:tokens.ends[prev]]
         pl, pc = lines.line_col(tokens.starts[prev])
-        return _problem(code, f"{p!r} at line {pl}, column {pc} is followed by {found!r} "
+        return _problem(code, f"{_q(p)} at line {pl}, column {pc} is followed by {_q(found)} "
                         f"at line {line}, column {col}: it needs a datum to apply to",
                         start, lines, opener_offset=tokens.starts[prev], opener_line=pl,
                         opener_col=pc)
@@ -409,7 +414,7 @@ def _reader_errors(text, dialect, tokens: TokenList, lines: Lines) -> list:
         if codes[j] == "c":
             name = tok[2:] if tok.startswith("#\\") else tok[1:]
             if _bad_char_name(name, dialect):
-                out.append(_problem("BAD_CHARACTER", f"unknown character name {tok!r}",
+                out.append(_problem("BAD_CHARACTER", f"unknown character name {_q(tok)}",
                                     starts[j], lines))
         elif tok == "#" and ends[j] == len(text):
             out.append(_problem("INCOMPLETE", "Unexpected end of input after '#'", starts[j],
