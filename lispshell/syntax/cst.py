@@ -20,7 +20,6 @@ from __future__ import annotations
 
 import bisect
 import re
-from dataclasses import dataclass, field
 
 from lispshell.syntax.lexer import tokenize
 
@@ -50,16 +49,23 @@ class StructureError(Exception):
         self.extra = extra
 
 
-@dataclass(eq=False)
 class Node:
-    kind: str
-    start: int
-    end: int
-    parent: "Node | None" = None
-    children: list["Node"] = field(default_factory=list)
-    open_end: int = -1      # list: end of the opener; prefixed/datum_comment: end of the prefix
-    close_start: int = -1   # list: start of the closer
-    delim: str | None = None  # list: paren | bracket | brace
+    """One node of the tree. A plain class with slots: files have 100k+ nodes."""
+
+    __slots__ = ("kind", "start", "end", "parent", "children", "open_end", "close_start",
+                 "delim")
+
+    def __init__(self, kind: str, start: int, end: int, parent: "Node | None" = None,
+                 children: "list[Node] | None" = None, open_end: int = -1,
+                 close_start: int = -1, delim: str | None = None):
+        self.kind = kind
+        self.start = start
+        self.end = end
+        self.parent = parent
+        self.children = [] if children is None else children
+        self.open_end = open_end        # list: end of the opener; prefixed: end of the prefix
+        self.close_start = close_start  # list: start of the closer
+        self.delim = delim              # list: paren | bracket | brace
 
     def __repr__(self) -> str:
         return f"Node({self.kind}, {self.start}, {self.end})"

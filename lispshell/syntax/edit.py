@@ -129,10 +129,11 @@ def apply(src: Source, edit: Edit, *, indent: bool = True) -> Change:
     if piece.endswith("\n") and last > first:
         last -= 1    # a trailing newline ends the edited region, it does not open a line
     try:
-        parse(new, src.dialect)
+        root = parse(new, src.dialect)
         if indent and last > first:
-            new = reindent(new, src.dialect, first + 1, last)
-            parse(new, src.dialect)
+            # Only leading whitespace of lines that start outside any token changes: the
+            # structure just checked stays as it is.
+            new = reindent(new, src.dialect, first + 1, last, root)
     except StructureError as exc:  # a bug of ours: never let it reach the file
         raise StructureError("INTERNAL", f"the edit would leave the text unbalanced "
                              f"({exc.message}); nothing was changed")

@@ -66,9 +66,12 @@ def body_args(head: str, dialect: str) -> int | None:
     return None
 
 
-def reindent(text: str, dialect: str, first_line: int, last_line: int) -> str:
-    """`text` with lines first_line..last_line (1-based) re-indented; all else unchanged."""
-    root = parse(text, dialect)
+def reindent(text: str, dialect: str, first_line: int, last_line: int,
+             root: Node | None = None) -> str:
+    """`text` with lines first_line..last_line (1-based) re-indented; all else unchanged.
+
+    `root` is the text's CST when the caller has it already."""
+    root = root if root is not None else parse(text, dialect)
     lines = LineIndex(text)
     last_line = min(last_line, lines.line_count)
     delta: dict[int, int] = {}
