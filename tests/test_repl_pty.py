@@ -304,3 +304,16 @@ def test_restart_command_gives_a_fresh_image_and_unicode_round_trips(shell):
     sh.expect(PROMPT)
     sh.submit("(boundp '*gone*)")
     sh.expect("NIL")
+
+
+def test_tab_in_leading_blanks_reindents_the_line(shell, tmp_path):
+    sh = shell("--lisp", "sbcl")
+    sh.expect(PROMPT)
+    sh.send("(list 1\n")            # Ctrl-J: a newline, indented under the 1
+    sh.send("\x01\x0b")             # Ctrl-A Ctrl-K: drop that indentation
+    sh.send("\t(* 6 7))" + ENTER)   # Tab puts it back
+    sh.expect("(1 42)")
+    sh.send(CTRL_D)
+    sh.wait_exit()
+    # The history keeps the input exactly as submitted.
+    assert "+(list 1\n+      (* 6 7))\n" in (tmp_path / "state" / "history-sbcl").read_text()

@@ -8,7 +8,8 @@ Keys (Emacs mode; prompt-toolkit's defaults for everything not listed):
   Ctrl-J                newline (indented) anywhere
   Ctrl-C                clear the input (on an empty line: a reminder of how to leave)
   Ctrl-D                on an empty line: leave lispshell
-  Tab                   complete a symbol from the live image
+  Tab                   complete a symbol from the live image; at the start of a
+                        continuation line, indent it Lisp-style
   Ctrl-R, Up            history search, history (Up filters by what is typed)
   Ctrl-X Ctrl-E         edit the input in $EDITOR
 Pasted text (bracketed paste) lands in the buffer and is never submitted by its newlines.
@@ -20,7 +21,8 @@ from pathlib import Path
 from prompt_toolkit import PromptSession
 from prompt_toolkit.completion import ThreadedCompleter
 from prompt_toolkit.enums import DEFAULT_BUFFER
-from prompt_toolkit.filters import has_focus
+from prompt_toolkit.application import get_app
+from prompt_toolkit.filters import Condition, has_focus
 from prompt_toolkit.history import FileHistory, ThreadedHistory
 from prompt_toolkit.key_binding import KeyBindings
 from prompt_toolkit.layout.processors import HighlightMatchingBracketProcessor
@@ -112,6 +114,24 @@ def key_bindings(repl) -> KeyBindings:
     @kb.add("c-j", filter=focused)
     def _newline(event):
         newline_and_indent(event.current_buffer, repl.lisp)
+
+    @Condition
+    def in_leading_blanks() -> bool:
+        document = get_app().current_buffer.document
+        return document.cursor_position_row > 0 and \
+            not document.current_line_before_cursor.strip()
+
+    @kb.add("tab", filter=focused & in_leading_blanks)
+    def _indent_line(event):
+        """Tab at the start of a continuation line: indent it Lisp-style (else: complete)."""
+        buffer = event.current_buffer
+        document = buffer.document
+        line_start = document.cursor_position - len(document.current_line_before_cursor)
+        want = newline_indent(document.text[:line_start - 1], repl.lisp)
+        line = document.current_line
+        have = len(line) - len(line.lstrip(" "))
+        buffer.text = document.text[:line_start] + " " * want + document.text[line_start + have:]
+        buffer.cursor_position = line_start + want
 
     @kb.add("c-c", filter=focused)
     def _clear(event):
