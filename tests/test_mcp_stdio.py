@@ -54,10 +54,10 @@ def test_handshake_list_and_call(root, mode):
 
             good = answer(await client.call_tool(
                 "validate_syntax", {"code": "(defun f (x) (+ x 1))", "dialect": "cl"}))
-            assert good["ok"] is True
+            assert good["ok"] is True and good["valid"] is True
             bad = answer(await client.call_tool(
                 "validate_syntax", {"code": "(defun f (x) (+ x 1)", "dialect": "cl"}))
-            assert "invalid" in str(bad).lower()
+            assert bad["valid"] is False and "Syntax invalid" in bad["report"]
 
             popped = answer(await client.call_tool(
                 "pop_delimiter", {"stack": ["paren"], "type": "bracket"}))
@@ -72,7 +72,7 @@ def test_handshake_list_and_call(root, mode):
 
             again = answer(await client.call_tool("validate_syntax", {"code": "(a [b] c)",
                                                                       "dialect": "cl"}))
-            assert again["ok"] is True
+            assert again["ok"] is True and again["valid"] is True
     run(scenario)
 
 
