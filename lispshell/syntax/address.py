@@ -318,8 +318,7 @@ def resolve(root: Node, source: str, dialect: str, args: dict, *, need_target: b
     target, path, line = args.get("target"), args.get("path"), args.get("line")
     form = None
     if form_type or form_name:
-        form = find_form(root, source, dialect, form_type, form_name,
-                         line if target is None and path is None else None)
+        form = find_form(root, source, dialect, form_type, form_name, line)
         scope = form.node
     elif line is not None and target is None and path is None:
         form = _form_at_line(root, source, dialect, line)

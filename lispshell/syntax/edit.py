@@ -156,7 +156,11 @@ def write(src: Source, new_text: str) -> str:
         raise StructureError("STALE", f"{path} changed while the edit was prepared; "
                              "nothing was written", suggestion="Read it again and retry")
     data = src.encode(new_text)
-    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
+    try:
+        fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
+    except OSError as exc:
+        raise StructureError("IO_ERROR", f"cannot write next to {path}: {exc.strerror}; "
+                             "the file is unchanged")
     try:
         with os.fdopen(fd, "wb") as fh:
             fh.write(data)
