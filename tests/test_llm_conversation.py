@@ -120,6 +120,7 @@ def test_log_is_append_only_and_resumes(tmp_path):
     conv.add_user_text("add seven")
     conv.add_assistant([{"type": "text", "text": "12"}])
     size = path.stat().st_size
+    assert path.stat().st_mode & 0o077 == 0  # readable by the person only
     start = conv.checkpoint()
     conv.add_user_text("another")
     conv.rollback(start)

@@ -346,7 +346,9 @@ class Conversation:
         lines.append(json.dumps({"at": at, "messages": self.messages[at:]}, ensure_ascii=False))
         try:
             self.path.parent.mkdir(parents=True, exist_ok=True)
-            with open(self.path, "a", encoding="utf-8") as f:
+            # private: a conversation holds the person's code and results
+            fd = os.open(self.path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o600)
+            with open(fd, "a", encoding="utf-8") as f:
                 if self._torn:  # the last line was cut by a crash: start on a fresh line
                     f.write("\n")
                     self._torn = False
