@@ -317,3 +317,16 @@ def test_tab_in_leading_blanks_reindents_the_line(shell, tmp_path):
     sh.wait_exit()
     # The history keeps the input exactly as submitted.
     assert "+(list 1\n+      (* 6 7))\n" in (tmp_path / "state" / "history-sbcl").read_text()
+
+
+def test_a_lisp_that_cannot_start_is_reported_and_the_shell_stays(shell, tmp_path):
+    (tmp_path / "config").mkdir()
+    (tmp_path / "config" / "config.toml").write_text('[lisp.sbcl]\ncommand = ["/nonexistent/sbcl"]\n')
+    sh = shell("--lisp", "sbcl")
+    sh.expect("The Lisp did not start")
+    sh.expect("/nonexistent/sbcl")
+    sh.submit("(* 6 7)")
+    sh.expect("/nonexistent/sbcl")
+    sh.submit(",lisp guile")          # another Lisp still works
+    sh.submit("(* 6 7)")
+    sh.expect("42")

@@ -59,6 +59,7 @@ class Repl:
         self._prompts: dict = {}                 # lisp name -> PromptSession
         self._flash: tuple[str, float] | None = None
         self._loop: asyncio.AbstractEventLoop | None = None
+        self._start_failed: dict[str, str] = {}   # lisp -> why its background boot failed
 
     # What the LLM side reads ------------------------------------------------------------
     @property
@@ -106,7 +107,18 @@ class Repl:
             self.renderer.notice(f"Cannot start {lisp}: {exc}")
             return None
         self.sessions[lisp] = session
+        self._start_failed.pop(lisp, None)
+        if self._loop is not None and self._loop.is_running():
+            asyncio.ensure_future(self._watch_boot(lisp, session))
         return session
+
+    async def _watch_boot(self, lisp: str, session) -> None:
+        """Say at once, above the prompt, if a Lisp booting in the background fails to start."""
+        try:
+            await asyncio.get_running_loop().run_in_executor(None, partial(session.start, True))
+        except Exception as exc:
+            self._start_failed[lisp] = str(exc)
+            self.print_notice(f"The Lisp did not start: {exc}")
 
     async def restart(self):
         """Kill the current Lisp and start a fresh one (`,restart`)."""
@@ -120,6 +132,7 @@ class Repl:
         except Exception as exc:
             self.renderer.notice(f"Restart failed: {exc}")
             return None
+        self._start_failed.pop(self.lisp, None)
         self._after_eval()
         self.renderer.notice(f"Restarted {self.lisp}: a fresh image (earlier definitions are gone).")
         return None
@@ -172,6 +185,8 @@ class Repl:
         session = self.session
         if session is None:
             state = "no Lisp (,restart)"
+        elif self.lisp in self._start_failed and not getattr(session, "ready", True):
+            state = "failed to start (,restart)"
         elif not getattr(session, "ready", True):
             state = "starting"
         elif getattr(session, "busy", False):
@@ -265,7 +280,7 @@ class Repl:
             session = self.start_session(self.lisp)
             if session is None:
                 return None
-        if not getattr(session, "ready", True):
+        if not getattr(session, "ready", True) and self.lisp not in self._start_failed:
             self.renderer.notice(f"Waiting for {self.lisp} to start...")
         streamed = False
 
