@@ -235,11 +235,19 @@ def test_no_llm_flag_answers_prose_with_a_message(shell):
     sh.expect("--no-llm")
 
 
-def test_clojure_prompt_comes_before_the_jvm(shell):
+def test_clojure_prompt_comes_before_the_jvm_and_ctrl_c_interrupts_it(shell):
     sh = shell("--lisp", "clojure")
     sh.expect("user>")
     sh.submit("(* 6 7)")            # waits for the JVM, then answers
     sh.expect("42", timeout=60)
+    sh.submit("(def kept 41)")
+    sh.expect("#'user/kept")
+    sh.submit("(loop [] (recur))")
+    time.sleep(0.5)
+    sh.send(CTRL_C)
+    sh.expect("Interrupted")
+    sh.submit("(inc kept)")
+    sh.expect("42")
     sh.send(CTRL_D)
     assert sh.wait_exit() == 0
 
