@@ -84,3 +84,51 @@ def test_clojure_form_tools():
     assert r["text"] == "(ns demo.core)"
     r = call_tool("find_references", {"code": code, "dialect": "clojure", "symbol": "s"}, ctx)
     assert [h["line"] for h in r["references"]] == [4, 5, 5]
+
+
+@pytest.mark.parametrize("dialect,tool,before,args,after", [
+    ("scheme", "sexp_barf_backward", "(define (f) (list (a) b))", dict(target="(list (a) b)"),
+     "(define (f) (a) (list b))"),
+    ("clojure", "sexp_barf_backward", "(defn f [] [a b c])", dict(target="[a b c]", count=2),
+     "(defn f [] a b [c])"),
+    ("scheme", "sexp_kill", "(define (f) (a) (b))", dict(target="(a)"), "(define (f) (b))"),
+    ("clojure", "sexp_kill", "(defn f [] {:a 1 :b 2})", dict(target=":b", count=2),
+     "(defn f [] {:a 1})"),
+    ("clojure", "sexp_slurp_backward", "(defn f [] a [b])", dict(target="[b]"),
+     "(defn f [] [a b])"),
+    ("scheme", "sexp_unwrap", "(define (f) (g [a b]))", dict(target="[a b]"),
+     "(define (f) (g a b))"),
+])
+def test_more_operations_per_dialect(dialect, tool, before, args, after):
+    r = call_tool(tool, {"code": before, "dialect": dialect, **args}, ToolContext())
+    assert r["ok"], r
+    assert r["code"] == after
+
+
+def test_queries_in_scheme_and_clojure():
+    ctx = ToolContext()
+    tree = call_tool("sexp_show_structure", {"code": "(define (f x) (let ([y x]) y))",
+                                             "dialect": "scheme", "form_name": "f"}, ctx)["tree"]
+    assert "[1,1,0] [y x]  vector" in tree or "[1,1,0] [y x]" in tree
+    r = call_tool("sexp_get_enclosing", {"code": "(defn f [x] {:a (inc x)})", "dialect": "clojure",
+                                         "form_name": "f", "target": "(inc x)"}, ctx)
+    assert r["enclosing_kind"] == "map" and r["head"] is None and r["child_index"] == 1
+    exports = call_tool("list_module_exports", {
+        "code": "(define-module (a b) #:export (x y) #:re-export (z))\n(export w)\n"
+                "(define-public (v) 1)", "dialect": "scheme"}, ctx)
+    assert exports["module"] == "(a b)"
+    assert [(e["name"], e["via"]) for e in exports["exports"]] == [
+        ("x", "#:export"), ("y", "#:export"), ("z", "#:re-export"), ("w", "export"),
+        ("v", "define-public")]
+
+
+@pytest.mark.parametrize("dialect,code,valid", [
+    ("scheme", "(define (f) [a b])", True), ("scheme", "(define (f) [a b)", False),
+    ("clojure", "(defn f [] {:a #{1}})", True), ("clojure", "(defn f [] {:a 1)", False),
+    ("cl", "(defun f () #| open", False),
+])
+def test_check_syntax_per_dialect(dialect, code, valid):
+    r = call_tool("check_syntax", {"code": code, "dialect": dialect}, ToolContext())
+    assert r["ok"] and r["valid"] is valid
+    if not valid:
+        assert r["errors"][0]["line"] == 1 and "repaired_source" in r

@@ -138,6 +138,8 @@ def apply(src: Source, edit: Edit, *, indent: bool = True) -> Change:
         raise StructureError("INTERNAL", f"the edit would leave the text unbalanced "
                              f"({exc.message}); nothing was changed")
     lines = LineIndex(new)
+    while last > first and not new[lines.line_start(last):lines.line_end(last)].strip():
+        last -= 1    # blank separator lines are not worth showing
     old_lines = LineIndex(old)
     o_first, o_last = old_lines.line(edit.start), old_lines.line(max(edit.end - 1, edit.start))
     return Change(new, first, last, _lines(new, lines, first, last),
