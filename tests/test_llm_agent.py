@@ -385,3 +385,18 @@ def test_long_history_is_trimmed_without_splitting_pairs(api):
     assert any("dropped" in n for n in agent.display.messages("notice"))
     assert api.invalid == []
     still_valid(agent, api)
+
+
+def test_prompt_too_long_is_trimmed_and_retried_once(api):
+    agent = make_agent(api)
+    for i in range(30):
+        agent.record_eval(f"(list {i} " + "x " * 40 + ")", {"ok": True, "values": ["y " * 40]})
+    api.script(Reply.error(400, "invalid_request_error", "prompt is too long: 300000 tokens > 200000"),
+               Reply.text("shorter now"))
+    before = len(agent.conv.messages)
+    ask(agent, "summarise all that")
+    assert agent.display.all_text == "shorter now"
+    assert any("dropped" in n for n in agent.display.messages("notice"))
+    assert len(agent.conv.messages) < before
+    api.requests[:] = [r for r in api.requests if "too long" not in (r.error or "")]
+    still_valid(agent, api)

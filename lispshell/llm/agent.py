@@ -201,6 +201,7 @@ class Agent:
         self._client = client
         self._client_checked = client is not None
         self._tool_defs: dict[bool, list[dict]] = {}
+        self._too_long = ""  # the error line kept while a too-long prompt is trimmed and retried
         self.turns: list[Usage] = []
         self.total = Usage()
 
@@ -260,7 +261,11 @@ class Agent:
         try:
             for _round in range(self.settings.max_tool_rounds):
                 content, stop = await self._one_request(client, turn)
+                if content is None and stop == "too_long" and self._fit_context(force=True):
+                    content, stop = await self._one_request(client, turn)  # once more, shorter
                 if content is None:  # an error, already shown
+                    if stop == "too_long":
+                        self.display.error(self._too_long)
                     return
                 kept_tools = [b for b in content if b.get("type") == "tool_use"]
                 if stop == "refusal":
@@ -275,6 +280,10 @@ class Agent:
                                         "call was not run.")
                 elif stop == "max_tokens":
                     self.display.notice(f"(cut at max_tokens = {self.settings.max_tokens})")
+                elif stop == "model_context_window_exceeded":
+                    self.display.notice("The answer stopped at the end of the model's context; "
+                                        "older turns will be dropped for the next question.")
+                    self._fit_context(force=True)
                 kept = self.conv.add_assistant(content)
                 uses = [b for b in kept if b.get("type") == "tool_use"]
                 if not uses:
@@ -305,7 +314,12 @@ class Agent:
             raise
         except Exception as exc:  # SDK, transport, or a malformed stream: one clear line
             self.display.end_text()
-            self.display.error(describe_error(exc, self.settings))
+            message = describe_error(exc, self.settings)
+            detail = (getattr(exc, "api_message", None) or "").lower()
+            if getattr(exc, "status_code", None) == 400 and ("too long" in detail or "context" in detail):
+                self._too_long = message  # the caller trims and tries once more
+                return None, "too_long"
+            self.display.error(message)
             return None, None
         self.display.end_text()
         turn.add(final.usage)
@@ -368,14 +382,20 @@ class Agent:
         except Exception:
             pass
 
-    def _fit_context(self) -> None:
+    def _fit_context(self, force: bool = False) -> bool:
+        """Drop the oldest turns when the history nears the context (or, with `force`, after
+        the API said it is too long: drop down to half). True when something was dropped."""
         fixed = len(str(self.system)) // 3 + len(str(self.tool_definitions())) // 3
         room = self.settings.context_tokens - self.settings.max_tokens - fixed
-        if self.conv.estimate_tokens() > 0.8 * room:
-            dropped = self.conv.trim_to(int(0.6 * room))
-            if dropped:
-                self.display.notice(f"The conversation was getting long: dropped the {dropped} "
-                                    f"oldest messages to fit the model's context.")
+        estimate = self.conv.estimate_tokens()
+        if not force and estimate <= 0.8 * room:
+            return False
+        target = int(0.6 * room) if not force else min(int(0.6 * room), estimate // 2)
+        dropped = self.conv.trim_to(target)
+        if dropped:
+            self.display.notice(f"The conversation was getting long: dropped the {dropped} "
+                                f"oldest messages to fit the model's context.")
+        return bool(dropped)
 
     # --------------------------------------------------------------- the person's evals
     def record_eval(self, code: str, result: dict) -> None:
