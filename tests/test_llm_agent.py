@@ -176,7 +176,6 @@ def test_ctrl_c_mid_stream_keeps_the_text_and_a_valid_history(api):
             await task
 
     run(agent, scenario())
-    assert ("notice", "[interrupted]") in agent.display.events
     last = agent.conv.messages[-1]
     assert last["role"] == "assistant" and last["content"][-1]["text"].endswith("[interrupted]")
     assert all(b["type"] == "text" for b in last["content"])  # the unfinished call is gone

@@ -267,14 +267,13 @@ class Agent:
                     if stop == "too_long":
                         self.display.error(self._too_long)
                     return
-                kept_tools = [b for b in content if b.get("type") == "tool_use"]
                 if stop == "refusal":
                     self._refused(content, start)
                     return
                 note = ""
-                if stop == "max_tokens" and kept_tools:
+                if stop == "max_tokens" and content and content[-1].get("type") == "tool_use":
                     # the last tool call's input was cut mid-way: it must not run
-                    content = content[:-1] if content[-1].get("type") == "tool_use" else content
+                    content = content[:-1]
                     note = CUT_TOOL_NOTE
                     self.display.notice("The answer was cut by the max_tokens limit; the cut tool "
                                         "call was not run.")
@@ -307,10 +306,9 @@ class Agent:
                     if event.type == "text":
                         self.display.text(event.text)
                 final = await stream.get_final_message()
-        except asyncio.CancelledError:
+        except asyncio.CancelledError:  # the REPL says "Interrupted."
             self._keep_partial(stream)
             self.display.end_text()
-            self.display.notice("[interrupted]")
             raise
         except Exception as exc:  # SDK, transport, or a malformed stream: one clear line
             self.display.end_text()
@@ -370,7 +368,6 @@ class Agent:
                     results.append((use["id"], "Interrupted by the person (Ctrl-C) before it "
                                                "finished.", True))
             self.conv.add_tool_results(results)
-            self.display.notice("[interrupted]")
             raise
         self.conv.add_tool_results(results, note)
 
