@@ -399,3 +399,14 @@ def test_prompt_too_long_is_trimmed_and_retried_once(api):
     assert len(agent.conv.messages) < before
     api.requests[:] = [r for r in api.requests if "too long" not in (r.error or "")]
     still_valid(agent, api)
+
+
+def test_max_tokens_cutting_text_after_a_complete_call_still_runs_it(api):
+    agent = make_agent(api)
+    api.script(Reply.of(tool_block("describe", {"symbol": "car"}), "and then I wou",
+                        stop_reason="max_tokens"),
+               Reply.text("ok"))
+    ask(agent, "look up car")
+    sent = api.message_requests[1].body["messages"][-1]["content"]
+    assert sent[0]["type"] == "tool_result" and not any("cut off" in b.get("text", "") for b in sent)
+    still_valid(agent, api)
