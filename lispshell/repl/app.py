@@ -223,12 +223,15 @@ class Repl:
 
     async def _read_eval_print_loop(self) -> None:
         while True:
+            watcher = asyncio.ensure_future(self._redraw_on_change())
             try:
                 text = await self.prompt_session().prompt_async(pre_run=self._load_llm_soon)
             except KeyboardInterrupt:
                 continue
             except EOFError:
                 break
+            finally:
+                watcher.cancel()
             # Ctrl-C cancels whatever the input started (a restart, a switch...); evals and
             # LLM questions install their own, finer handlers while they run.
             task = asyncio.ensure_future(self.handle(text))
@@ -244,6 +247,22 @@ class Repl:
                     self.renderer.notice("Interrupted.")
                 except Exception as exc:   # a bug of ours: say so, keep the shell alive
                     self._internal_error(exc)
+
+    async def _redraw_on_change(self) -> None:
+        """Redraw the prompt when what it shows changes (the Lisp becomes ready, the package
+        changes, a flash message expires), rather than on a timer: an idle shell is silent."""
+        from prompt_toolkit.application import get_app_or_none
+
+        shown = None
+        while True:
+            await asyncio.sleep(0.2)
+            now = (self.toolbar(), repr(self.prompt_message()))
+            if now != shown:
+                if shown is not None:
+                    app = get_app_or_none()
+                    if app is not None and app.is_running:
+                        app.invalidate()
+                shown = now
 
     async def handle(self, text: str):
         """One submitted input; returns QUIT when the REPL should end."""

@@ -166,7 +166,6 @@ def make_prompt_session(repl, lisp: str) -> PromptSession:
         bottom_toolbar=repl.toolbar,
         enable_open_in_editor=True,
         tempfile_suffix={"guile": ".scm", "clojure": ".clj"}.get(lisp, ".lisp"),  # editor modes
-        refresh_interval=0.5,      # keeps the toolbar's starting/busy/ready state current
         mouse_support=False,
     )
     session.lispshell_completer = completer      # so an eval can invalidate its cache
