@@ -385,3 +385,33 @@ def test_a_failed_write_leaves_the_file_and_no_temp_file(tmp_path, ctx, monkeypa
     assert r["error"]["code"] == "IO_ERROR" and "unchanged" in r["error"]["message"]
     assert f.read_bytes() == b"(defun f () (a) (b))\n"
     assert [p.name for p in tmp_path.iterdir()] == ["w.lisp"]
+
+
+BROKEN = ";; c\n(defun ok () 1)\n\n(defun broken (x)\n  (let ((y x)\n    y)\n\n(defun g () 2)\n"
+
+
+def test_a_broken_form_can_be_read_and_replaced(tmp_path, ctx):
+    f = write(tmp_path / "b.lisp", BROKEN.encode())
+    outline = call(ctx, "read_module", file_path="b.lisp")
+    assert outline["broken_forms"] == [4]
+    assert "L4-6 (defun broken (x)\n  (let ((y x)\n    y)   <- does not parse" in outline["text"]
+    assert outline["syntax_error"].startswith("Unexpected end of input")
+    form = call(ctx, "read_form", file_path="b.lisp", form_name="broken")
+    assert form["text"] == "(defun broken (x)\n  (let ((y x)\n    y)" and "broken" in form
+    # another form can be edited while the file is broken; the answer says it still is
+    r = call(ctx, "replace_form", file_path="b.lisp", form_name="g", new_source="(defun g ()\n3)")
+    assert r["ok"] and "still does not parse" in r["syntax_error"]
+    r = call(ctx, "replace_form", file_path="b.lisp", form_name="broken",
+             new_source="(defun broken (x)\n(let ((y x))\ny))")
+    assert r["ok"] and r["syntax"] == "the file parses now"
+    assert f.read_text() == (";; c\n(defun ok () 1)\n\n(defun broken (x)\n  (let ((y x))\n"
+                             "    y))\n\n(defun g ()\n  3)\n")
+
+
+def test_paredit_on_a_broken_file_points_to_replace_form(tmp_path, ctx):
+    write(tmp_path / "b.lisp", BROKEN.encode())
+    r = call(ctx, "sexp_kill", file_path="b.lisp", target="1")
+    assert r["error"]["code"] == "UNBALANCED" and "replace_form" in r["error"]["suggestion"]
+    r = call(ctx, "delete_form", file_path="b.lisp", form_name="broken")
+    assert r["ok"] and r["syntax"] == "the file parses now"
+    assert (tmp_path / "b.lisp").read_text() == ";; c\n(defun ok () 1)\n\n(defun g () 2)\n"

@@ -89,7 +89,7 @@ def parse_source(src: Source):
         where = f"{src.path}" if src.path else "the code"
         raise StructureError("UNBALANCED", f"{where} does not parse: {exc.message}",
                              suggestion="Fix it first: check_syntax shows the error and a "
-                             "repaired version; replace_form can replace a broken form",
+                             "repair; read_form and replace_form work on a broken form",
                              **{k: v for k, v in exc.extra.items() if k in ("line", "col")})
 
 
@@ -118,25 +118,32 @@ def _lines(text: str, lines: LineIndex, first: int, last: int) -> str:
     return text[lines.line_start(first):lines.line_end(last)]
 
 
-def apply(src: Source, edit: Edit, *, indent: bool = True) -> Change:
-    """Splice `edit` into `src.text`, re-indent the lines it produced, check it parses."""
+def apply(src: Source, edit: Edit, *, indent: bool = True, whole: bool = True) -> Change:
+    """Splice `edit` into `src.text`, re-indent the lines it produced, check it parses.
+
+    whole=False is for a file that did not parse before (form tools replacing a broken form):
+    only the new piece is checked and indented, on its own, at the column it lands in."""
     old = src.text
     piece = with_newlines(edit.text, src.newline)
+    if not whole:
+        piece = _indent_alone(piece, LineIndex(old).col(edit.start), src.dialect) \
+            if indent else piece
     new = old[:edit.start] + piece + old[edit.end:]
     lines = LineIndex(new)
     first = lines.line(edit.start)
     last = lines.line(edit.start + len(piece))
     if piece.endswith("\n") and last > first:
         last -= 1    # a trailing newline ends the edited region, it does not open a line
-    try:
-        root = parse(new, src.dialect)
-        if indent and last > first:
-            # Only leading whitespace of lines that start outside any token changes: the
-            # structure just checked stays as it is.
-            new = reindent(new, src.dialect, first + 1, last, root)
-    except StructureError as exc:  # a bug of ours: never let it reach the file
-        raise StructureError("INTERNAL", f"the edit would leave the text unbalanced "
-                             f"({exc.message}); nothing was changed")
+    if whole:
+        try:
+            root = parse(new, src.dialect)
+            if indent and last > first:
+                # Only leading whitespace of lines that start outside any token changes:
+                # the structure just checked stays as it is.
+                new = reindent(new, src.dialect, first + 1, last, root)
+        except StructureError as exc:  # a bug of ours: never let it reach the file
+            raise StructureError("INTERNAL", f"the edit would leave the text unbalanced "
+                                 f"({exc.message}); nothing was changed")
     lines = LineIndex(new)
     while last > first and not new[lines.line_start(last):lines.line_end(last)].strip():
         last -= 1    # blank separator lines are not worth showing
@@ -144,6 +151,17 @@ def apply(src: Source, edit: Edit, *, indent: bool = True) -> Change:
     o_first, o_last = old_lines.line(edit.start), old_lines.line(max(edit.end - 1, edit.start))
     return Change(new, first, last, _lines(new, lines, first, last),
                   _lines(old, old_lines, o_first, o_last), o_first, o_last)
+
+
+def _indent_alone(piece: str, column: int, dialect: str) -> str:
+    """`piece` re-indented as if it started at `column` (it must parse on its own)."""
+    padded = " " * column + piece
+    try:
+        out = reindent(padded, dialect, 2, padded.count("\n") + 1)
+    except StructureError as exc:
+        raise StructureError("INTERNAL", f"the new text does not parse ({exc.message}); "
+                             "nothing was changed")
+    return out[column:]
 
 
 def write(src: Source, new_text: str) -> str:

@@ -7,15 +7,16 @@ from dataclasses import dataclass
 
 from lispshell.syntax.address import FormInfo, _unqualified, form_info, normalize
 from lispshell.syntax.cst import LineIndex, Node, StructureError, inner, parse, walk
+from lispshell.syntax.lexer import tokenize
 from lispshell.syntax.paredit import Edit, _spacing_for_delete
 from lispshell.syntax.validate import validate
 
 
 # ---- reading --------------------------------------------------------------------------------
 
-def outline(src: str, root: Node, dialect: str, max_lines: int = 5) -> str:
+def outline(src: str, root: Node, dialect: str, max_lines: int = 5, broken=None) -> str:
     """One entry per top-level form: `L<first>-<last> text`, short forms in full, long ones as
-    their first line followed by ` ...`."""
+    their first line followed by ` ...`; `broken(node)` marks forms that do not parse."""
     lines = LineIndex(src)
     out = []
     for node in root.code_children:
@@ -26,6 +27,8 @@ def outline(src: str, root: Node, dialect: str, max_lines: int = 5) -> str:
             body = text.replace("\r\n", "\n")
         else:
             body = src[node.start:lines.line_end(first)].rstrip() + " ..."
+        if broken is not None and broken(node):
+            body += "   <- does not parse"
         out.append(f"{where} {body}")
     return "\n".join(out)
 
@@ -55,6 +58,100 @@ def leading_comment_start(src: str, root: Node, node: Node) -> int:
         start = prev.start
         i -= 1
     return start
+
+
+# ---- files that do not parse ---------------------------------------------------------------------
+
+@dataclass
+class Chunk:
+    """A stretch of a broken file from one column-0 form to the next."""
+    start: int
+    end: int
+    error: StructureError | None     # None: this stretch parses
+
+
+def recover(src: str, dialect: str) -> tuple[Node, list[Chunk]]:
+    """Top-level forms of a file that does not parse as a whole.
+
+    Top-level forms start in column 0, so the text is cut before every token that does;
+    stretches that parse give their forms as usual, a broken one becomes a single "list" node
+    (its head and name read from its first tokens) that read_form shows and replace_form or
+    delete_form can replace. Returns a root whose children are those nodes, and the chunks."""
+    tokens, _ = tokenize(src, dialect)
+    lines = LineIndex(src)
+    starts = [t for t in tokens if lines.col(t.start) == 0 and t.kind not in ("close",)]
+    cuts = [t.start for t in starts if t.kind not in ("comment", "block_comment")] or [0]
+    root = Node("root", 0, len(src))
+    chunks = []
+    bounds = cuts + [len(src)]
+    if cuts[0] > 0:
+        bounds = [0] + bounds
+    for a, b in zip(bounds, bounds[1:]):
+        piece = src[a:b]
+        try:
+            sub = parse(piece, dialect)
+        except StructureError as exc:
+            end = a + len(piece.rstrip())
+            node = _broken_node(src, a, end, dialect)
+            node.parent = root
+            root.children.append(node)
+            chunks.append(Chunk(a, end, exc))
+            continue
+        for child in sub.children:
+            _shift(child, a)
+            child.parent = root
+            root.children.append(child)
+        chunks.append(Chunk(a, b, None))
+    return root, chunks
+
+
+def _shift(node: Node, delta: int) -> None:
+    for n in walk(node, skip_datum_comments=False):
+        n.start += delta
+        n.end += delta
+        if n.open_end >= 0:
+            n.open_end += delta
+        if n.close_start >= 0:
+            n.close_start += delta
+
+
+def _broken_node(src: str, start: int, end: int, dialect: str) -> Node:
+    """A stand-in list node for a broken form, with its first few tokens as children so that
+    form_info can read its head and name: `(defun foo (x` -> head defun, name foo."""
+    node = Node("list", start, end, open_end=start + 1, close_start=end, delim="paren")
+    tokens, _ = tokenize(src[start:end], dialect)
+    if not tokens or tokens[0].kind != "open":
+        return node
+    node.open_end = start + tokens[0].end
+    depth = 0
+    for t in list(tokens)[1:8]:
+        if t.kind == "open":
+            if depth == 0:
+                child = Node("list", start + t.start, -1, parent=node,
+                             open_end=start + t.end, delim=t.delim)
+                node.children.append(child)
+            elif depth == 1:
+                leaf = Node("atom", start + t.start, start + t.end, parent=node.children[-1])
+                node.children[-1].children.append(leaf)
+            depth += 1
+        elif t.kind == "close":
+            depth -= 1
+            if depth == 0 and node.children and node.children[-1].end < 0:
+                node.children[-1].end = start + t.end
+                node.children[-1].close_start = start + t.start
+            if depth < 0:
+                break
+        elif t.kind in ("atom", "string", "char"):
+            kind = "atom" if t.kind == "atom" else t.kind
+            if depth == 0:
+                node.children.append(Node(kind, start + t.start, start + t.end, parent=node))
+            elif depth == 1 and node.children and node.children[-1].kind == "list":
+                lst = node.children[-1]
+                lst.children.append(Node(kind, start + t.start, start + t.end, parent=lst))
+    for child in node.children:   # an unclosed inner list ends where the form does
+        if child.end < 0:
+            child.end = child.close_start = end
+    return node
 
 
 # ---- new source from the model ---------------------------------------------------------------

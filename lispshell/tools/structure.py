@@ -12,7 +12,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from lispshell.syntax import address, edit as editing, forms, paredit
-from lispshell.syntax.cst import StructureError
+from lispshell.syntax.cst import StructureError, parse
 from lispshell.syntax.dialects import EXTENSIONS, resolve_dialect
 from lispshell.syntax.repair import repair
 from lispshell.syntax.validate import validate
@@ -139,11 +139,56 @@ def _finish(src: editing.Source, change: editing.Change, args: dict, ctx: ToolCo
     return result
 
 
-def _apply(src: editing.Source, ed: paredit.Edit) -> editing.Change:
+def _apply(src: editing.Source, ed: paredit.Edit, whole: bool = True) -> editing.Change:
     try:
-        return editing.apply(src, ed)
+        return editing.apply(src, ed, whole=whole)
     except StructureError as exc:
         raise _error(exc)
+
+
+class FormTree:
+    """The top-level forms of a source for the form tools. A file that does not parse still
+    has them (recovered from column-0 forms), so a broken form can be read, replaced or
+    deleted; `problem` then says what is wrong and `broken` which forms are."""
+
+    def __init__(self, src: editing.Source):
+        self.src = src
+        self.problem = None
+        self.broken: set[int] = set()
+        try:
+            self.root = parse(src.text, src.dialect)
+        except StructureError:
+            self.root, chunks = forms.recover(src.text, src.dialect)
+            first = validate(src.text, src.dialect).errors
+            self.problem = first[0].to_dict() if first else {"message": "does not parse"}
+            self.broken = {c.start for c in chunks if c.error}
+
+    @property
+    def ok(self) -> bool:
+        return self.problem is None
+
+    def is_broken(self, node) -> bool:
+        return node.start in self.broken
+
+    def note(self) -> dict:
+        if self.ok:
+            return {}
+        p = self.problem
+        where = f" at line {p['line']}, column {p['col']}" if "line" in p else ""
+        return {"syntax_error": f"{p['message']}{where}",
+                "broken_forms": sorted(address.LineIndex(self.src.text).line(b)
+                                       for b in self.broken)}
+
+    def after(self, change: editing.Change) -> dict:
+        """What to tell the model about the file's syntax after an edit of a broken file."""
+        if self.ok:
+            return {}
+        v = validate(change.new_text, self.src.dialect)
+        if v.ok:
+            return {"syntax": "the file parses now"}
+        p = v.errors[0]
+        return {"syntax_error": f"the file still does not parse: {p.message} at line "
+                                f"{p.line}, column {p.col}"}
 
 
 # ---- A's validation and repair, called through one small seam ---------------------------------
@@ -190,12 +235,13 @@ def _validate(text: str, dialect: str) -> dict:
           group="structure", read_only=True)
 def read_module(args: dict, ctx: ToolContext) -> dict:
     src = _source(args, ctx)
-    root = _tree(src)
+    tree = FormTree(src)
     max_lines = _opt(args, "max_lines", 5)
     if max_lines < 1:
         raise ToolError("BAD_INPUT", "max_lines must be a positive integer")
-    return {"hash": src.hash, "dialect": src.dialect, "forms": len(root.code_children),
-            "text": forms.outline(src.text, root, src.dialect, max_lines)}
+    return {"hash": src.hash, "dialect": src.dialect, "forms": len(tree.root.code_children),
+            "text": forms.outline(src.text, tree.root, src.dialect, max_lines,
+                                  broken=tree.is_broken), **tree.note()}
 
 
 @register("read_form",
@@ -204,12 +250,15 @@ def read_module(args: dict, ctx: ToolContext) -> dict:
           _schema(SOURCE, FORM), group="structure", read_only=True)
 def read_form(args: dict, ctx: ToolContext) -> dict:
     src = _source(args, ctx)
-    root = _tree(src)
-    fi = _form(root, src, args)
+    tree = FormTree(src)
+    fi = _form(tree.root, src, args)
     lines = address.LineIndex(src.text)
-    return {"form": fi.label, "start_line": lines.line(fi.node.start),
-            "end_line": lines.line(fi.node.end - 1), "text": fi.node.text(src.text),
-            "hash": src.hash}
+    result = {"form": fi.label, "start_line": lines.line(fi.node.start),
+              "end_line": lines.line(fi.node.end - 1), "text": fi.node.text(src.text),
+              "hash": src.hash}
+    if tree.is_broken(fi.node):
+        result["broken"] = "this form does not parse: fix it with replace_form"
+    return result
 
 
 def _form(root, src: editing.Source, args: dict, *, required: bool = True):
@@ -252,11 +301,12 @@ NEW_SOURCE = {"new_source": {"type": "string", "description": "The complete new 
           group="structure", read_only=False, destructive=True)
 def replace_form(args: dict, ctx: ToolContext) -> dict:
     src = _source(args, ctx, writing=True)
-    root = _tree(src)
-    fi = _form(root, src, args)
+    tree = FormTree(src)
+    fi = _form(tree.root, src, args)
     prep = _new_source(args, src)
-    change = _apply(src, forms.replace(src.text, fi, prep.text))
-    return _finish(src, change, args, ctx, "replace_form", **_repair_note(prep))
+    change = _apply(src, forms.replace(src.text, fi, prep.text), whole=tree.ok)
+    return _finish(src, change, args, ctx, "replace_form", **_repair_note(prep),
+                   **tree.after(change))
 
 
 @register("insert_form",
@@ -269,7 +319,8 @@ def replace_form(args: dict, ctx: ToolContext) -> dict:
           group="structure", read_only=False, destructive=True)
 def insert_form(args: dict, ctx: ToolContext) -> dict:
     src = _source(args, ctx, writing=True)
-    root = _tree(src)
+    tree = FormTree(src)
+    root = tree.root
     anchor = _form(root, src, args, required=False)
     position = args.get("position") or ("after" if anchor else "end")
     if position != "end" and anchor is None:
@@ -280,8 +331,9 @@ def insert_form(args: dict, ctx: ToolContext) -> dict:
         ed = forms.insert(src.text, root, anchor, position, prep.text)
     except StructureError as exc:
         raise _error(exc)
-    change = _apply(src, ed)
-    return _finish(src, change, args, ctx, "insert_form", **_repair_note(prep))
+    change = _apply(src, ed, whole=tree.ok)
+    return _finish(src, change, args, ctx, "insert_form", **_repair_note(prep),
+                   **tree.after(change))
 
 
 @register("delete_form",
@@ -290,10 +342,10 @@ def insert_form(args: dict, ctx: ToolContext) -> dict:
           _schema(SOURCE, FORM, WRITE), group="structure", read_only=False, destructive=True)
 def delete_form(args: dict, ctx: ToolContext) -> dict:
     src = _source(args, ctx, writing=True)
-    root = _tree(src)
-    fi = _form(root, src, args)
-    change = _apply(src, forms.delete(src.text, root, fi))
-    return _finish(src, change, args, ctx, "delete_form", deleted=fi.label)
+    tree = FormTree(src)
+    fi = _form(tree.root, src, args)
+    change = _apply(src, forms.delete(src.text, tree.root, fi), whole=tree.ok)
+    return _finish(src, change, args, ctx, "delete_form", deleted=fi.label, **tree.after(change))
 
 
 MAX_REF_FILES = 500
@@ -316,9 +368,11 @@ def find_references(args: dict, ctx: ToolContext) -> dict:
         if path.is_dir():
             return _references_in_folder(path, args, ctx, symbol)
     src = _source(args, ctx)
-    root = _tree(src)
-    hits, total = forms.references(src.text, root, src.dialect, symbol)
+    tree = FormTree(src)
+    hits, total = forms.references(src.text, tree.root, src.dialect, symbol)
     result = {"symbol": symbol, "count": total, "references": hits}
+    if not tree.ok:
+        result.update(tree.note(), partial="forms that do not parse were not searched")
     if total > len(hits):
         result["truncated"] = f"showing {len(hits)} of {total}"
     if src.path is not None:
@@ -362,8 +416,8 @@ def _references_in_folder(folder: Path, args: dict, ctx: ToolContext, symbol: st
           _schema(SOURCE), group="structure", read_only=True)
 def list_module_exports(args: dict, ctx: ToolContext) -> dict:
     src = _source(args, ctx)
-    root = _tree(src)
-    return forms.exports(src.text, root, src.dialect)
+    tree = FormTree(src)
+    return {**forms.exports(src.text, tree.root, src.dialect), **tree.note()}
 
 
 @register("check_syntax",
