@@ -294,9 +294,10 @@ NEW_SOURCE = {"new_source": {"type": "string", "description": "The complete new 
 
 
 @register("replace_form",
-          "Replace a whole top-level form (form_type/form_name) with new_source. new_source is "
-          "checked first: a confidently repairable imbalance is fixed and reported, anything "
-          "else is refused with the error position. Only the new form is re-indented.",
+          "Replace a whole top-level form (form_type/form_name) with new_source; works on a "
+          "form that does not parse too. new_source is checked first: a confidently "
+          "repairable imbalance is fixed and reported, anything else is refused with the "
+          "error position. Only the new form is re-indented.",
           _schema(SOURCE, FORM, NEW_SOURCE, WRITE, required=("new_source",)),
           group="structure", read_only=False, destructive=True)
 def replace_form(args: dict, ctx: ToolContext) -> dict:
