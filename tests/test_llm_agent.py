@@ -18,7 +18,7 @@ from lispshell.lisp.session import make_session
 from lispshell.llm.agent import NO_KEY_MESSAGE, Agent, Display, LLMSettings, make_client
 from lispshell.llm.conversation import Conversation
 from lispshell.tools.gate import Decision, EvalGate
-from lispshell.tools.registry import ToolContext, register, ToolError
+from lispshell.tools.registry import ToolContext, register
 
 SYSTEM = "You are a test assistant in lispshell."
 
