@@ -21,7 +21,7 @@ import re
 from dataclasses import dataclass
 
 from lispshell.syntax.cst import (
-    LineIndex, Node, StructureError, head_of, inner, is_symbol_atom, is_top_level, outer, walk,
+    LineIndex, Node, StructureError, head_of, inner, is_top_level, outer, walk,
 )
 
 # Defining forms per dialect: the heads whose second element names what they define.
@@ -306,10 +306,6 @@ class Resolved:
     scope: Node                 # the top-level node, or the root
     form: FormInfo | None       # the scoping form, if form_type/form_name/line chose one
     path: list[int] | None
-
-
-def scope_label(r: "Resolved | None", form: FormInfo | None) -> str:
-    return form.label if form else "the whole file"
 
 
 def resolve(root: Node, source: str, dialect: str, args: dict, *, need_target: bool = True) -> Resolved:
