@@ -184,6 +184,13 @@ def test_eval_is_gated_refused_edited_and_capped(sessions, tmp_path):
     loud = call_tool("eval", {"code": '(dotimes (i 2000) (write-line "0123456789"))'}, ctx)
     assert "dropped" in loud["output_cut"] and len(loud["output"]) <= 1100
 
+    from lispshell.tools.live import eval_result
+    ctx.output_cap = 100000
+    long = session.eval('(dotimes (i 3000) (format t "line ~d~%" i))')
+    recorded = eval_result(long, text_cap=4000)
+    assert len(recorded["output"]) < 4100 and "cut from the middle" in recorded["output_cut"]
+    assert recorded["output"].startswith("line 0") and "line 2999" in recorded["output"]
+
     error = call_tool("eval", {"code": '(error "boom ~a" 7)'}, ctx)
     assert error["ok"] is False and error["error"]["code"] == "LISP_ERROR"
     assert "boom 7" in error["error"]["message"]

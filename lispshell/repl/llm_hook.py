@@ -92,9 +92,9 @@ class LLM:
 
     # -- the seam
     def record_eval(self, code: str, result) -> None:
-        from lispshell.tools.live import eval_result
+        from lispshell.tools.live import RECORD_CAP, eval_result
 
-        self.agent.record_eval(code, eval_result(result))
+        self.agent.record_eval(code, eval_result(result, text_cap=RECORD_CAP))
 
     async def ask(self, text: str) -> None:
         self.confirm.loop = asyncio.get_running_loop()

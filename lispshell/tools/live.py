@@ -14,6 +14,8 @@ from lispshell.tools.registry import ToolContext, ToolError, register
 
 DECLINED = "The person declined to evaluate this code."
 VALUE_CAP = 8000  # characters per printed value sent back
+OUTPUT_CAP = 16000  # characters of printed output sent back to the model per eval
+RECORD_CAP = 4000  # the same for the person's own evals, which the model reads as history
 
 SYNTAX_DIALECT = {"sbcl": "cl", "guile": "scheme", "clojure": "clojure"}
 
@@ -25,17 +27,31 @@ def _cap(text: str, cap: int) -> tuple[str, int]:
     return (text, 0) if len(text) <= cap else (text[:cap], len(text) - cap)
 
 
-def eval_result(res: Any, timeout: float | None = None) -> dict:
+def _head_tail(text: str, cap: int) -> tuple[str, int]:
+    """At most `cap` characters: the start and the end (where errors and results usually are)."""
+    if len(text) <= cap:
+        return text, 0
+    head, tail = cap * 2 // 3, cap // 3
+    return text[:head] + "\n[...]\n" + text[-tail:], len(text) - head - tail
+
+
+def eval_result(res: Any, timeout: float | None = None, text_cap: int = OUTPUT_CAP) -> dict:
     """The dict an eval answers (the model's and, recorded, the person's): output, all values,
-    the error, and what was cut or interrupted, said plainly."""
+    the error, and what was cut or interrupted, said plainly. Printed output beyond `text_cap`
+    characters is cut in the middle (every request carries the whole history)."""
     out: dict[str, Any] = {}
+    notes = []
     if res.output:
-        out["output"] = res.output
+        out["output"], cut = _head_tail(res.output, text_cap)
+        if cut:
+            notes.append(f"{cut} characters cut from the middle of the output")
     if getattr(res, "output_dropped", 0):
-        out["output_cut"] = f"{res.output_dropped} more bytes of output were dropped (output cap)"
+        notes.append(f"{res.output_dropped} more bytes of output were dropped (output cap)")
+    if notes:
+        out["output_cut"] = "; ".join(notes)
     values, cut = [], 0
     for v in res.values or []:
-        v, n = _cap(v, VALUE_CAP)
+        v, n = _cap(v, min(VALUE_CAP, text_cap))
         values.append(v)
         cut += n
     if values:
