@@ -110,12 +110,21 @@ def lisp_pids(root: Path, program: str = "sbcl") -> list[int]:
             if any(Path(c).name == program for c in _cmdline(p)[:1])]
 
 
-def alive(pid: int) -> bool:
+def _state(stat_path: Path) -> str:
     try:
-        state = Path(f"/proc/{pid}/stat").read_text().rpartition(")")[2].split()[0]
+        return stat_path.read_text().rpartition(")")[2].split()[0]
+    except (OSError, IndexError):
+        return "gone"
+
+
+def alive(pid: int) -> bool:
+    """True while any thread of `pid` still runs. A multithreaded Lisp's main thread turns
+    zombie before its other threads have exited; only then can its parent reap it."""
+    try:
+        tasks = list(Path(f"/proc/{pid}/task").iterdir())
     except OSError:
         return False
-    return state != "Z"
+    return any(_state(task / "stat") not in ("Z", "X", "gone") for task in tasks)
 
 
 def wait_gone(pid: int, timeout: float = 10.0) -> bool:
