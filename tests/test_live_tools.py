@@ -31,6 +31,17 @@ def ctx_for(session, gate=None):
     return ToolContext(session=lambda: session, gate=gate or EvalGate("ask"), eval_timeout=20.0)
 
 
+def deleters(lisp: str, victim: str) -> list[str]:
+    """The brief's own examples, aimed at a file that must survive."""
+    v = victim
+    if lisp == "sbcl":
+        return [f'#.(delete-file "{v}")', f'foo) (delete-file "{v}") (']
+    if lisp == "clojure":
+        return [f'#=(clojure.java.io/delete-file "{v}")', f'foo) (clojure.java.io/delete-file "{v}") (',
+                f'#=(java.io.File/.delete (java.io.File. "{v}"))']
+    return [f'#.(delete-file "{v}")', f'foo) (delete-file "{v}") (']
+
+
 def payloads(lisp: str, path: str) -> list[str]:
     p = path
     if lisp == "sbcl":
@@ -79,14 +90,16 @@ def test_injection_payloads_do_nothing(sessions, lisp, tmp_path):
                          f'(fn [x] (spit "{target}" "x") x))')
         assert r.error is None
     ctx = ctx_for(session)
-    for payload in payloads(lisp, str(target)):
+    victim = tmp_path / "x"
+    victim.write_text("keep me")
+    for payload in payloads(lisp, str(target)) + deleters(lisp, str(victim)):
         for tool in ("describe", "symbol_value"):
             result = call_tool(tool, {"symbol": payload}, ctx)
             assert result["ok"] is False, (tool, payload, result)
             assert result["error"]["code"] in ("BAD_NAME", "NOT_SYMBOL", "UNKNOWN"), result
-            assert not target.exists(), (tool, payload)
+            assert not target.exists() and victim.exists(), (tool, payload)
         result = call_tool("macroexpand", {"form": payload}, ctx)
-        assert not target.exists(), ("macroexpand", payload, result)
+        assert not target.exists() and victim.exists(), ("macroexpand", payload, result)
     assert session.eval("(+ 40 2)").values == ["42"]  # alive, and not left in a debugger
 
 
