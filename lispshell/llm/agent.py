@@ -405,6 +405,9 @@ class Agent:
         for i, t in enumerate(self.turns[-10:], start=max(1, len(self.turns) - 9)):
             lines.append(f"turn {i}: {t.line()}")
         lines.append(f"session: {self.total.line()}")
+        lines.append(f"history: about {self.conv.estimate_tokens():,} tokens in "
+                     f"{len(self.conv.messages)} messages (context {self.settings.context_tokens:,}; "
+                     f"the oldest turns are dropped near 80%)")
         return "\n".join(lines)
 
 
