@@ -9,6 +9,7 @@ import time
 
 import anyio
 import httpx2
+import mcp_types as types
 import pytest
 from mcp import Client, MCPError
 from mcp.client.streamable_http import streamable_http_client
@@ -27,7 +28,7 @@ MCP_HEADERS = {"Accept": "application/json, text/event-stream",
 def http_server(tmp_path_factory):
     """A server on a port the OS picks; yields (url, token)."""
     root = tmp_path_factory.mktemp("http-root")
-    proc = subprocess.Popen([LISPSHELL, "mcp", "--http", "127.0.0.1:0", "--lisp", "none",
+    proc = subprocess.Popen([LISPSHELL, "mcp", "--http", "127.0.0.1:0", "--lisp", "sbcl",
                              "--root", str(root)],
                             stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
                             stderr=subprocess.PIPE, text=True, env=server_env())
@@ -84,21 +85,32 @@ def test_dns_rebinding_protection_is_on(http_server):
         assert "lispshell" in welcome.text
 
 
-def test_mcp_client_with_the_token(http_server):
+@pytest.mark.parametrize("mode", ["legacy", "auto"])
+def test_mcp_client_with_the_token(http_server, mode):
+    """A whole session over HTTP, in both protocol eras, including an eval the person accepts
+    (the elicitation travels on the call's SSE stream, or in an InputRequiredResult)."""
     url, token = http_server
+    asked = []
+
+    async def person(ctx, params):
+        asked.append(params.message)
+        return types.ElicitResult(action="accept")
 
     async def scenario():
         async with httpx2.AsyncClient(headers={"Authorization": f"Bearer {token}"},
                                       timeout=30) as http:
-            async with Client(streamable_http_client(url, http_client=http),
-                              mode="legacy") as client:
+            async with Client(streamable_http_client(url, http_client=http), mode=mode,
+                              elicitation_callback=person) as client:
                 assert client.server_info.name == "lispshell"
                 names = {t.name for t in (await client.list_tools()).tools}
-                assert "validate_syntax" in names and "eval" not in names
+                assert {"validate_syntax", "read_module", "eval"} <= names
                 result = answer(await client.call_tool(
                     "validate_syntax", {"code": "(+ 1 (* 2 3))", "dialect": "cl"}))
-                assert result["ok"] is True
+                assert result["ok"] is True and result["valid"] is True
+                evaluated = answer(await client.call_tool("eval", {"code": "(* 6 7)"}))
+                assert evaluated["ok"] is True and evaluated["values"] == ["42"]
     anyio.run(scenario)
+    assert len(asked) == 1 and "(* 6 7)" in asked[0]
 
 
 def test_mcp_client_without_the_token_fails(http_server):
