@@ -39,11 +39,11 @@ def server_params(root: Path, *flags: str) -> StdioServerParameters:
 async def connect(root: Path, *flags: str, mode: str = "legacy", elicit=None):
     """A connected `mcp.Client`; `elicit(message) -> "accept"|"decline"|"cancel"` answers
     elicitations (the client declares elicitation only when it is given)."""
-    callback = None
-    if elicit is not None:
-        async def callback(ctx, params):
-            return types.ElicitResult(action=elicit(params.message))
-    async with Client(server_params(root, *flags), mode=mode, elicitation_callback=callback,
+    async def callback(ctx, params):
+        return types.ElicitResult(action=elicit(params.message))
+
+    async with Client(server_params(root, *flags), mode=mode,
+                      elicitation_callback=callback if elicit is not None else None,
                       read_timeout_seconds=60) as client:
         yield client
 

@@ -1,6 +1,7 @@
 """`lispshell mcp` live-image tools against a real SBCL: the server's own eval gate
 (refused without permission, elicitation accepted/declined in both protocol eras, forged and
-replayed confirmations), `--allow-eval`, and a killed child Lisp restarted."""
+replayed confirmations), `--allow-eval`, a killed child Lisp restarted, a cancelled eval
+interrupted."""
 from __future__ import annotations
 
 import anyio

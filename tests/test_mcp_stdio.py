@@ -18,7 +18,8 @@ SYNTAX_TOOLS = {"push_delimiter", "pop_delimiter", "set_sentinel", "balance_and_
 STRUCTURE_TOOLS = {"read_module", "read_form", "replace_form", "insert_form", "delete_form"}
 LIVE_TOOLS = {"eval", "describe", "symbol_value", "macroexpand", "apropos"}
 
-SOURCE = ";; greeting\n(defun hello (name)\n  (format nil \"Hello, ~a\" name))\n\n(defun twice (x) (* 2 x))\n"
+SOURCE = (";; greeting\n(defun hello (name)\n  (format nil \"Hello, ~a\" name))\n\n"
+          "(defun twice (x) (* 2 x))\n")
 
 
 @pytest.fixture
@@ -82,7 +83,8 @@ def test_structural_tools_work_on_files_under_the_root(root):
             module = answer(await client.call_tool("read_module", {"file_path": "hello.lisp"}))
             assert "hello" in str(module) and "twice" in str(module)
             form = answer(await client.call_tool(
-                "read_form", {"file_path": "hello.lisp", "form_type": "defun", "form_name": "twice"}))
+                "read_form",
+                {"file_path": "hello.lisp", "form_type": "defun", "form_name": "twice"}))
             assert "(* 2 x)" in str(form)
             edit = answer(await client.call_tool("replace_form", {
                 "file_path": "hello.lisp", "form_type": "defun", "form_name": "twice",

@@ -113,7 +113,8 @@ class EvalConsent:
     """The gate's `confirm` for one `tools/call`. `confirm` runs in the tool's worker thread."""
 
     def __init__(self, *, lisp: str, can_elicit: bool, modern: bool, ledger: Ledger,
-                 call: str = "", elicit: Callable[[str], Awaitable[types.ElicitResult]] | None = None,
+                 call: str = "",
+                 elicit: Callable[[str], Awaitable[types.ElicitResult]] | None = None,
                  input_responses: dict[str, Any] | None = None, request_state: str | None = None,
                  timeout: float | None = None):
         self.lisp = lisp
@@ -156,10 +157,10 @@ class EvalConsent:
         try:
             answer = anyio.from_thread.run(ask)
         except TimeoutError:
-            return Decision(False, code, "No answer from the person in time, so the code was not run.")
+            return Decision(False, code, "No answer from the person in time; the code was not run.")
         except Exception as exc:  # the client refused the request or went away
-            return Decision(False, code, f"Could not ask the person to confirm ({exc}), so the code "
-                                         "was not run.")
+            return Decision(False, code,
+                            f"Could not ask the person to confirm ({exc}); the code was not run.")
         return decision_from_answer(code, answer)
 
     def input_required(self) -> types.InputRequiredResult:

@@ -32,7 +32,8 @@ def make_token() -> str:
     fixed = os.environ.get(TOKEN_ENV)
     if fixed is None:
         return secrets.token_urlsafe(32)
-    if len(fixed) < MIN_TOKEN_LENGTH or not fixed.isascii() or not fixed.isprintable() or " " in fixed:
+    if len(fixed) < MIN_TOKEN_LENGTH or not (fixed.isascii() and fixed.isprintable()) \
+            or " " in fixed:
         raise TokenError(f"{TOKEN_ENV} must be at least {MIN_TOKEN_LENGTH} printable ASCII "
                          "characters without spaces")
     return fixed

@@ -54,8 +54,8 @@ class LiveImage:
             except ToolError:
                 raise
             except Exception as exc:  # no such program, a bootstrap that failed...
-                raise ToolError("LISP_START_FAILED",
-                                f"could not start {self.lisp}: {type(exc).__name__}: {exc}") from None
+                message = f"could not start {self.lisp}: {type(exc).__name__}: {exc}"
+                raise ToolError("LISP_START_FAILED", message) from None
             return self._session
 
     def interrupt(self) -> None:

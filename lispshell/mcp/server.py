@@ -73,7 +73,8 @@ def build_server(runtime: Runtime) -> Server:
         modern = is_version_at_least(ctx.protocol_version, ROUND_TRIP_VERSION)
 
         async def elicit(message: str) -> types.ElicitResult:
-            return await session.elicit_form(message, CONFIRM_SCHEMA, related_request_id=ctx.request_id)
+            return await session.elicit_form(message, CONFIRM_SCHEMA,
+                                             related_request_id=ctx.request_id)
 
         consent = EvalConsent(
             lisp=runtime.options.lisp or "Lisp",
