@@ -249,3 +249,53 @@ def test_multiline_wrap_unwrap_and_slurp_barf_round_trip_with_indentation():
     progn = _list_at(wrapped, "cl", let.start)
     assert apply(from_code(wrapped, "cl"), paredit.unwrap(wrapped, progn, "cl",
                                                           keep="body")).new_text == text
+
+
+TOOLS = ["sexp_wrap", "sexp_unwrap", "sexp_raise", "sexp_slurp_forward", "sexp_slurp_backward",
+         "sexp_barf_forward", "sexp_barf_backward", "sexp_kill", "sexp_transpose", "sexp_split",
+         "sexp_join", "sexp_show_structure", "sexp_get_enclosing", "read_module", "read_form",
+         "replace_form", "insert_form", "delete_form", "find_references",
+         "list_module_exports", "check_syntax"]
+
+
+@settings(max_examples=int(os.environ.get("PAREDIT_EXAMPLES", "250")), deadline=None,
+          suppress_health_check=[HealthCheck.too_slow])
+@given(source(), st.sampled_from(TOOLS), st.data())
+def test_no_tool_call_ends_in_an_internal_error(src, tool, data):
+    """Whatever the model sends, the answer is a result or a clear error, never INTERNAL."""
+    from lispshell.tools.registry import ToolContext, call_tool
+    dialect, text = src
+    if data.draw(st.booleans()):
+        text = text[:data.draw(st.integers(0, len(text)))]        # maybe broken
+    nodes = [n.text(text) for n in walk(parse(text, dialect))] if _parses(text, dialect) else []
+    words = st.sampled_from(nodes + ["a", "(a", "", "defun", "x[1]", ")"])
+    args = {"code": text, "dialect": dialect}
+    optional = {
+        "form_type": st.sampled_from(["defun", "define", "defn", "f", ""]),
+        "form_name": words, "target": words, "line": st.integers(-2, 30),
+        "path": st.lists(st.integers(-1, 6), max_size=4),
+        "count": st.integers(0, 4), "wrapper": st.sampled_from(["round", "square", "curly"]),
+        "head": st.sampled_from(["h", "let ()", "(", "; c", ""]),
+        "keep": st.sampled_from(["all", "body"]), "clone_head": st.booleans(),
+        "drop_head": st.booleans(), "depth": st.integers(0, 5), "levels": st.integers(0, 4),
+        "new_source": st.sampled_from(["(defun g () 1)", "(a", "", "; only", "(a) (b)", "]"]),
+        "position": st.sampled_from(["before", "after", "end"]), "symbol": words,
+        "dry_run": st.booleans(), "max_lines": st.integers(0, 6),
+    }
+    for key, strategy in optional.items():
+        if data.draw(st.booleans()):
+            args[key] = data.draw(strategy)
+    result = call_tool(tool, args, ToolContext())
+    assert "ok" in result
+    if not result["ok"]:
+        assert result["error"]["code"] not in ("INTERNAL", "TOO_DEEP"), result
+    elif "code" in result:
+        assert isinstance(result["code"], str)
+
+
+def _parses(text, dialect):
+    try:
+        parse(text, dialect)
+        return True
+    except StructureError:
+        return False

@@ -324,6 +324,9 @@ def resolve(root: Node, source: str, dialect: str, args: dict, *, need_target: b
     if path is not None:
         if not isinstance(path, list):
             raise StructureError("BAD_INPUT", "path must be a list of integers, e.g. [2, 1]")
+        if not path and scope is root and need_target:
+            raise StructureError("BAD_INPUT", "path [] is the whole file: give the path of a "
+                                 "form, e.g. [0], or form_type/form_name")
         node = navigate(scope, path, source)
     elif target is not None:
         node = find_target(scope, source, dialect, target, line, form)
