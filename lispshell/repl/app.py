@@ -41,6 +41,7 @@ from lispshell.repl.route import COMMAND, LLM, route
 
 # Shown until the child reports its own (so the prompt does not change when it is ready).
 STARTING_PACKAGE = {"sbcl": "CL-USER", "guile": "(guile-user)", "clojure": "user"}
+LLM_LOAD_DELAY = 0.3     # seconds after the first prompt starts (see _after_prompt_started)
 
 
 class Repl:
@@ -225,7 +226,7 @@ class Repl:
         while True:
             watcher = asyncio.ensure_future(self._redraw_on_change())
             try:
-                text = await self.prompt_session().prompt_async(pre_run=self._load_llm_soon)
+                text = await self.prompt_session().prompt_async(pre_run=self._after_prompt_started)
             except KeyboardInterrupt:
                 continue
             except EOFError:
@@ -328,6 +329,12 @@ class Repl:
             prompt.lispshell_completer.invalidate()
 
     # The LLM seam -----------------------------------------------------------------------
+    def _after_prompt_started(self) -> None:
+        """Called as the prompt starts, before it is drawn: load the LLM side a moment later,
+        so its imports (a second or two of CPU) do not compete with the first draw."""
+        if self._llm_future is None:
+            asyncio.get_running_loop().call_later(LLM_LOAD_DELAY, self._load_llm_soon)
+
     def _load_llm_soon(self) -> None:
         if self._llm_future is None and not getattr(self.options, "no_llm", False):
             self._llm_future = asyncio.get_running_loop().run_in_executor(None, self._make_llm)
