@@ -266,4 +266,5 @@ def test_structural_impossibility_slurp_with_no_next_sibling():
     err = r["error"]
     assert err["code"] == "NO_SIBLING"
     assert err["message"].startswith("Cannot slurp forward: no sibling after")
+    assert err["target_path"] == [0, 3]
     assert "last element" in err["suggestion"]

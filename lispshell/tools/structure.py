@@ -454,9 +454,14 @@ def _paredit(name: str, description: str, op, options: dict | None = None):
         root = _tree(src)
         try:
             resolved = address.resolve(root, src.text, src.dialect, args)
-            kwargs = {k: args[k] for k in options if args.get(k) is not None}
+        except StructureError as exc:
+            raise _error(exc)
+        kwargs = {k: args[k] for k in options if args.get(k) is not None}
+        try:
             ed = op(src.text, resolved.node, src.dialect, **kwargs)
         except StructureError as exc:
+            if resolved.path is not None:
+                exc.extra.setdefault("target_path", resolved.path)
             raise _error(exc)
         change = _apply(src, ed)
         return _finish(src, change, args, ctx, name)
