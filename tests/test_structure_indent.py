@@ -48,6 +48,8 @@ CASES = {
         "(reify Object\n  (toString [this]\n    \"x\"))",
         "(try (f)\n  (catch Exception e\n    (g e)))",
         "#{1 2\n  3}",
+        "(cond\n  (pos? x) 1\n  :else 2)",
+        "(defn f\n  ([x]\n   (f x 1))\n  ([x y]\n   (+ x y)))",
     ],
 }
 

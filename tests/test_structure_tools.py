@@ -415,3 +415,13 @@ def test_paredit_on_a_broken_file_points_to_replace_form(tmp_path, ctx):
     r = call(ctx, "delete_form", file_path="b.lisp", form_name="broken")
     assert r["ok"] and r["syntax"] == "the file parses now"
     assert (tmp_path / "b.lisp").read_text() == ";; c\n(defun ok () 1)\n\n(defun g () 2)\n"
+
+
+def test_new_source_ending_in_a_comment_does_not_swallow_the_line():
+    code = "(a) (b)\n"
+    r = call(ToolContext(), "replace_form", code=code, dialect="cl", line=1, form_type="a",
+             new_source="(x) ; note")
+    assert r["code"] == "(x) ; note\n (b)\n"
+    r = call(ToolContext(), "insert_form", code=code, dialect="cl", form_type="a",
+             new_source="(y) ; note")
+    assert r["code"] == "(a)\n\n(y) ; note\n (b)\n"

@@ -8,7 +8,7 @@ from dataclasses import dataclass
 from lispshell.syntax.address import FormInfo, _unqualified, form_info, normalize
 from lispshell.syntax.cst import LineIndex, Node, StructureError, inner, parse, walk
 from lispshell.syntax.lexer import tokenize
-from lispshell.syntax.paredit import Edit, _spacing_for_delete
+from lispshell.syntax.paredit import Edit, _ends_in_line_comment, _spacing_for_delete
 from lispshell.syntax.validate import validate
 
 
@@ -207,11 +207,21 @@ def _dedent(text: str) -> str:
 
 # ---- editing by name --------------------------------------------------------------------------
 
-def replace(src: str, form: FormInfo, new: str) -> Edit:
-    return Edit(form.node.start, form.node.end, new)
+def _before_rest_of_line(new: str, src: str, at: int, dialect: str) -> str:
+    """`new` followed by a newline when it ends in a `;` comment and the line goes on after
+    `at`: otherwise the comment would swallow the rest of the line."""
+    eol = src.find("\n", at)
+    rest = src[at:len(src) if eol < 0 else eol]
+    return new + "\n" if rest.strip() and _ends_in_line_comment(new, dialect) else new
 
 
-def insert(src: str, root: Node, anchor: FormInfo | None, position: str, new: str) -> Edit:
+def replace(src: str, form: FormInfo, new: str, dialect: str) -> Edit:
+    return Edit(form.node.start, form.node.end,
+                _before_rest_of_line(new, src, form.node.end, dialect))
+
+
+def insert(src: str, root: Node, anchor: FormInfo | None, position: str, new: str,
+           dialect: str) -> Edit:
     lines = LineIndex(src)
     if position == "end" or anchor is None:
         body = src.rstrip()
@@ -226,7 +236,7 @@ def insert(src: str, root: Node, anchor: FormInfo | None, position: str, new: st
         eol = lines.line_end(last)
         rest = src[anchor.node.end:eol]
         at = eol if not rest.strip() or rest.strip().startswith(";") else anchor.node.end
-        return Edit(at, at, "\n\n" + new)
+        return Edit(at, at, "\n\n" + _before_rest_of_line(new, src, at, dialect))
     raise StructureError("BAD_INPUT", "position must be before, after or end")
 
 

@@ -41,7 +41,7 @@ BODY = {
     "clojure": {"fn": 0, "let": 1, "loop": 1, "binding": 1, "with-open": 1, "with-redefs": 1,
                 "when": 1, "when-not": 1, "when-let": 1, "when-some": 1, "when-first": 1,
                 "if-let": 1, "if-some": 1, "doseq": 1, "dotimes": 1, "for": 1, "case": 1,
-                "cond->": 1, "cond->>": 1, "condp": 2, "do": 0, "try": 0, "catch": 2,
+                "cond": 0, "cond->": 1, "cond->>": 1, "condp": 2, "do": 0, "try": 0, "catch": 2,
                 "finally": 0, "ns": 1, "defprotocol": 1, "defrecord": 2, "deftype": 2,
                 "reify": 1, "proxy": 2, "extend-protocol": 1, "extend-type": 1,
                 "future": 0, "delay": 0, "locking": 1, "testing": 1, "letfn": 1,

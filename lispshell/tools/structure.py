@@ -305,7 +305,7 @@ def replace_form(args: dict, ctx: ToolContext) -> dict:
     tree = FormTree(src)
     fi = _form(tree.root, src, args)
     prep = _new_source(args, src)
-    change = _apply(src, forms.replace(src.text, fi, prep.text), whole=tree.ok)
+    change = _apply(src, forms.replace(src.text, fi, prep.text, src.dialect), whole=tree.ok)
     return _finish(src, change, args, ctx, "replace_form", **_repair_note(prep),
                    **tree.after(change))
 
@@ -329,7 +329,7 @@ def insert_form(args: dict, ctx: ToolContext) -> dict:
                         "form_type/form_name")
     prep = _new_source(args, src)
     try:
-        ed = forms.insert(src.text, root, anchor, position, prep.text)
+        ed = forms.insert(src.text, root, anchor, position, prep.text, src.dialect)
     except StructureError as exc:
         raise _error(exc)
     change = _apply(src, ed, whole=tree.ok)
