@@ -135,7 +135,7 @@ class EvalConsent:
 
     def confirm(self, code: str, index: int = 1, total: int = 1) -> Decision:
         if not self.can_elicit:
-            return Decision(False, code, NO_ELICITATION)
+            return Decision(False, code, NO_ELICITATION, by_person=False)
         message = confirm_message(code, self.lisp, index, total)
         if self.modern:
             return self._confirm_by_round_trip(code, message)
@@ -147,7 +147,7 @@ class EvalConsent:
             return decision_from_answer(code, self._answers[key])
         self.pending[key] = types.ElicitRequest(params=types.ElicitRequestFormParams(
             message=message, requested_schema=CONFIRM_SCHEMA))
-        return Decision(False, code, WAITING)
+        return Decision(False, code, WAITING, by_person=False)
 
     def _confirm_by_request(self, code: str, message: str) -> Decision:
         async def ask() -> types.ElicitResult:
@@ -157,10 +157,12 @@ class EvalConsent:
         try:
             answer = anyio.from_thread.run(ask)
         except TimeoutError:
-            return Decision(False, code, "No answer from the person in time; the code was not run.")
+            return Decision(False, code, "No answer from the person in time; the code was not run.",
+                            by_person=False)
         except Exception as exc:  # the client refused the request or went away
             return Decision(False, code,
-                            f"Could not ask the person to confirm ({exc}); the code was not run.")
+                            f"Could not ask the person to confirm ({exc}); the code was not run.",
+                            by_person=False)
         return decision_from_answer(code, answer)
 
     def input_required(self) -> types.InputRequiredResult:

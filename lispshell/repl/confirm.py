@@ -142,13 +142,14 @@ class TerminalConfirm:
     def __call__(self, code: str, index: int = 1, total: int = 1) -> Decision:
         loop = self.loop
         if loop is None or not loop.is_running():
-            return Decision(False, code, "No terminal is available to confirm this evaluation.")
+            return Decision(False, code, "No terminal is available to confirm this evaluation.",
+                            by_person=False)
         try:
             on_loop = asyncio.get_running_loop() is loop
         except RuntimeError:
             on_loop = False
         if on_loop:  # would deadlock: the question needs the loop we are blocking
-            return Decision(False, code, "The confirmation could not be shown.")
+            return Decision(False, code, "The confirmation could not be shown.", by_person=False)
         return asyncio.run_coroutine_threadsafe(self.ask(code, index, total), loop).result()
 
     def show(self, code: str, index: int, total: int, edited: bool = False) -> None:

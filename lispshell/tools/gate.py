@@ -17,6 +17,7 @@ class Decision:
     code: str              # what will run: the person may have edited it
     reason: str = ""       # why it was refused, passed on to the model
     edited: bool = False
+    by_person: bool = True  # False when no person was asked (gate off, nobody there to ask)
 
 
 # confirm(code, index, total) -> Decision; the REPL asks on the terminal, MCP may elicit.
@@ -42,9 +43,9 @@ class EvalGate:
 
     def decide(self, code: str, index: int = 1, total: int = 1) -> Decision:
         if self._mode == "off":
-            return Decision(False, code, "Evaluation is turned off in this session.")
+            return Decision(False, code, "Evaluation is turned off in this session.", by_person=False)
         if self._mode == "yolo":
             return Decision(True, code)
         if self._confirm is None:
-            return Decision(False, code, "No one is here to confirm this evaluation.")
+            return Decision(False, code, "No one is here to confirm this evaluation.", by_person=False)
         return self._confirm(code, index, total)

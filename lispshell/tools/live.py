@@ -110,11 +110,14 @@ def eval_tool(args: dict, ctx: ToolContext) -> dict:
     session = ctx.lisp()
     _check_complete(code, getattr(session, "lisp", "sbcl"))
     if ctx.gate is None:
-        raise ToolError("DECLINED", DECLINED + " (No one is here to confirm evaluations.)")
+        raise ToolError("NOT_ALLOWED", "The code was not evaluated: no one is here to confirm "
+                                       "evaluations.")
     decision = ctx.gate.decide(code, ctx.extra.get("eval_index", 1), ctx.extra.get("eval_total", 1))
     if not decision.approved:
         if ctx.gate.mode == "off":
             raise ToolError("EVAL_OFF", decision.reason or "Evaluation is turned off.")
+        if not decision.by_person:  # nobody said no: don't claim the person did
+            raise ToolError("NOT_ALLOWED", f"The code was not evaluated: {decision.reason}")
         message = DECLINED + (f" Reason: {decision.reason}" if decision.reason else "")
         raise ToolError("DECLINED", message)
     res = session.eval(decision.code, timeout=ctx.eval_timeout, output_cap=ctx.output_cap)
