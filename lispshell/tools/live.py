@@ -97,8 +97,9 @@ def _check_complete(code: str, lisp: str) -> None:
 @register(
     "eval",
     "Evaluate code in the person's live Lisp image and return printed output, all values, or "
-    "the error. The person is asked to approve each call and may decline, edit the code or "
-    "give a reason. Changes the image (definitions persist). Time-limited.",
+    "the error. Each call may need the person's approval; a refusal, or code the person "
+    "edited first, is stated in the result. Changes the image (definitions persist). "
+    "Time-limited.",
     {"type": "object",
      "properties": {"code": {"type": "string", "description": "one or more complete forms"}},
      "required": ["code"]},
