@@ -338,3 +338,17 @@ def test_a_lisp_that_cannot_start_is_reported_and_the_shell_stays(shell, tmp_pat
     sh.submit(",lisp guile")          # another Lisp still works
     sh.submit("(* 6 7)")
     sh.expect("42")
+
+
+def test_ctrl_c_while_waiting_for_a_booting_lisp_gives_up_on_the_form(shell, tmp_path):
+    (tmp_path / "config").mkdir()
+    (tmp_path / "config" / "config.toml").write_text(   # a Lisp that takes a while to boot
+        '[lisp.guile]\ncommand = ["sh", "-c", "sleep 1; exec guile --no-auto-compile -q"]\n')
+    sh = shell("--lisp", "guile")
+    sh.expect("(guile-user)>")
+    sh.submit("(* 6 7)")
+    sh.expect("Waiting for guile to start")
+    sh.send(CTRL_C)
+    sh.expect("the form was not evaluated")
+    sh.submit("(* 7 7)")
+    assert "42" not in sh.expect("49")

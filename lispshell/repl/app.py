@@ -300,8 +300,8 @@ class Repl:
             session = self.start_session(self.lisp)
             if session is None:
                 return None
-        if not getattr(session, "ready", True) and self.lisp not in self._start_failed:
-            self.renderer.notice(f"Waiting for {self.lisp} to start...")
+        if not getattr(session, "ready", True) and not await self._wait_until_ready(session):
+            return None
         streamed = False
 
         def on_output(chunk: str) -> None:
@@ -322,6 +322,26 @@ class Repl:
         self._after_eval()
         await self._record_eval(code, result)
         return result
+
+    async def _wait_until_ready(self, session) -> bool:
+        """Wait for a Lisp still booting (Clojure's JVM); Ctrl-C stops waiting. False if it
+        will not start or the person gave up (the form is then not evaluated)."""
+        if self.lisp not in self._start_failed:
+            self.renderer.notice(f"Waiting for {self.lisp} to start (Ctrl-C to give up)...")
+        waiting = asyncio.get_running_loop().run_in_executor(None, partial(session.start, True))
+        with self._on_sigint(waiting.cancel):
+            try:
+                await waiting
+            except asyncio.CancelledError:
+                if not waiting.cancelled():
+                    raise
+                self.renderer.notice("Interrupted: the form was not evaluated.")
+                return False
+            except Exception as exc:
+                self.renderer.notice(f"Could not evaluate: {exc}")
+                return False
+        self._start_failed.pop(self.lisp, None)
+        return True
 
     def _after_eval(self) -> None:
         prompt = self._prompts.get(self.lisp)
