@@ -11,6 +11,7 @@ import sys
 
 from conftest import LISPSHELL
 
+
 def run(*args: str, stdin: str | None = None, env: dict | None = None, timeout: float = 90):
     return subprocess.run([LISPSHELL, *args], input=stdin, capture_output=True, text=True,
                           timeout=timeout, env=dict(os.environ, **(env or {})),
