@@ -17,6 +17,7 @@ def run(*args: str, stdin: str | None = None, env: dict | None = None, timeout: 
                           timeout=timeout, env=dict(os.environ, **(env or {})),
                           stdin=None if stdin is not None else subprocess.DEVNULL)
 
+
 def test_sbcl_eval_flags_in_order():
     r = run("--lisp", "sbcl", "-e", "(defvar *x* 41)", "-e", '(princ "out")', "-e",
             "(values (1+ *x*) :two)")
@@ -24,17 +25,20 @@ def test_sbcl_eval_flags_in_order():
     assert r.stdout == '*X*\nout\n"out"\n42\n:TWO\n'
     assert r.stderr == ""
 
+
 def test_sbcl_failing_form_sets_the_exit_status_and_later_forms_still_run():
     r = run("--lisp", "sbcl", "-e", '(error "kaboom")', "-e", "(* 6 7)")
     assert r.returncode == 1
     assert "kaboom" in r.stderr
     assert r.stdout == "42\n"
 
+
 def test_sbcl_forms_from_stdin():
     program = ';; a comment\n(defun sq (x) (* x x))\n(format t "~a~%" (sq 7))\n(sq 9)\n'
     r = run("--lisp", "sbcl", stdin=program)
     assert r.returncode == 0, r.stderr
     assert r.stdout == "SQ\n49\nNIL\n81\n"
+
 
 def test_stdin_syntax_error_is_positioned_and_fails():
     r = run("--lisp", "sbcl", stdin="(* 6 7)\n(+ 1 2))\n(print :never)\n")
@@ -43,11 +47,13 @@ def test_stdin_syntax_error_is_positioned_and_fails():
     assert "<stdin>:2:8" in r.stderr
     assert "(+ 1 2))" in r.stderr and "^" in r.stderr
 
+
 def test_stdin_unclosed_form_fails_without_hanging():
     r = run("--lisp", "sbcl", stdin="(* 6 7)\n(list 1 2\n")
     assert r.returncode == 1
     assert r.stdout == "42\n"
     assert "<stdin>:2:1" in r.stderr
+
 
 def test_guile_stdin_values_and_errors():
     r = run("--lisp", "guile",
@@ -55,6 +61,7 @@ def test_guile_stdin_values_and_errors():
     assert r.returncode == 1
     assert "hi" in r.stdout and "42\n2\n" in r.stdout and r.stdout.endswith("6\n")
     assert "car" in r.stderr.lower()
+
 
 def test_clojure_eval_and_stdin():
     r = run("--lisp", "clojure", "-e", "(* 6 7)", "-e", "(/ 1 0)")
@@ -66,6 +73,7 @@ def test_clojure_eval_and_stdin():
     assert r.returncode == 0, r.stderr
     assert r.stdout.splitlines() == ["nil", "#'my.app/f", "42", "nil", '"my.app"']
 
+
 def test_config_path_and_unknown_lisp():
     r = run("--config-path")
     assert r.returncode == 0
@@ -73,6 +81,7 @@ def test_config_path_and_unknown_lisp():
     assert r.stdout.strip().startswith(os.environ["LISPSHELL_CONFIG_DIR"])
     r = run("--lisp", "cobol", "-e", "1")
     assert r.returncode == 2 and "cobol" in r.stderr
+
 
 def test_user_config_sets_the_lisp_and_flags_win(tmp_path):
     config_dir = tmp_path / "cfg"
@@ -85,6 +94,7 @@ def test_user_config_sets_the_lisp_and_flags_win(tmp_path):
     r = run("-e", "1", env=env)
     assert r.returncode == 2 and "config.toml" in r.stderr and "Traceback" not in r.stderr
 
+
 def test_a_lisp_that_cannot_start_is_a_clear_error(tmp_path):
     config_dir = tmp_path / "cfg"
     config_dir.mkdir()
@@ -92,6 +102,7 @@ def test_a_lisp_that_cannot_start_is_a_clear_error(tmp_path):
     r = run("--lisp", "sbcl", "-e", "1", env={"LISPSHELL_CONFIG_DIR": str(config_dir)})
     assert r.returncode == 2
     assert "cannot start sbcl" in r.stderr and "Traceback" not in r.stderr
+
 
 def test_non_interactive_path_does_not_import_prompt_toolkit_or_anthropic():
     code = ("import sys\nfrom lispshell.repl.main import main\n"
