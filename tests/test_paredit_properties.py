@@ -299,3 +299,40 @@ def _parses(text, dialect):
         return True
     except StructureError:
         return False
+
+
+@FAST
+@given(source(), st.integers(0, 10_000), source(canonical=True))
+def test_form_tools_keep_everything_outside_the_form(src, pick, replacement):
+    from lispshell.syntax import forms
+    from lispshell.syntax.address import form_info
+    dialect, text = src
+    root = parse(text, dialect)
+    tops = [n for n in root.code_children]
+    if not tops:
+        return
+    node = tops[pick % len(tops)]
+    fi = form_info(node, text, dialect)
+    if fi is None:
+        from lispshell.syntax.address import FormInfo
+        fi = FormInfo(node, inner(node), "", None, [], False)
+    new_form = "(" + replacement[1].replace("\n", " ").strip("()[]{}") + ")" \
+        if dialect == replacement[0] else "(replacement)"
+    try:
+        parse(new_form, dialect)
+    except StructureError:
+        new_form = "(replacement)"
+    # replace: the bytes before the form and after it are untouched
+    change = apply(from_code(text, dialect), forms.replace(text, fi, new_form, dialect))
+    assert change.new_text.startswith(text[:node.start])
+    assert change.new_text.endswith(text[node.end:])
+    parse(change.new_text, dialect)
+    # delete: only the form, its comment block and whitespace go
+    ed = forms.delete(text, root, fi)
+    gone = text[ed.start:ed.end]
+    assert node.start >= ed.start and node.end <= ed.end
+    removed = tokens(text, dialect, ed.start, ed.end)
+    for tok in removed - tokens(text, dialect, node.start, node.end):
+        assert tok.startswith((";", "#|")), (tok, gone)     # its comment block, nothing else
+    after = apply(from_code(text, dialect), ed).new_text
+    assert tokens(after, dialect) == tokens(text, dialect) - removed, gone
