@@ -122,6 +122,9 @@ def test_enter_submits_complete_forms_and_continues_incomplete_ones(shell):
     sh.submit(")")
     sh.expect("(1 42)")
     sh.expect(PROMPT)
+    # Ctrl-X Ctrl-] closes what is open and submits.
+    sh.send("(* 6 (+ 3 4" + "\x18\x1d")
+    sh.expect("42")
     # Ctrl-J is a newline even after a complete form; Meta-Enter then submits.
     sh.send("(+ 40 2)\n(* 10 10)" + META_ENTER)
     sh.expect("42")

@@ -166,3 +166,13 @@ def test_evals_made_while_the_llm_side_loads_reach_it_in_order_before_a_question
     asyncio.run(scenario())
     assert seen == [("eval", "(+ 1 2)", "r1"), ("eval", "(+ 3 4)", "r2"),
                     ("ask", "add seven to that")]
+
+
+def test_missing_closers_only_for_merely_unclosed_text():
+    from lispshell.repl.editor import missing_closers
+
+    assert missing_closers("(let ((x [1 2", "clojure") == "])))"
+    assert missing_closers("(foo (bar", "sbcl") == "))"
+    assert missing_closers('(list "ab', "sbcl") == ""       # the string is the person's to end
+    assert missing_closers("(+ 1 2)", "sbcl") == ""
+    assert missing_closers("(+ 1 2))", "sbcl") == ""

@@ -6,6 +6,7 @@ Keys (Emacs mode; prompt-toolkit's defaults for everything not listed):
                         a newline indented Lisp-style
   Meta-Enter, Esc Enter submit whatever is there
   Ctrl-J                newline (indented) anywhere
+  Ctrl-X Ctrl-]         close every open list, then submit (SLIME's close-all-parens)
   Ctrl-C                clear the input (on an empty line: a reminder of how to leave)
   Ctrl-D                on an empty line: leave lispshell
   Tab                   complete a symbol from the live image; at the start of a
@@ -28,6 +29,7 @@ from prompt_toolkit.key_binding import KeyBindings
 from prompt_toolkit.layout.processors import HighlightMatchingBracketProcessor
 from prompt_toolkit.lexers import PygmentsLexer
 
+from lispshell.repl.forms import syntax_dialect
 from lispshell.repl.indent import newline_indent
 from lispshell.repl.route import INCOMPLETE, route
 
@@ -83,6 +85,18 @@ def wants_newline(document, lisp: str) -> bool:
     return route(text, lisp) == INCOMPLETE
 
 
+def missing_closers(text: str, lisp: str) -> str:
+    """The closers that complete `text` (innermost first); "" if it is not merely unclosed
+    (an unterminated string or comment, or an error, is left for the person to fix)."""
+    from lispshell.syntax.dialects import CLOSE_CHAR
+    from lispshell.syntax.validate import validate
+
+    check = validate(text, syntax_dialect(lisp))
+    if check.complete or any(e.code != "UNCLOSED" for e in check.errors):
+        return ""
+    return "".join(CLOSE_CHAR[o["delim"]] for o in reversed(check.unclosed))
+
+
 def newline_and_indent(buffer, lisp: str) -> None:
     before = buffer.document.text_before_cursor
     stripped = before.rstrip(" \t")
@@ -110,6 +124,16 @@ def key_bindings(repl) -> KeyBindings:
     @kb.add("escape", "enter", filter=focused)
     def _force_submit(event):
         event.current_buffer.validate_and_handle()
+
+    @kb.add("c-x", "c-]", filter=focused)
+    def _close_and_submit(event):
+        """SLIME's close-all-parens: add the missing closers, then submit (only when asked)."""
+        buffer = event.current_buffer
+        closers = missing_closers(buffer.text, repl.lisp)
+        if closers:
+            buffer.cursor_position = len(buffer.text)
+            buffer.insert_text(closers)
+        buffer.validate_and_handle()
 
     @kb.add("c-j", filter=focused)
     def _newline(event):
