@@ -33,8 +33,9 @@ def _help(repl, arg: str):
     repl.renderer.print(table)
     repl.renderer.print(Text(
         "Enter submits a complete form (newline otherwise), Meta-Enter/Esc-Enter submits anyway, "
-        "Ctrl-J inserts a newline, Ctrl-C clears or interrupts, Ctrl-D exits, Ctrl-R searches "
-        "history, Tab completes, Ctrl-X Ctrl-E opens $EDITOR. Prose (or `?` + text) goes to the LLM.",
+        "Ctrl-X Ctrl-] closes the open lists and submits, Ctrl-J inserts a newline, Ctrl-C clears "
+        "or interrupts, Ctrl-D exits, Ctrl-R searches history, Tab completes (or indents), "
+        "Ctrl-X Ctrl-E opens $EDITOR. Prose (or `?` + text) goes to the LLM.",
         style="dim"))
 
 
