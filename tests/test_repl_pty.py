@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import os
 import re
-import subprocess
 import time
 from pathlib import Path
 
@@ -78,8 +77,18 @@ class Shell:
 
 
 def child_pids(pid: int) -> list[int]:
-    out = subprocess.run(["ps", "-o", "pid=", "--ppid", str(pid)], capture_output=True, text=True)
-    return [int(p) for p in out.stdout.split()]
+    """Processes whose parent is `pid` (read from /proc: no dependency on procps)."""
+    children = []
+    for entry in Path("/proc").iterdir():
+        if entry.name.isdigit():
+            try:
+                stat = (entry / "stat").read_text()
+            except OSError:
+                continue
+            # "pid (comm) state ppid ...": comm may hold spaces, so split after the last ")".
+            if int(stat.rsplit(")", 1)[1].split()[1]) == pid:
+                children.append(int(entry.name))
+    return children
 
 
 def gone(pid: int, wait: float = 10) -> bool:
