@@ -140,3 +140,20 @@ def test_bad_flags_exit_with_a_message_not_a_traceback(tmp_path):
         assert expected in proc.stderr
         assert "Traceback" not in proc.stderr
         assert proc.stdout == ""
+
+
+def test_edit_of_a_file_changed_since_it_was_read_is_refused(root):
+    """The server remembers what the model read across calls: an outside change in between
+    makes the next edit stale, and the file keeps the outside change."""
+    async def scenario():
+        async with connect(root, "--lisp", "none") as client:
+            read = answer(await client.call_tool("read_module", {"file_path": "hello.lisp"}))
+            assert read["ok"] is True, read
+            changed = SOURCE + "(defun third (x) x)\n"
+            (root / "hello.lisp").write_text(changed)
+            edit = answer(await client.call_tool("replace_form", {
+                "file_path": "hello.lisp", "form_type": "defun", "form_name": "twice",
+                "new_source": "(defun twice (x) (+ x x))"}))
+            assert edit["ok"] is False and edit["error"]["code"] == "STALE", edit
+            assert (root / "hello.lisp").read_text() == changed
+    run(scenario)

@@ -80,6 +80,9 @@ class Runtime:
         self.confirm_timeout = config.get("mcp", {}).get("confirm_timeout") or None
         self.image = LiveImage(options.lisp, config) if options.lisp else None
         self.dialect = _syntax_dialect(options.lisp)
+        # Lives as long as the server: the structural tools remember here the hash of each file
+        # as the model last read it, so an edit of a file changed since then is refused.
+        self.extra: dict = {}
 
     # -- which tools -------------------------------------------------------------------------
     def serves(self, tool: Tool) -> bool:
@@ -101,6 +104,7 @@ class Runtime:
             dialect=self.dialect,
             eval_timeout=self.eval_timeout,
             output_cap=self.output_cap,
+            extra=self.extra,
         )
 
     def call(self, name: str, arguments: Any, context: ToolContext) -> dict:
