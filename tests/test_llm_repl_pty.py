@@ -4,71 +4,37 @@ the fake Messages API (the only fake). The screen is read with escape codes stri
 from __future__ import annotations
 
 import json
-import os
-import re
 import time
 from pathlib import Path
 
 import pexpect
 import pytest
 
-from conftest import LISPSHELL
+import pty_shell
 from fake_anthropic import FakeAnthropic, Reply, tool_block
 
-ANSI = re.compile(r"\x1b\[[0-9;?]*[A-Za-z]|\x1b[=>]|\r")
 GRACE = 0.15  # [gate] grace_ms below, in seconds
 
 
-class Shell:
+class Shell(pty_shell.Shell):
+    """The shared pty driver, pointed at the fake API, with the gate's helpers."""
+
     def __init__(self, tmp: Path, api: FakeAnthropic | None, *args: str, key: bool = True,
                  editor: str = "true"):
-        env = {k: v for k, v in os.environ.items() if not k.startswith("ANTHROPIC_")}
         (tmp / "anthropic").mkdir(exist_ok=True)
         (tmp / "config").mkdir(exist_ok=True)
         (tmp / "config" / "config.toml").write_text(
             "[gate]\ngrace_ms = 150\n[llm]\ntimeout = 20.0\nmax_retries = 2\n"
             'tool_groups = ["live"]\n')
-        env.update(TERM="xterm-256color", PROMPT_TOOLKIT_NO_CPR="1", NO_COLOR="1",
-                   EDITOR=editor, ANTHROPIC_CONFIG_DIR=str(tmp / "anthropic"),
-                   LISPSHELL_STATE_DIR=str(tmp / "state"), LISPSHELL_CONFIG_DIR=str(tmp / "config"))
+        env = {"EDITOR": editor, "ANTHROPIC_CONFIG_DIR": str(tmp / "anthropic")}
         if api is not None:
             env["ANTHROPIC_BASE_URL"] = api.url
             if key:
                 env["ANTHROPIC_API_KEY"] = api.key
-        self.child = pexpect.spawn(LISPSHELL, list(args), env=env, dimensions=(40, 160),
-                                   encoding="utf-8", codec_errors="replace", timeout=20)
-        self.raw = ""
-        self.pos = 0
-
-    def text(self) -> str:
-        return ANSI.sub("", self.raw)
+        super().__init__(tmp, *args, env=env)
 
     def expect(self, wanted: str, timeout: float = 40) -> str:
-        deadline = time.monotonic() + timeout
-        while True:
-            clean = self.text()
-            at = clean.find(wanted, self.pos)
-            if at >= 0:
-                between = clean[self.pos:at]
-                self.pos = at + len(wanted)
-                return between
-            if time.monotonic() > deadline or (not self.child.isalive() and not self._read(0.1)):
-                raise AssertionError(f"{wanted!r} never appeared; after the last match:\n"
-                                     f"{clean[self.pos:][-3000:]}")
-            self._read(0.2)
-
-    def _read(self, timeout: float) -> bool:
-        try:
-            self.raw += self.child.read_nonblocking(65536, timeout=timeout)
-            return True
-        except (pexpect.TIMEOUT, pexpect.EOF):
-            return False
-
-    def send(self, keys: str) -> None:
-        self.child.send(keys)
-
-    def submit(self, line: str) -> None:
-        self.child.send(line + "\r")
+        return super().expect(wanted, timeout)
 
     def answer(self, keys: str) -> None:
         """Answer the gate's question, after its grace period."""
@@ -82,10 +48,6 @@ class Shell:
             self.child.expect(pexpect.EOF, timeout=20)
         finally:
             self.close()
-
-    def close(self) -> None:
-        if self.child.isalive():
-            self.child.terminate(force=True)
 
 
 @pytest.fixture

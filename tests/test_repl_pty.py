@@ -7,73 +7,12 @@ input (type `(* 6 7)`, look for `42`), so the echo of the input cannot satisfy a
 from __future__ import annotations
 
 import os
-import re
 import time
 from pathlib import Path
 
-import pexpect
 import pytest
 
-from conftest import LISPSHELL
-
-ANSI = re.compile(r"\x1b\[[0-9;?]*[A-Za-z]|\x1b[=>]|\r")
-ENTER, META_ENTER, CTRL_C, CTRL_D, UP = "\r", "\x1b\r", "\x03", "\x04", "\x1b[A"
-
-
-class Shell:
-    """A lispshell under a pty, with expectations over escape-free text, in order."""
-
-    def __init__(self, tmp: Path, *args: str, env: dict | None = None):
-        full_env = dict(os.environ, TERM="xterm-256color", PROMPT_TOOLKIT_NO_CPR="1",
-                        NO_COLOR="1", EDITOR="true",
-                        LISPSHELL_STATE_DIR=str(tmp / "state"),
-                        LISPSHELL_CONFIG_DIR=str(tmp / "config"))
-        full_env.update(env or {})
-        self.child = pexpect.spawn(LISPSHELL, list(args), env=full_env, dimensions=(40, 160),
-                                   encoding="utf-8", codec_errors="replace", timeout=20)
-        self.raw = ""
-        self.pos = 0
-
-    def text(self) -> str:
-        return ANSI.sub("", self.raw)
-
-    def expect(self, wanted: str, timeout: float = 30) -> str:
-        """Wait until `wanted` appears after the previous match; returns the text in between."""
-        deadline = time.monotonic() + timeout
-        while True:
-            clean = self.text()
-            at = clean.find(wanted, self.pos)
-            if at >= 0:
-                between = clean[self.pos:at]
-                self.pos = at + len(wanted)
-                return between
-            remaining = deadline - time.monotonic()
-            if remaining <= 0 or not self.child.isalive() and not self._read(0.1):
-                raise AssertionError(f"{wanted!r} never appeared; after the last match:\n"
-                                     f"{clean[self.pos:][-3000:]}")
-            self._read(min(remaining, 0.5))
-
-    def _read(self, timeout: float) -> bool:
-        try:
-            self.raw += self.child.read_nonblocking(65536, timeout=timeout)
-            return True
-        except (pexpect.TIMEOUT, pexpect.EOF):
-            return False
-
-    def send(self, keys: str) -> None:
-        self.child.send(keys)
-
-    def submit(self, line: str) -> None:
-        self.child.send(line + ENTER)
-
-    def wait_exit(self, timeout: float = 20) -> int:
-        self.child.expect(pexpect.EOF, timeout=timeout)
-        self.child.close()
-        return self.child.exitstatus
-
-    def close(self) -> None:
-        if self.child.isalive():
-            self.child.terminate(force=True)
+from pty_shell import CTRL_C, CTRL_D, ENTER, META_ENTER, UP, Shell
 
 
 def child_pids(pid: int) -> list[int]:
