@@ -3,7 +3,7 @@ import json
 
 import pytest
 
-from lispshell.tools import ToolContext, ToolError, all_tools, call_tool, get_tool
+from lispshell.tools import ToolContext, ToolError, all_tools, call_tool
 from lispshell.tools.registry import NAME_PATTERN, register
 
 
