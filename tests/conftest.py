@@ -23,3 +23,25 @@ os.environ.setdefault("TERM", "xterm-256color")
 VENV_BIN = Path(sys.executable).parent
 # The console script, as a person runs it (tests spawn it under a real pty or as a subprocess).
 LISPSHELL = str(VENV_BIN / "lispshell")
+
+
+import pytest  # noqa: E402
+
+
+@pytest.fixture
+def temporary_tool():
+    """Register a tool for one test only: `temporary_tool(name, handler, group=...)`.
+    Tools registered at import time would leak into every later test (the MCP tool list)."""
+    from lispshell.tools import registry
+
+    added = []
+
+    def add(name, handler, *, group="tests", read_only=True, schema=None):
+        registry.get_tool(name)  # load the real tools first
+        registry.register(name, f"{name} (tests only)", schema or {"type": "object", "properties": {}},
+                          group=group, read_only=read_only)(handler)
+        added.append(name)
+
+    yield add
+    for name in added:
+        registry._REGISTRY.pop(name, None)

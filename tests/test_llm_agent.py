@@ -18,7 +18,7 @@ from lispshell.lisp.session import make_session
 from lispshell.llm.agent import NO_KEY_MESSAGE, Agent, Display, LLMSettings, make_client
 from lispshell.llm.conversation import Conversation
 from lispshell.tools.gate import Decision, EvalGate
-from lispshell.tools.registry import ToolContext, register
+from lispshell.tools.registry import ToolContext
 
 SYSTEM = "You are a test assistant in lispshell."
 
@@ -221,16 +221,11 @@ def test_refusal_after_some_text_keeps_the_text(api):
     still_valid(agent, api)
 
 
-try:
-    @register("explode_for_tests", "a tool that raises (tests only)", {"type": "object"},
-              group="tests", read_only=True)
-    def _explode(args, ctx):
+def test_a_tool_that_raises_becomes_an_error_result(api, temporary_tool):
+    def explode(args, ctx):
         raise RuntimeError("kaboom")
-except ValueError:  # registered already (module imported twice)
-    pass
 
-
-def test_a_tool_that_raises_becomes_an_error_result(api):
+    temporary_tool("explode_for_tests", explode)
     agent = make_agent(api, groups=("live", "tests"))
     api.script(Reply.tool("explode_for_tests", {}), Reply.text("that tool broke"))
     ask(agent, "use the bad tool")

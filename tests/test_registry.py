@@ -4,7 +4,7 @@ import json
 import pytest
 
 from lispshell.tools import ToolContext, ToolError, all_tools, call_tool
-from lispshell.tools.registry import NAME_PATTERN, register
+from lispshell.tools.registry import NAME_PATTERN
 
 
 def test_unknown_tool_is_an_error_not_an_exception():
@@ -39,20 +39,14 @@ def test_wrong_types_for_every_tool_never_raise():
             json.dumps(result)
 
 
-def test_handler_bugs_become_internal_errors(monkeypatch):
-    from lispshell.tools import registry
-
-    @register("_test_boom", "raises", {"type": "object", "properties": {}}, group="test",
-              read_only=True)
+def test_handler_bugs_become_internal_errors(temporary_tool):
     def boom(args, ctx):
         raise ZeroDivisionError("division by zero")
 
-    try:
-        result = call_tool("_test_boom", {})
-        assert result["ok"] is False and result["error"]["code"] == "INTERNAL"
-        assert "Traceback" not in json.dumps(result)
-    finally:
-        registry._REGISTRY.pop("_test_boom", None)
+    temporary_tool("_test_boom", boom)
+    result = call_tool("_test_boom", {})
+    assert result["ok"] is False and result["error"]["code"] == "INTERNAL"
+    assert "Traceback" not in json.dumps(result)
 
 
 def test_resolve_path_stays_inside_root(tmp_path):
