@@ -50,15 +50,17 @@ _BOOT = r"""
                          (take-while (fn [^String s] (not (.startsWith s "clojure.lang.Compiler"))))
                          (take 12)))
       run-job (fn [code]
-                ;; Read and eval each form of code, print
-                ;; the last value. nil, or the Throwable that ended it.
+                ;; Read and eval each form of code, print the last value.
+                ;; nil, or the Throwable that ended it.
                 (let [^java.io.Writer w @writer]
                   (binding [*out* w *err* w
-                            *in* (clojure.lang.LineNumberingPushbackReader. (java.io.StringReader. ""))]
+                            *in* (clojure.lang.LineNumberingPushbackReader. (java.io.StringReader. "") 1)]
                     (try
                       (Thread/interrupted)  ; Thread.stop also sets the flag: clear it
                       (reset! running (Thread/currentThread))
-                      (let [rdr (clojure.lang.LineNumberingPushbackReader. (java.io.StringReader. code))
+                      (let [rdr (clojure.lang.LineNumberingPushbackReader.
+                                 ;; a small buffer: the default 8 KiB costs more than a tiny eval
+                                 (java.io.StringReader. code) (int (max 1 (min 8192 (count code)))))
                             eof (Object.)
                             v (loop [v none]
                                 (let [form (read {:eof eof :read-cond :allow} rdr)]

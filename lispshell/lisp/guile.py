@@ -145,6 +145,9 @@ _BOOT = r"""
   (set-port-encoding! in "UTF-8")
   (set-port-encoding! out "UTF-8")
   (set-port-conversion-strategy! out 'substitute)
+  ;; Guile leaves a tty's stdout unbuffered: one write(2) per display. Line buffering still
+  ;; streams output line by line, and sends each answer (one line) in one write.
+  (setvbuf out 'line)
   (sigaction SIGINT (lambda (sig) (when evaluating (throw 'lispshell-interrupt))))
   (set-current-module (resolve-module '(guile-user)))
   (let ((id "0"))

@@ -46,6 +46,7 @@ import pexpect
 
 LISPS = ("sbcl", "guile", "clojure")
 MARK = "\x1e"
+READ_SIZE = 1 << 16   # per os.read: big enough for throughput, small enough not to mmap each time
 
 
 @dataclass(frozen=True)
@@ -102,18 +103,18 @@ class _Answer:
         self.output: list[str] = []
         self.kept = 0
         self.dropped = 0
-        self.fields: list[tuple[str, list]] = []  # (tag, [parts, kept, dropped])
+        self.fields: dict[str, list[list]] = {}  # tag -> [[parts, kept, dropped], ...]
         self.tag = "O"
         self.current: list | None = None
-        self.done = False
 
     def begin(self, tag: str) -> None:
         self.tag = tag
-        if tag == "D":
-            self.done = True
-            return
         self.current = [[], 0, 0]
-        self.fields.append((tag, self.current))
+        fields = self.fields.get(tag)
+        if fields is None:
+            self.fields[tag] = [self.current]
+        else:
+            fields.append(self.current)
 
     def add(self, text: str) -> None:
         if not text:
@@ -132,8 +133,7 @@ class _Answer:
                 self.on_output(text)
             return
         cur = self.current
-        cap = self.cap if self.tag == "V" else self.SMALL_CAP
-        room = cap - cur[1]
+        room = (self.cap if self.tag == "V" else self.SMALL_CAP) - cur[1]
         if len(text) > room:
             cur[2] += len(text) - max(room, 0)
             text = text[:max(room, 0)]
@@ -141,29 +141,30 @@ class _Answer:
             cur[0].append(text)
             cur[1] += len(text)
 
-    def _text(self, cur: list) -> str:
-        s = "".join(cur[0])
+    @staticmethod
+    def _text(cur: list) -> str:
+        s = cur[0][0] if len(cur[0]) == 1 else "".join(cur[0])
         if cur[2]:
             s += f"... [truncated: {cur[2]} more characters]"
         return s
 
     def values(self) -> list[str]:
         # SBCL starts each value on a fresh line (for its pretty printer): drop that newline.
-        return [v[1:] if v.startswith("\n") else v
-                for v in (self._text(c) for t, c in self.fields if t == "V")]
+        out = []
+        for c in self.fields.get("V", ()):
+            v = self._text(c)
+            out.append(v[1:] if v.startswith("\n") else v)
+        return out
 
     def one(self, tag: str) -> str | None:
-        for t, c in self.fields:
-            if t == tag:
-                return self._text(c)
-        return None
+        fields = self.fields.get(tag)
+        return self._text(fields[0]) if fields else None
 
     def error(self) -> LispError | None:
-        etype = self.one("E")
-        if etype is None:
+        if "E" not in self.fields:
             return None
-        frames = [self._text(c) for t, c in self.fields if t == "B"]
-        return LispError(etype, self.one("M") or "", frames)
+        frames = [self._text(c) for c in self.fields.get("B", ())]
+        return LispError(self.one("E"), self.one("M") or "", frames)
 
     def text_output(self) -> str:
         return "".join(self.output)
@@ -217,7 +218,7 @@ class LispSession:
     @property
     def alive(self) -> bool:
         child = self._child
-        return child is not None and child.isalive()
+        return self._child_alive()
 
     @property
     def pid(self) -> int | None:
@@ -339,28 +340,52 @@ class LispSession:
         if not reap:
             return
         self._child = None
-        try:
-            child.wait()          # reap it: SIGKILL cannot be refused, so this is quick
-        except Exception:
-            pass
+        self._reap(child, block=True)  # SIGKILL cannot be refused, so this is quick
         try:
             child.close(force=True)
         except Exception:
             pass
 
+    @staticmethod
+    def _reap(child: pexpect.spawn, block: bool) -> bool:
+        """True once the child has exited (reaping it). A bare waitpid: pexpect's isalive()
+        costs more than the rest of a small eval."""
+        proc = child.ptyproc
+        if proc.terminated:
+            return True
+        try:
+            pid, status = os.waitpid(child.pid, 0 if block else os.WNOHANG)
+        except ChildProcessError:
+            pid, status = child.pid, None
+        if pid == 0:
+            return False
+        # Tell pexpect, so that its close() does not wait for the process again.
+        proc.terminated = child.terminated = True
+        proc.status = child.status = status
+        if status is not None and os.WIFSIGNALED(status):
+            proc.signalstatus = child.signalstatus = os.WTERMSIG(status)
+        elif status is not None:
+            proc.exitstatus = child.exitstatus = os.waitstatus_to_exitcode(status)
+        return True
+
+    def _child_alive(self) -> bool:
+        child = self._child
+        return child is not None and not self._reap(child, block=False)
+
     def _exit_status(self) -> str:
+        """How the child ended, waiting up to a second for it to finish dying."""
         child = self._child
         if child is None:
             return "unknown"
-        try:
-            child.wait()
-        except Exception:
-            pass
+        for _ in range(100):
+            if self._reap(child, block=False):
+                break
+            time.sleep(0.01)
         if child.signalstatus is not None:
             return f"killed by signal {child.signalstatus}"
         if child.exitstatus is not None:
             return f"exit status {child.exitstatus}"
-        return "unknown"
+        return "still running, unresponsive"
 
     # ------------------------------------------------------------------ eval
     def eval(self, code: str, *, timeout: float | None = None, output_cap: int | None = None,
@@ -374,7 +399,7 @@ class LispSession:
             if self._closed:
                 raise LispStartError("this session was closed")
             restarted = False
-            if self._child is not None and not self._child.isalive():
+            if self._child is not None and not self._child_alive():
                 self._kill_child()      # it died while idle: start afresh, then evaluate
                 restarted = True
             self._ensure_started()
@@ -415,7 +440,7 @@ class LispSession:
                 elif deadline is not None and now >= deadline:
                     timed_out = True   # the form's own deadline: interrupt it
                     self._signal_interrupt()
-                if not self._child.isalive():
+                if not self._child_alive():
                     raise _Died("process gone")
         except (_Died, _Unresponsive) as exc:
             return self._after_death(answer, exc, timed_out, timeout, started)
@@ -512,7 +537,7 @@ class LispSession:
             except BlockingIOError:
                 # The pty is full until the Lisp reads; it is reading, unless it died.
                 _, writable, _ = select.select([], [fd], [], 1.0)
-                if not writable and not self._child.isalive():
+                if not writable and not self._child_alive():
                     raise _Died("process gone") from None
             except OSError as exc:
                 raise _Died(str(exc)) from None
@@ -527,6 +552,7 @@ class LispSession:
         fd = self._fd
         decode = self._decoder.decode
         poller = self._poller
+        finish = f"{marker}D{self._request_id}\n"
         while True:
             pos = 0
             while True:
@@ -549,7 +575,6 @@ class LispSession:
                         text = text[i:]
                         break
                     if text[i + mlen + 1:nl] == self._request_id:
-                        answer.begin(tag)
                         self._pending = text[nl + 1:]
                         return
                     # A stray answer (to an earlier request): drop it and read on.
@@ -566,6 +591,28 @@ class LispSession:
             if not data:
                 raise _Died("end of file")
             text += decode(data)
+            if not answer.fields and text.endswith(finish) and self._whole(answer, text, finish):
+                return
+
+    def _whole(self, answer: _Answer, text: str, finish: str) -> bool:
+        """The usual case, a whole answer in one read: split it in one go. False (nothing
+        consumed) if it holds anything unusual, such as a stray earlier answer."""
+        parts = text[:-len(finish)].split(self._marker)
+        small = _Answer.SMALL_CAP
+        for p in parts[1:]:
+            if p[:1] == "D" or not p or len(p) > small:
+                return False
+        if parts[0]:
+            answer.add(parts[0])
+        fields = answer.fields
+        for p in parts[1:]:
+            body = p[1:]
+            field = [[body], len(body), 0]
+            if p[0] in fields:
+                fields[p[0]].append(field)
+            else:
+                fields[p[0]] = [field]
+        return True
 
     # ------------------------------------------------------------------ misc
     def __repr__(self) -> str:
@@ -587,25 +634,21 @@ class _Unresponsive(Exception):
 def _read_some(fd: int, poller, deadline: float | None) -> bytes | None:
     """Bytes from the pty (non-blocking fd); b"" at end of file; None once `deadline` passes."""
     while True:
-        try:
-            return os.read(fd, 1 << 20)
-        except BlockingIOError:
-            pass
-        except OSError as exc:
-            if exc.errno == errno.EIO:  # Linux: the other side of the pty is closed
-                return b""
-            raise
         wait = None
         if deadline is not None:
-            wait = math.ceil((deadline - time.monotonic()) * 1000)
-            if wait <= 0:
-                return None
+            wait = max(0, math.ceil((deadline - time.monotonic()) * 1000))
         events = poller.poll(wait)
-        if not events:
-            if deadline is not None and time.monotonic() >= deadline:
-                return None
-        elif events[0][1] & (select.POLLHUP | select.POLLERR) and not events[0][1] & select.POLLIN:
-            return b""
+        if events:
+            try:
+                return os.read(fd, READ_SIZE)
+            except BlockingIOError:
+                continue
+            except OSError as exc:
+                if exc.errno == errno.EIO:  # Linux: the other side of the pty is closed
+                    return b""
+                raise
+        if deadline is not None and time.monotonic() >= deadline:
+            return None
 
 
 def _raw_stdin() -> None:
