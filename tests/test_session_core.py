@@ -257,3 +257,18 @@ def test_a_command_that_cannot_start_is_a_clear_error():
         s.eval("(+ 1 2)")
     assert "not a lisp" in str(info.value)
     s.close()
+
+
+def test_history_false_leaves_the_repl_variables_alone(sessions):
+    cl = sessions("sbcl")
+    cl.eval("(+ 1 2)")
+    r = cl.eval("(list 'look-up)", history=False)
+    assert r.values == ["(LOOK-UP)"]
+    assert cl.eval("*").values == ["3"]
+    clj = sessions("clojure")
+    clj.eval("(+ 1 2)")
+    assert clj.eval("(str :look-up)", history=False).values == ['":look-up"']
+    assert clj.eval("(throw (Exception. \"quiet\"))", history=False).error is not None
+    assert clj.eval("*1").values == ["3"]
+    assert clj.eval("(some-> *e .getMessage)").values != ['"quiet"']
+    assert sessions("guile").eval("(+ 1 2)", history=False).values == ["3"]

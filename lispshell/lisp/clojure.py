@@ -49,7 +49,7 @@ _BOOT = r"""
                                      (.getLineNumber e) ")")))
                          (take-while (fn [^String s] (not (.startsWith s "clojure.lang.Compiler"))))
                          (take 12)))
-      run-job (fn [code]
+      run-job (fn [code history]
                 ;; Read and eval each form of code, print the last value.
                 ;; nil, or the Throwable that ended it.
                 (let [^java.io.Writer w @writer]
@@ -67,7 +67,7 @@ _BOOT = r"""
                                   (if (identical? form eof)
                                     v
                                     (let [v (eval form)]
-                                      (set! *3 *2) (set! *2 *1) (set! *1 v)
+                                      (when history (set! *3 *2) (set! *2 *1) (set! *1 v))
                                       (recur v)))))]
                         (when-not (identical? v none)
                           (seg w \V)
@@ -76,7 +76,7 @@ _BOOT = r"""
                         nil)
                       (catch Throwable t
                         (locking lock (reset! running nil))
-                        (when-not (instance? ThreadDeath t) (set! *e t))
+                        (when (and history (not (instance? ThreadDeath t))) (set! *e t))
                         t)
                       (finally
                         ;; Java code may print to System/out; ours is flushed with the frame.
@@ -93,8 +93,8 @@ _BOOT = r"""
                       (str (or (:clojure.error/cause tri) (.getMessage root) "")
                            (if data (str " " (pr-str data)) ""))
                       (frame-lines (.getStackTrace root))])))
-      answer-eval (fn [code]
-                    (when-let [r (run-job code)]
+      answer-eval (fn [code history]
+                    (when-let [r (run-job code history)]
                       (when (instance? ThreadDeath r)
                         (vreset! writer (new-writer)))  ; the old one may be mid-write
                       (let [[etype msg frames] (try (describe r)
@@ -152,7 +152,8 @@ _BOOT = r"""
         (let [[kind text request-id] (read-request)]
           (vreset! id request-id)
           (case kind
-            \E (answer-eval text)
+            \E (answer-eval text true)
+            \N (answer-eval text false)   ; N: an eval that leaves *1 *2 *3 *e alone
             \C (doseq [c (try (completions text) (catch Throwable _ nil))]
                  (let [^java.io.Writer w @writer] (seg w \V) (.write w (str c))))
             \Q (System/exit 0)))

@@ -162,7 +162,7 @@ _BOOT = r"""
           (let ((req (read-request)))
             (set! id (caddr req))
             (case (car req)
-              ((#\E) (answer-eval (cadr req)))
+              ((#\E #\N) (answer-eval (cadr req)))   ; no REPL history variables here
               ((#\C) (answer-completions (cadr req)))
               ((#\Q) (primitive-exit 0)))))
         (lambda (key . args)

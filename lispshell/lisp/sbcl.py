@@ -84,21 +84,23 @@ _BOOT = r"""
         (safe-string (lambda () (princ-to-string c)))
         (backtrace-lines)))
 
-(defun eval-forms (code)
-  "Evaluate each form of CODE in turn, as the REPL would; the last form's values."
+(defun eval-forms (code history)
+  "Evaluate each form of CODE in turn, as the REPL would; the last form's values.
+   HISTORY false leaves the REPL variables (- + ++ +++ * ** *** / // ///) alone."
   (let ((stream (make-string-input-stream code))
         (eof '#:eof)
         (vals '()))
     (loop
       (let ((form (read stream nil eof)))
         (when (eq form eof) (return vals))
-        (setf - form)
+        (when history (setf - form))
         (setf vals (multiple-value-list (eval form)))
-        (setf +++ ++ ++ + + form
-              /// // // / / vals
-              *** ** ** * * (first vals))))))
+        (when history
+          (setf +++ ++ ++ + + form
+                /// // // / / vals
+                *** ** ** * * (first vals)))))))
 
-(defun run-eval (code)
+(defun run-eval (code history)
   "Evaluate CODE and print its values; NIL, or (type message backtrace) if it failed."
   (let* ((empty (make-string-input-stream ""))
          (io (make-two-way-stream empty *out*))
@@ -111,14 +113,14 @@ _BOOT = r"""
                 (lambda (c hook) (declare (ignore hook)) (throw 'abort-eval (describe-condition c))))
               (*debugger-hook* nil)
               (*evaluating* t))
-          (dolist (v (eval-forms code))
+          (dolist (v (eval-forms code history))
             (seg #\V)
             (terpri *out*)  ; start at column 0, or the pretty printer breaks lines early
             (prin1 v *out*))))
       nil)))
 
-(defun answer-eval (code)
-  (let ((err (run-eval code)))
+(defun answer-eval (code history)
+  (let ((err (run-eval code history)))
     (when err
       (seg #\E) (write-string (first err) *out*)
       (seg #\M) (write-string (second err) *out*)
@@ -192,7 +194,8 @@ _BOOT = r"""
             (multiple-value-bind (kind text request-id) (read-request)
               (setf id request-id)
               (case kind
-                (#\E (answer-eval text))
+                (#\E (answer-eval text t))
+                (#\N (answer-eval text nil))   ; N: an eval that leaves * ** *** alone
                 (#\C (answer-completions text))
                 (#\Q (sb-ext:exit :code 0 :abort t)))))
         (error (c)

@@ -5,8 +5,9 @@ How it works
   no line editing, so no 4096-byte line limit and no CR/LF translation). Each dialect module
   (`sbcl.py`, `guile.py`, `clojure.py`) has a bootstrap: a small read-eval-print loop that we
   type into the stock REPL once. From then on the stock REPL is never seen again.
-- Requests are length-prefixed: `<kind><length> <id>\n<text>` (kind E = eval, C =
-  completions), so forms of any size and content arrive whole.
+- Requests are length-prefixed: `<kind><length> <id>\n<text>` (kind E = eval, N = eval
+  without touching the REPL variables, C = completions), so forms of any size and content
+  arrive whole.
 - Answers are framed with a per-session random nonce. The marker is RS (\x1e) + nonce; each
   marker is followed by a one-letter tag that says what the next bytes are:
       (output)  V<value> V<value>  E<type> M<message> B<frame> B<frame>  P<package> D<id>\n
@@ -330,6 +331,8 @@ class LispSession:
         if child is None:
             return
         self.ready = False
+        if not child.pid or child.pid <= 1:   # never signal init or our own group by mistake
+            return
         try:
             os.killpg(child.pid, signal.SIGKILL)  # the child leads its own process group
         except OSError:
@@ -389,10 +392,13 @@ class LispSession:
 
     # ------------------------------------------------------------------ eval
     def eval(self, code: str, *, timeout: float | None = None, output_cap: int | None = None,
-             on_output: Callable[[str], None] | None = None) -> EvalResult:
+             on_output: Callable[[str], None] | None = None, history: bool = True) -> EvalResult:
         """Evaluate `code` (one or more forms, in order) and return what happened.
         Values are those of the last form. timeout=None waits as long as it takes (a person's
         own eval, which Ctrl-C can interrupt); a number interrupts the form when exceeded.
+        on_output gets printed output as it arrives (only the part within the cap).
+        history=False leaves the REPL variables (* ** *** + / in CL, *1 *2 *3 *e in Clojure)
+        alone: for look-ups the person did not type.
         Raises LispStartError only if the Lisp cannot be started at all."""
         self._wait_booted()
         with self._lock:
@@ -407,20 +413,21 @@ class LispSession:
             self._interrupt_at = None
             started = time.monotonic()
             try:
-                result = self._eval_locked(code, timeout, output_cap, on_output, started)
+                result = self._eval_locked(code, timeout, output_cap, on_output, started,
+                                           "E" if history else "N")
                 result.restarted = result.restarted or restarted
                 return result
             finally:
                 self.busy = False
                 self._interrupt_at = None
 
-    def _eval_locked(self, code, timeout, output_cap, on_output, started) -> EvalResult:
+    def _eval_locked(self, code, timeout, output_cap, on_output, started, kind) -> EvalResult:
         cap = self.output_cap if output_cap is None else output_cap
         answer = _Answer(cap, on_output)
         timed_out = False
         deadline = None if timeout is None else started + timeout
         try:
-            self._send("E", self.dialect.prepare(code))
+            self._send(kind, self.dialect.prepare(code))
             while True:
                 # Read in slices of at most 0.25 s, to notice deadlines, interrupts and death.
                 limit = time.monotonic() + 0.25
