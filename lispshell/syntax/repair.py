@@ -31,6 +31,9 @@ from lispshell.syntax.validate import validate
 CLOSE_FOR = {"(": ")", "[": "]", "{": "}"}
 OPEN_FOR = {")": "(", "]": "[", "}": "{"}
 _DELIMITER_PROBLEMS = {"UNCLOSED", "UNMATCHED_CLOSE", "MISMATCH"}
+# Bounds on the search for equally good alternatives (each costs a re-read of the chunk).
+MAX_ALTERNATIVES = 40
+MAX_REFINE_TOKENS = 20_000
 
 
 def apply_edits(text: str, edits: list[dict]) -> str:
@@ -89,6 +92,7 @@ def repair(text: str, dialect: str) -> tuple[str, list[dict], bool]:
         confident = confident and chunk_confident
     edits.sort(key=lambda e: (e["start"], e["end"]))
     edits.extend(wrapper_edits)           # last: it closes around everything before it
+    edits = _merge_inserts(edits)
     new_text = apply_edits(text, edits)
     if not validate(new_text, dialect).ok:
         return new_text, edits, False
@@ -124,19 +128,40 @@ def _close_wrapper(text: str, chunk: list[_Tok], toks: list[_Tok]) -> list[dict]
              "text": "".join("\n" + " " * o.col + CLOSE_FOR[o.code] for o in reversed(stack))}]
 
 
+def _merge_inserts(edits: list[dict]) -> list[dict]:
+    """One edit for closers inserted at the same place (`))` rather than `)` twice)."""
+    out: list[dict] = []
+    for e in edits:
+        if out and e["start"] == e["end"] == out[-1]["start"] == out[-1]["end"]:
+            out[-1] = {**out[-1], "text": out[-1]["text"] + e["text"]}
+        else:
+            out.append(dict(e))
+    return out
+
+
 # --- tokens with line information ----------------------------------------------------------------
 
 def _annotate(text: str, tokens, dialect: str) -> list[_Tok]:
-    """Code tokens (comments dropped) with their column and whether they start their line."""
-    blank = " \t\r\f\v," if dialect == CLOJURE else " \t\r\f\v"
+    """Code tokens (comments dropped) with their column and whether they start their line.
+
+    One pass with the line start carried along (no per-token scan back to the line start,
+    which would be quadratic on one long line); tabs count to the next multiple of 8.
+    """
     out = []
+    line_start, seen, prev_end = 0, 0, -1
+    line_has_tab = "\t" in text[:text.find("\n") if "\n" in text else len(text)]
     for code, start, end in zip(tokens.codes, tokens.starts, tokens.ends):
+        nl = text.rfind("\n", seen, start)
+        if nl >= 0:
+            line_start = nl + 1
+            line_end = text.find("\n", line_start)
+            line_has_tab = "\t" in text[line_start:line_end if line_end >= 0 else len(text)]
+        seen = max(seen, start)
+        first = prev_end < line_start
+        prev_end = end
         if code in ";b":
             continue
-        line_start = text.rfind("\n", 0, start) + 1
-        lead = text[line_start:start]
-        first = lead.strip(blank) == ""
-        col = len(lead.expandtabs(8)) if "\t" in lead else len(lead)
+        col = len(text[line_start:start].expandtabs(8)) if line_has_tab else start - line_start
         out.append(_Tok(code, start, end, first, col))
     return out
 
@@ -240,20 +265,27 @@ def _refine(text: str, chunk: list[_Tok], edits: list[dict], dialect: str):
     Returns (edits, ambiguous).
     """
     edits = list(edits)
+    if len(edits) > MAX_ALTERNATIVES or len(chunk) > MAX_REFINE_TOKENS:
+        return edits, True                # too much to weigh: call it ambiguous, keep the guess
     ambiguous = False
     for idx in range(len(edits)):
         e = edits[idx]
         if e["start"] != e["end"] and e["text"]:
             continue                      # a replaced closer: its rivals were weighed already
+        if e["start"] == e["end"] and _comment_follows(text, chunk, e["start"]):
+            ambiguous = True              # the closer may as well sit after those comments
+        alternatives = _same_line_alternatives(text, chunk, e)
+        if len(alternatives) > MAX_ALTERNATIVES:
+            ambiguous = True
+            continue
         base = _apply_to_chunk(text, chunk, edits, dialect)
         options = []
-        for alt in _same_line_alternatives(text, chunk, e):
+        for alt in alternatives:
             trial = edits[:idx] + [alt] + edits[idx + 1:]
             balanced, consistent, piece = _apply_to_chunk(text, chunk, trial, dialect)
             if balanced and consistent and piece != base[2]:
                 options.append((alt, piece))
-        if e["start"] == e["end"] and _comment_follows(text, chunk, e["start"]):
-            ambiguous = True              # the closer may as well sit after those comments
+        options = options[-MAX_ALTERNATIVES:]
         if not options:
             continue
         ambiguous = True

@@ -268,7 +268,7 @@ def delimiter_batch(args, ctx):
         raise ToolError("BAD_INPUT", f"{len(ops)} ops exceed the limit of {core.MAX_OPS} "
                         f"(MAX_OPS)", limit="MAX_OPS", max=core.MAX_OPS, stack=stack)
     sl = _Slice(args, ctx)
-    work = sl.apply(stack)        # a fresh list: the ops below change it in place
+    work = list(sl.apply(stack))  # a copy: the ops below change it in place
     for index, op in enumerate(ops):
         try:
             _batch_op(work, op)
