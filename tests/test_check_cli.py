@@ -1,0 +1,89 @@
+"""`lispshell check`, run as a person or a pre-commit hook runs it: the real console script."""
+from __future__ import annotations
+
+import os
+import stat
+import subprocess
+
+import pytest
+
+from conftest import LISPSHELL
+
+
+def run(*args, stdin=None, cwd=None):
+    p = subprocess.run([LISPSHELL, "check", *args], input=stdin, capture_output=True,
+                       text=True, cwd=cwd, timeout=60)
+    return p.returncode, p.stdout, p.stderr
+
+
+@pytest.fixture
+def files(tmp_path):
+    (tmp_path / "ok.lisp").write_text("(defun f (x)\n  (+ x 1))\n")
+    (tmp_path / "open.lisp").write_text("(defun f (x)\n  (+ x 1)\n")
+    (tmp_path / "kind.clj").write_text("(defn f [x]\n  (let [y 1)\n    (+ x y)))\n")
+    (tmp_path / "extra.scm").write_text("(define (f x)\n  (g x)))\n")
+    (tmp_path / "str.lisp").write_text('(foo "bar\n')
+    return tmp_path
+
+
+def test_valid_files_exit_0_silently(files):
+    assert run(str(files / "ok.lisp")) == (0, "", "")
+
+
+def test_problems_are_path_line_col_and_exit_1(files):
+    code, out, err = run(str(files / "open.lisp"), str(files / "kind.clj"),
+                         str(files / "str.lisp"), str(files / "ok.lisp"))
+    assert code == 1 and err == ""
+    lines = out.splitlines()
+    assert lines[0].startswith(f"{files / 'open.lisp'}:1:1: unclosed '('")
+    assert "line 2, column 10" in lines[0]
+    assert lines[1].startswith(f"{files / 'kind.clj'}:2:12: ')'")
+    assert lines[2].startswith(f"{files / 'str.lisp'}:1:6: Unexpected end of input - "
+                               f"unterminated string")
+
+
+def test_fix_writes_only_confident_repairs_atomically_keeping_the_mode(files):
+    kind = files / "kind.clj"
+    os.chmod(kind, 0o640)
+    before_open = (files / "open.lisp").read_text()
+    code, out, _ = run("--fix", str(kind), str(files / "extra.scm"), str(files / "open.lisp"))
+    assert kind.read_text() == "(defn f [x]\n  (let [y 1]\n    (+ x y)))\n"
+    assert stat.S_IMODE(kind.stat().st_mode) == 0o640
+    assert (files / "extra.scm").read_text() == "(define (f x)\n  (g x))\n"
+    assert (files / "open.lisp").read_text() == before_open      # ambiguous: left alone
+    assert f"{kind}: fixed (1 edit)" in out
+    assert f"{files / 'open.lisp'}: not fixed: the repair is ambiguous" in out
+    assert code == 1                                                # open.lisp still broken
+    assert not [p for p in os.listdir(files) if p.startswith(".lispshell-check-")]
+    assert run("--fix", str(kind), str(files / "extra.scm"))[0] == 0
+
+
+def test_diff_shows_the_repair_without_writing(files):
+    code, out, _ = run("--diff", str(files / "open.lisp"))
+    assert code == 1
+    assert "+++ " in out and "ambiguous" in out
+    assert "-  (+ x 1)\n+  (+ x 1))" in out
+    assert (files / "open.lisp").read_text() == "(defun f (x)\n  (+ x 1)\n"
+
+
+def test_stdin_needs_a_dialect_and_fix_writes_text_to_stdout():
+    assert run("-", stdin="(a)")[0] == 2
+    code, out, err = run("--dialect", "cl", "-", stdin="(a b))")
+    assert code == 1 and out.startswith("<stdin>:1:6: unmatched close parenthesis")
+    code, out, err = run("--fix", "--dialect", "clojure", "-", stdin="(let [x 1)\n  x)")
+    assert out == "(let [x 1]\n  x)" and "fixed" in err and code == 0
+
+
+def test_directories_are_searched_by_extension(files):
+    (files / "notes.txt").write_text("((((")
+    code, out, _ = run(str(files))
+    assert code == 1
+    assert "notes.txt" not in out and "open.lisp:1:1" in out and "ok.lisp" not in out
+
+
+@pytest.mark.parametrize("args", [[], ["--bogus", "x.lisp"], ["--dialect", "cobol", "a.lisp"],
+                                  ["nowhere.lisp"], ["file.py"]])
+def test_usage_and_io_errors_exit_2(args, tmp_path):
+    (tmp_path / "file.py").write_text("x")
+    code, out, err = run(*args, cwd=tmp_path)
+    assert code == 2 and err and "Traceback" not in err

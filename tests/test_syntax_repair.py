@@ -1,0 +1,142 @@
+"""repair(): valid text untouched, each damage class restored, ambiguity never confident."""
+from __future__ import annotations
+
+import glob
+import random
+
+import pytest
+from hypothesis import given, settings, strategies as st
+
+from lispshell.syntax.lexer import tokenize
+from lispshell.syntax.repair import apply_edits, repair
+from lispshell.syntax.validate import top_level_forms, validate
+
+DEFUN = "(defun f (x)\n  (let ((y 1))\n    (+ x y)))\n"
+
+
+@pytest.mark.parametrize("text,dialect", [
+    (DEFUN, "cl"), ("", "cl"), ("; only a comment\n", "scheme"),
+    ("(defn f [x]\n  {:a [x]})", "clojure"),
+    ("(foo\n bar\n)  ; odd style stays odd\n", "cl"),
+])
+def test_valid_text_comes_back_byte_identical(text, dialect):
+    assert repair(text, dialect) == (text, [], True)
+
+
+@pytest.mark.parametrize("damaged,fixed", [
+    # the last closers dropped: they go where the form ends
+    ("(defun f (x)\n  (let ((y 1))\n    (+ x y)\n", DEFUN),
+    # a closer dropped at the end of an inner line: the indentation says where
+    ("(defun f (x)\n  (let ((y 1)\n    (+ x y)))\n", DEFUN),
+    # an extra closer at the end
+    ("(defun f (x)\n  (let ((y 1))\n    (+ x y))))\n", DEFUN),
+])
+def test_damage_classes_cl(damaged, fixed):
+    new, edits, confident = repair(damaged, "cl")
+    assert new == fixed
+    assert apply_edits(damaged, edits) == new
+    assert validate(new, "cl").ok
+
+
+def test_wrong_closer_kind_is_corrected_confidently():
+    damaged = "(defn f [x]\n  (let [y 1)\n    (+ x y)))"
+    new, edits, confident = repair(damaged, "clojure")
+    assert new == "(defn f [x]\n  (let [y 1]\n    (+ x y)))"
+    assert edits == [{"start": 23, "end": 24, "text": "]"}] and confident
+
+
+def test_a_dropped_bracket_before_a_paren_is_inserted_not_replaced():
+    damaged = "(defn f [x]\n  (let [y 1\n        z 2\n    (+ x y z)))"
+    new, _, _ = repair(damaged, "clojure")
+    assert new == "(defn f [x]\n  (let [y 1\n        z 2]\n    (+ x y z)))"
+
+
+def test_extra_closer_at_the_end_is_removed_confidently():
+    new, edits, confident = repair("(defun f (x)\n  (g x)))", "cl")
+    assert new == "(defun f (x)\n  (g x))" and confident
+    assert edits == [{"start": 21, "end": 22, "text": ""}]
+
+
+def test_only_the_broken_form_is_touched():
+    text = "(a\n   b)\n\n(defun g ()\n  (h 1)\n\n(c d)\n"
+    new, edits, _ = repair(text, "cl")
+    assert new == "(a\n   b)\n\n(defun g ()\n  (h 1))\n\n(c d)\n"
+    assert all(10 <= e["start"] <= 30 for e in edits)
+
+
+def test_ambiguous_position_is_not_confident():
+    # `(list 1 2 3` lost a closer: after 3, or after 1 or 2? Only the end is likely.
+    new, edits, confident = repair("(list 1 2 3", "cl")
+    assert new == "(list 1 2 3)" and not confident
+
+
+def test_a_mid_line_drop_is_never_a_confident_wrong_answer():
+    original = "(defun f (x)\n  (if (> x 0) x (- x)))"
+    damaged = "(defun f (x)\n  (if (> x 0 x (- x)))"
+    new, _, confident = repair(damaged, "cl")
+    assert validate(new, "cl").ok
+    assert new == original or not confident
+
+
+@pytest.mark.parametrize("text,dialect", [
+    ('(foo "abc', "cl"), ("(a #<x>)", "cl"), ("(foo ')", "cl"), ("#| open", "scheme"),
+])
+def test_non_delimiter_problems_are_left_alone(text, dialect):
+    assert repair(text, dialect) == (text, [], False)
+
+
+def test_wrapper_whose_body_sits_at_column_0_closes_at_the_end():
+    text = "(progn\n\n(defun a () 1)\n\n(defun b () 2)\n"
+    new, edits, confident = repair(text, "cl")
+    assert new == "(progn\n\n(defun a () 1)\n\n(defun b () 2)\n)\n" and not confident
+
+
+def test_huge_inputs_finish():
+    new, edits, confident = repair("(" * 20000, "clojure")
+    assert new == "(" * 20000 + ")" * 20000 and not confident
+
+
+def _guile_forms(limit):
+    out = []
+    for path in sorted(glob.glob("/usr/share/guile/3.0/ice-9/*.scm"))[:25]:
+        text = open(path, encoding="utf-8", errors="replace").read()
+        for s, e in top_level_forms(text, "scheme"):
+            if "\n" in text[s:e] and text.rfind("\n", 0, s) + 1 == s:
+                out.append(text[s:e])
+    random.Random(3).shuffle(out)
+    return out[:limit]
+
+
+def test_damaged_real_forms_no_confident_wrong_repairs():
+    """The bench in miniature: each kind of damage on real Guile forms."""
+    wrong_confident, exact, total = 0, 0, 0
+    for form in _guile_forms(120):
+        tokens, _ = tokenize(form, "scheme")
+        closers = [s for c, s in zip(tokens.codes, tokens.starts) if c == ")"]
+        if not closers:
+            continue
+        for damaged in (form[:closers[-1]] + form[closers[-1] + 1:],   # last closer dropped
+                        form + ")",                                    # extra at the end
+                        form[:closers[len(closers) // 2]] + form[closers[len(closers) // 2] + 1:]):
+            new, _, confident = repair(damaged, "scheme")
+            total += 1
+            exact += new == form
+            wrong_confident += confident and new != form
+    assert total > 200
+    assert wrong_confident == 0
+    assert exact / total > 0.6
+
+
+TREES = st.recursive(st.sampled_from(["a", "b1", '"s)"', "#\\)", ":k"]),
+                     lambda inner: st.lists(inner, min_size=1, max_size=4).map(
+                         lambda xs: "(" + " ".join(xs) + ")"), max_leaves=15)
+
+
+@settings(max_examples=150, deadline=None)
+@given(TREES)
+def test_repair_output_reads_or_is_not_confident(tree):
+    for damaged in (tree[:-1], tree + ")", tree.replace(")", "]", 1)):
+        new, edits, confident = repair(damaged, "clojure")
+        assert apply_edits(damaged, edits) == new
+        if confident:
+            assert validate(new, "clojure").ok
