@@ -563,11 +563,15 @@ class LispSession:
         while True:
             pos = 0
             while True:
-                i = text.find(marker, pos)
-                if i < 0:
-                    # Hold back a possible partial marker at the end; emit the rest.
-                    hold = text.find(MARK, max(pos, len(text) - mlen))
-                    end = hold if hold >= 0 else len(text)
+                # Look for the marker's first character (a memchr, fast even over megabytes
+                # of output), then check the rest of the marker there.
+                i = text.find(MARK, pos)
+                while i >= 0 and not text.startswith(marker, i):
+                    if len(text) - i < mlen and marker.startswith(text[i:]):
+                        break  # a marker may be arriving: hold it back
+                    i = text.find(MARK, i + 1)
+                if i < 0 or len(text) - i < mlen:
+                    end = len(text) if i < 0 else i
                     answer.add(text[pos:end])
                     text = text[end:]
                     break
