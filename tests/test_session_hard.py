@@ -244,3 +244,16 @@ def test_close_while_busy_ends_the_eval(sessions):
     assert not t.is_alive()
     assert out["r"].error is not None and not out["r"].restarted
     assert _gone(pid)
+
+
+def test_a_chatty_start_up_does_not_block_the_bootstrap():
+    # 300 KB printed before the Lisp reads anything: we must keep reading while we write.
+    chatty = ["sh", "-c", "head -c 300000 /dev/zero | tr '\\0' x; echo; "
+              "exec sbcl --noinform --no-sysinit --no-userinit --disable-debugger"]
+    s = LispSession("sbcl", chatty)
+    try:
+        s.start()
+        r = s.eval("(+ 1 2)")
+        assert r.values == ["3"] and r.output == ""
+    finally:
+        s.close()

@@ -212,13 +212,11 @@ class LispSession:
         self._boot_error: BaseException | None = None
         self._interrupt_at: float | None = None
         self._closed = False
-        self._completion_cache: tuple[str, int, list[str]] | None = None
         _live_sessions.add(self)
 
     # ------------------------------------------------------------------ lifecycle
     @property
     def alive(self) -> bool:
-        child = self._child
         return self._child_alive()
 
     @property
@@ -295,7 +293,7 @@ class LispSession:
         answer = _Answer(8192, None)
         try:
             self._write(self.dialect.bootstrap(nonce))
-            self._read_answer(answer, deadline=time.monotonic() + self.boot_timeout, boot=True)
+            self._read_answer(answer, deadline=time.monotonic() + self.boot_timeout)
         except (_Died, TimeoutError) as exc:
             out = answer.text_output()
             status = self._exit_status()
@@ -542,14 +540,24 @@ class LispSession:
                 n = os.write(fd, data)
                 data = data[n:]
             except BlockingIOError:
-                # The pty is full until the Lisp reads; it is reading, unless it died.
-                _, writable, _ = select.select([], [fd], [], 1.0)
-                if not writable and not self._child_alive():
+                # The pty is full until the Lisp reads. It may itself be stuck writing (a
+                # banner, an init file, a background thread), so keep its output flowing
+                # into what the next read will parse.
+                readable, writable, _ = select.select([fd], [fd], [], 1.0)
+                if readable:
+                    try:
+                        more = os.read(fd, READ_SIZE)
+                    except OSError:
+                        more = b""
+                    if not more:
+                        raise _Died("end of file") from None
+                    self._pending = (self._pending + self._decoder.decode(more))[-(1 << 20):]
+                elif not writable and not self._child_alive():
                     raise _Died("process gone") from None
             except OSError as exc:
                 raise _Died(str(exc)) from None
 
-    def _read_answer(self, answer: _Answer, deadline: float | None, boot: bool = False) -> None:
+    def _read_answer(self, answer: _Answer, deadline: float | None) -> None:
         """Read until the answer's D marker, feeding `answer`. Raises TimeoutError at
         `deadline` (the caller decides what to do), _Died on EOF."""
         marker = self._marker
