@@ -1,4 +1,4 @@
-"""A dialect-aware Lisp lexer with offsets, driven by one compiled regex per dialect.
+r"""A dialect-aware Lisp lexer with offsets, driven by one compiled regex per dialect.
 
 Stable API (others build on it; keep it):
 
@@ -34,7 +34,8 @@ from __future__ import annotations
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass
-from itertools import accumulate, chain
+from itertools import accumulate, repeat
+from operator import itemgetter, sub
 from typing import NamedTuple
 
 from lispshell.syntax.dialects import CL, CLOJURE, SCHEME, resolve_dialect
@@ -179,7 +180,7 @@ _CLOJURE = [
 ]
 
 _TABLES = {CL: _CL, SCHEME: _SCHEME, CLOJURE: _CLOJURE}
-_BLANK = {CL: r"\s*", SCHEME: r"\s*", CLOJURE: r"[\s,]*"}
+_BLANK = {CL: r"\s*+", SCHEME: r"\s*+", CLOJURE: r"[\s,]*+"}   # possessive: never given back
 _NEST = re.compile(r"#\||\|#")
 
 # ---------------------------------------------------------------------------------------------
@@ -214,13 +215,34 @@ _FIRST_CODE = {
 }
 
 
+# Tokens starting with "#" whose code the first two characters decide (the rest are matched
+# again). "#\\" alone at the end is "C", handled apart.
+_HASH2_CODE = {
+    CL: {"#'": "p", "#(": "(", "#\\": "c", "#+": "p", "#-": "p", "#.": "p", "#:": "a",
+         "#x": "a", "#X": "a", "#b": "a", "#B": "a", "#o": "a", "#O": "a", "#*": "a",
+         "#p": "p", "#P": "p", "#s": "p", "#S": "p", "#c": "p", "#C": "p", "#a": "p",
+         "#A": "p"},
+    SCHEME: {"#(": "(", "#\\": "c", "#'": "p", "#`": "p", "#,": "p", "#;": "d", "#t": "x",
+             "#:": "x", "#x": "x", "#X": "x", "#e": "x", "#i": "x", "#o": "x", "#d": "x"},
+    CLOJURE: {"#(": "(", "#{": "{", "#_": "d", "#'": "p", "##": "a", "#^": "p", "#=": "p",
+              "#!": ";", **{"#" + c: "p" for c in "abcdefghijklmnopqrstuvwxyz"
+                            "ABCDEFGHIJKLMNOPQRSTUVWXYZ"}},
+}
+# Blank characters: what `\s` matches (str.isspace), plus Clojure's commas.
+_BLANKS = ("\t\n\v\f\r\x1c\x1d\x1e\x1f \x85\xa0\u1680\u2000\u2001\u2002\u2003\u2004"
+           "\u2005\u2006\u2007\u2008\u2009\u200a\u2028\u2029\u202f\u205f\u3000")
+_BLANK_CHARS = {CL: _BLANKS, SCHEME: _BLANKS, CLOJURE: _BLANKS + ","}
+
+
 class _Compiled(NamedTuple):
     pattern: re.Pattern  # blanks, then one capturing group per alternative (or the end)
-    bulk: re.Pattern     # (blanks)(token) with the same alternatives, for findall
+    bulk: re.Pattern     # one group: the blanks before a token and the token, for findall
     codes: tuple         # group index -> token code
     tags: tuple          # group index -> internal tag
     first: re.Pattern    # matches a first character that is not in _FIRST_CODE and not "#"
-    first_table: dict    # str.translate table for the characters in _FIRST_CODE
+    first_table: list    # str.translate table: BMP character -> code ("a", or _FIRST_CODE)
+    hash2: dict          # _HASH2_CODE of the dialect
+    blanks: str          # _BLANK_CHARS of the dialect
 
 
 def _compile(dialect: str) -> _Compiled:
@@ -229,12 +251,17 @@ def _compile(dialect: str) -> _Compiled:
     pattern = re.compile(f"{_BLANK[dialect]}(?:{body}|\\Z)")
     assert pattern.groups == len(table), dialect   # no stray capturing group in an alternative
     flat = "|".join(f"(?:{rx})" for _, rx in table)
-    bulk = re.compile(f"({_BLANK[dialect]})(?:({flat})|\\Z)")
+    bulk = re.compile(f"({_BLANK[dialect]}(?:{flat}))|{_BLANK[dialect]}\\Z")
     tags = (None,) + tuple(tag for tag, _ in table)
     codes = (None,) + tuple(_TAG_CODE[tag] for tag, _ in table)
     firsts = _FIRST_CODE[dialect]
     first = re.compile("[^" + re.escape("".join(firsts) + "#") + "]")
-    return _Compiled(pattern, bulk, codes, tags, first, str.maketrans(firsts))
+    table = ["a"] * 0x10000              # first character -> code, "a" unless special
+    for char, code in firsts.items():
+        table[ord(char)] = code
+    table[ord("#")] = "#"
+    return _Compiled(pattern, bulk, codes, tags, first, table,
+                     _HASH2_CODE[dialect], _BLANK_CHARS[dialect])
 
 
 COMPILED = {d: _compile(d) for d in _TABLES}
@@ -243,15 +270,47 @@ COMPILED = {d: _compile(d) for d in _TABLES}
 class TokenList(Sequence):
     """The tokens of a text: a read-only sequence of `Token`, stored compactly.
 
-    Kinds and spans are computed in bulk by `tokenize`; a `Token` object is built when you
-    index or iterate (building a million small objects up front costs more than lexing).
-    `codes` holds one character per token (see `CODE_KIND`), `starts` and `ends` the spans.
+    Kinds are computed in bulk by `tokenize`; a `Token` object is built when you index or
+    iterate (building a million small objects up front costs more than lexing), and the
+    offsets are summed up the first time they are asked for. `codes` holds one character per
+    token (see `CODE_KIND`); `starts` and `ends` the spans; `text_of(i)` a token's text.
     """
 
-    __slots__ = ("codes", "starts", "ends")
+    __slots__ = ("codes", "_starts", "_ends", "_parts", "_blanks", "_source")
 
-    def __init__(self, codes: str = "", starts: list | None = None, ends: list | None = None):
-        self.codes, self.starts, self.ends = codes, starts or [], ends or []
+    def __init__(self, codes: str = "", starts: list | None = None, ends: list | None = None,
+                 *, parts: list | None = None, blanks: str = "", source: str = ""):
+        self.codes = codes
+        self._starts, self._ends = starts, ends
+        self._parts, self._blanks, self._source = parts, blanks, source
+        if parts is None and starts is None:
+            self._starts, self._ends = [], []
+
+    def _sum_offsets(self) -> None:
+        parts = self._parts
+        ends = list(accumulate(map(len, parts)))
+        texts = map(str.lstrip, parts, repeat(self._blanks)) if self._blanks else \
+            map(str.lstrip, parts)
+        lengths = map(len, texts)
+        self._starts, self._ends = list(map(sub, ends, lengths)), ends
+
+    @property
+    def starts(self) -> list:
+        if self._starts is None:
+            self._sum_offsets()
+        return self._starts
+
+    @property
+    def ends(self) -> list:
+        if self._ends is None:
+            self._sum_offsets()
+        return self._ends
+
+    def text_of(self, index: int) -> str:
+        """The text of token `index`."""
+        if self._parts is not None:
+            return self._parts[index].lstrip(self._blanks or None)
+        return self._source[self.starts[index]:self.ends[index]]
 
     def __len__(self) -> int:
         return len(self.codes)
@@ -339,44 +398,65 @@ def _resume_prefix(state: LexState, dialect: str) -> str:
 def scan(text: str, dialect: str) -> tuple[TokenList, LexState]:
     """The lexer proper, for a resolved dialect: (tokens, end state).
 
-    Fast path: one `findall` gives every token with the blanks before it; offsets come from
-    the running sum of lengths, codes from each token's first character; only tokens starting
-    with "#" (a few percent) are matched again to learn what they are. A `#|` comment that
-    nests hands the rest of the text to `_scan_loop`, which counts the nesting.
+    Fast path: one `findall` gives each token with the blanks before it; codes come from each
+    token's first character (or two, for "#" tokens); only a few "#" tokens and the last one
+    are matched again, on their own text. Offsets are summed later, when asked for. A `#|`
+    comment that nests hands the rest of the text to `_scan_loop`, which counts the nesting.
     """
     comp = COMPILED[dialect]
-    pairs = comp.bulk.findall(text)
-    while pairs and not pairs[-1][1]:
-        pairs.pop()                 # trailing blanks, the empty match at the end
-    if not pairs:
+    parts = comp.bulk.findall(text)
+    while parts and not parts[-1]:
+        parts.pop()                 # trailing blanks at the end
+    if not parts:
         return TokenList(), CODE
-    offsets = list(accumulate(map(len, chain.from_iterable(pairs)), initial=0))
-    starts, ends = offsets[1::2], offsets[2::2]
-    firsts = "".join([tok[0] for _, tok in pairs])
-    codes = comp.first.sub("a", firsts).translate(comp.first_table)
-    del pairs, offsets, firsts
-    pieces = []
-    done = 0
-    hashes = [m.start() for m in _HASH.finditer(codes)]
-    if not hashes or hashes[-1] != len(codes) - 1:
-        hashes.append(len(codes) - 1)   # the last token is looked at again too
-    for j in hashes:
-        m = comp.pattern.match(text, starts[j])
-        i = m.lastindex
-        tag = comp.tags[i]
-        if tag == "block_nested" and text.startswith("#|", starts[j]):
-            # a nesting comment: finish with the loop from here
-            more_codes, more_starts, more_ends, state = _scan_loop(text, dialect, starts[j])
-            pieces.append(codes[done:j])
-            pieces.append(more_codes)
-            return (TokenList("".join(pieces), starts[:j] + more_starts, ends[:j] + more_ends),
-                    state)
+    blanks = comp.blanks
+    # str.lstrip() without arguments strips exactly what \s matches, and is faster
+    texts = list(map(str.lstrip, parts) if dialect != CLOJURE else
+                 map(str.lstrip, parts, repeat(blanks)))
+    firsts = "".join(map(itemgetter(0), texts))
+    codes = firsts.translate(comp.first_table)
+    if firsts and max(firsts) > "\uffff":      # the table covers the BMP only
+        codes = comp.first.sub("a", firsts).translate(comp.first_table)
+    hash2, again = comp.hash2, comp.pattern.match
+    pieces, done = [], 0
+    last = len(texts) - 1
+    tag = None
+    for m in _HASH.finditer(codes):
+        j = m.start()
+        tok = texts[j]
+        code = hash2.get(tok[:2])
+        if code is None or j == last or (code == "c" and tok == "#\\"):
+            i = again(tok).lastindex
+            if comp.tags[i] == "block_nested":
+                return _finish_with_loop(text, dialect, codes, pieces, done, j, parts, blanks)
+            code = comp.codes[i]
         pieces.append(codes[done:j])
-        pieces.append(comp.codes[i])
+        pieces.append(code)
         done = j + 1
     pieces.append(codes[done:])
+    m = again(texts[last])             # the last token may be unterminated: "abc, |sym, #\\
+    tag = comp.tags[m.lastindex]
+    pieces.append(comp.codes[m.lastindex])
     codes = "".join(pieces)
-    return TokenList(codes, starts, ends), _end_state(text, starts[-1], tag, dialect, 0, False)
+    codes = codes[:-2] + codes[-1]      # the last token's code, replaced
+    tokens = TokenList(codes, parts=parts, blanks=blanks if dialect == CLOJURE else "",
+                       source=text)
+    end = sum(map(len, parts))
+    if end != len(text):                # blanks after the last token: nothing is left open
+        return tokens, CODE
+    return tokens, _end_state(text, end - len(texts[last]), tag, dialect, 0, False)
+
+
+def _finish_with_loop(text, dialect, codes, pieces, done, j, parts, blanks):
+    """Tokens 0..j-1 from the fast path, the rest (from a nesting #| at token j) by the loop."""
+    head = TokenList(codes[:j], parts=parts[:j], blanks=blanks if dialect == CLOJURE else "",
+                     source=text)
+    start = (head.ends[-1] if j else 0) + len(parts[j]) - len(parts[j].lstrip(blanks))
+    more_codes, more_starts, more_ends, state = _scan_loop(text, dialect, start)
+    pieces.append(codes[done:j])
+    pieces.append(more_codes)
+    return TokenList("".join(pieces), head.starts + more_starts, head.ends + more_ends,
+                     source=text), state
 
 
 _HASH = re.compile("#")

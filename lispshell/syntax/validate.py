@@ -170,7 +170,7 @@ class _TopLevel:
         if code == "d":
             self.frames.append([j, 1, True])
         else:
-            tok = self.text[self.tokens.starts[j]:self.tokens.ends[j]]
+            tok = self.tokens.text_of(j)
             self.frames.append([j, _prefix_arity(tok, self.dialect), False])
 
     def datum(self, first: int, last: int) -> None:
@@ -407,24 +407,25 @@ def _bad_char_name(name: str, dialect: str) -> bool:
 
 def _reader_errors(text, dialect, tokens: TokenList, lines: Lines) -> list:
     out = []
-    codes, starts, ends = tokens.codes, tokens.starts, tokens.ends
+    codes = tokens.codes
     for m in re.finditer("[xc]", codes):
         j = m.start()
-        tok = text[starts[j]:ends[j]]
+        tok = tokens.text_of(j)            # offsets are summed only if something is wrong
         if codes[j] == "c":
             name = tok[2:] if tok.startswith("#\\") else tok[1:]
             if _bad_char_name(name, dialect):
                 out.append(_problem("BAD_CHARACTER", f"unknown character name {_q(tok)}",
-                                    starts[j], lines))
-        elif tok == "#" and ends[j] == len(text):
-            out.append(_problem("INCOMPLETE", "Unexpected end of input after '#'", starts[j],
-                                lines))
+                                    tokens.starts[j], lines))
+        elif tok == "#" and tokens.ends[j] == len(text):
+            out.append(_problem("INCOMPLETE", "Unexpected end of input after '#'",
+                                tokens.starts[j], lines))
         elif not (dialect == SCHEME and _SCHEME_HASH_ATOM.match(tok)):
+            end = tokens.ends[j]
             shown = tok if len(tok) > 1 else "# followed by " + (
-                repr(text[ends[j]]) if ends[j] < len(text) else "end of input")
+                repr(text[end]) if end < len(text) else "end of input")
             out.append(_problem("BAD_DISPATCH", f"bad # dispatch: {shown} is not "
                                 f"{'Common Lisp' if dialect == CL else dialect.capitalize()} "
-                                f"syntax", starts[j], lines))
+                                f"syntax", tokens.starts[j], lines))
         if len(out) >= MAX_ERRORS:
             break
     return out
