@@ -272,3 +272,13 @@ def test_history_false_leaves_the_repl_variables_alone(sessions):
     assert clj.eval("*1").values == ["3"]
     assert clj.eval("(some-> *e .getMessage)").values != ['"quiet"']
     assert sessions("guile").eval("(+ 1 2)", history=False).values == ["3"]
+
+
+def test_an_error_in_an_sbcl_thread_ends_only_that_thread(sessions):
+    lisp = sessions("sbcl")
+    pid = lisp.pid
+    r = lisp.eval('(sb-thread:join-thread (sb-thread:make-thread (lambda () (error "in a thread")) '
+                  ':name "worker") :default :failed)')
+    assert r.values[0] == ":FAILED"
+    assert "in a thread" in r.output
+    assert lisp.pid == pid and lisp.eval("(+ 1 2)").values == ["3"]

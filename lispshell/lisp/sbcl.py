@@ -176,8 +176,21 @@ _BOOT = r"""
           (read-sequence text *in*)
           (return (values (char line 0) text (subseq line (1+ space)))))))))
 
+(defun thread-debugger-hook (condition hook)
+  "An unhandled error in a thread of the user's: --disable-debugger would end all of SBCL.
+   Say so on standard output and end only that thread."
+  (declare (ignore hook))
+  (ignore-errors
+   (format *out* "~&;; unhandled ~A in thread ~S: ~A~%"
+           (safe-string (lambda () (prin1-to-string (type-of condition))))
+           (sb-thread:thread-name sb-thread:*current-thread*)
+           (safe-string (lambda () (princ-to-string condition))))
+   (finish-output *out*))
+  (sb-thread:abort-thread))
+
 (defun main (nonce)
   (setf *marker* (concatenate 'string (string (code-char 30)) nonce))
+  (setf sb-ext:*invoke-debugger-hook* 'thread-debugger-hook)
   (setf *package* (find-package "COMMON-LISP-USER"))
   (let ((id "0"))
     (loop
