@@ -351,8 +351,7 @@ class LispSession:
     def _reap(child: pexpect.spawn, block: bool) -> bool:
         """True once the child has exited (reaping it). A bare waitpid: pexpect's isalive()
         costs more than the rest of a small eval."""
-        proc = child.ptyproc
-        if proc.terminated:
+        if child.ptyproc.terminated:
             return True
         try:
             pid, status = os.waitpid(child.pid, 0 if block else os.WNOHANG)
@@ -361,6 +360,7 @@ class LispSession:
         if pid == 0:
             return False
         # Tell pexpect, so that its close() does not wait for the process again.
+        proc = child.ptyproc
         proc.terminated = child.terminated = True
         proc.status = child.status = status
         if status is not None and os.WIFSIGNALED(status):
@@ -570,7 +570,7 @@ class LispSession:
         finish = f"{marker}D{self._request_id}\n"
         while True:
             pos = 0
-            while True:
+            while text:
                 # Look for the marker's first character (a memchr, fast even over megabytes
                 # of output), then check the rest of the marker there.
                 i = text.find(MARK, pos)
