@@ -426,6 +426,18 @@ class LispSession:
         deadline = None if timeout is None else started + timeout
         try:
             self._send(kind, self.dialect.prepare(code))
+            if not self._pending:
+                # Most answers are small and come in one read: take them apart at once.
+                limit = started + 0.25 if deadline is None else min(started + 0.25, deadline)
+                data = _read_some(self._fd, self._poller, limit)
+                if data == b"":
+                    raise _Died("end of file")
+                if data:
+                    text = self._decoder.decode(data)
+                    quick = self._quick(text, cap, on_output, started)
+                    if quick is not None:
+                        return quick
+                    self._pending = text
             while True:
                 # Read in slices of at most 0.25 s, to notice deadlines, interrupts and death.
                 limit = time.monotonic() + 0.25
@@ -463,6 +475,33 @@ class LispSession:
                           error=error, output_dropped=answer.dropped, timed_out=timed_out,
                           interrupted=interrupted and not timed_out, restarted=False,
                           package=self.package, elapsed=time.monotonic() - started)
+
+    def _quick(self, text: str, cap: int, on_output, started: float) -> EvalResult | None:
+        """The result of a whole, ordinary answer (output and values within the cap, no
+        error); None for anything else, which the general path then reads."""
+        finish = f"{self._marker}D{self._request_id}\n"
+        if not text.endswith(finish):
+            return None
+        parts = text[:-len(finish)].split(self._marker)
+        output = parts[0]
+        if len(output) > cap:
+            return None
+        values = []
+        package = None
+        for p in parts[1:]:
+            tag = p[:1]
+            if tag == "V" and len(p) <= cap:
+                values.append(p[2:] if p[1:2] == "\n" else p[1:])
+            elif tag == "P" and package is None:
+                package = p[1:]
+            else:
+                return None  # an error, a stray earlier answer...: the general path
+        if output and on_output is not None:
+            on_output(output)
+        if package:
+            self.package = package
+        return EvalResult(output, values, None, 0, False, False, False, self.package,
+                          time.monotonic() - started)
 
     def _after_death(self, answer, exc, timed_out, timeout, started) -> EvalResult:
         if isinstance(exc, _Unresponsive):
