@@ -212,6 +212,9 @@ class LispSession:
         self._boot_error: BaseException | None = None
         self._interrupt_at: float | None = None
         self._closed = False
+        self._answered_at = 0.0              # when the last eval ended
+        self._code_length = self.dialect.code_length
+        self._prepare = self.dialect.prepare
         _live_sessions.add(self)
 
     # ------------------------------------------------------------------ lifecycle
@@ -251,14 +254,10 @@ class LispSession:
         t = self._boot_thread
         if t is not None and t is not threading.current_thread():
             t.join()
+            self._boot_thread = None
         if self._boot_error is not None:
             exc, self._boot_error = self._boot_error, None
             raise LispStartError(str(exc)) from exc
-
-    def _ensure_started(self) -> None:
-        """Called with the lock held."""
-        if self._child is None:
-            self._boot()
 
     def _boot(self) -> None:
         """Spawn the child and type the bootstrap into its stock REPL; wait for the first
@@ -398,15 +397,21 @@ class LispSession:
         history=False leaves the REPL variables (* ** *** + / in CL, *1 *2 *3 *e in Clojure)
         alone: for look-ups the person did not type.
         Raises LispStartError only if the Lisp cannot be started at all."""
-        self._wait_booted()
+        if self._boot_thread is not None or self._boot_error is not None:
+            self._wait_booted()
         with self._lock:
             if self._closed:
                 raise LispStartError("this session was closed")
             restarted = False
-            if self._child is not None and not self._child_alive():
-                self._kill_child()      # it died while idle: start afresh, then evaluate
+            # Did it die while idle? Then start afresh and evaluate there. (Not checked in a
+            # burst of evals, where a waitpid per eval is a tenth of the cost: a death there
+            # is still noticed, as a death during the eval.)
+            if (self._child is not None and time.monotonic() - self._answered_at > 0.5
+                    and not self._child_alive()):
+                self._kill_child()
                 restarted = True
-            self._ensure_started()
+            if self._child is None:
+                self._boot()
             self.busy = True
             self._interrupt_at = None
             started = time.monotonic()
@@ -418,6 +423,7 @@ class LispSession:
             finally:
                 self.busy = False
                 self._interrupt_at = None
+                self._answered_at = time.monotonic()
 
     def _eval_locked(self, code, timeout, output_cap, on_output, started, kind) -> EvalResult:
         cap = self.output_cap if output_cap is None else output_cap
@@ -425,7 +431,7 @@ class LispSession:
         timed_out = False
         deadline = None if timeout is None else started + timeout
         try:
-            self._send(kind, self.dialect.prepare(code))
+            self._send(kind, self._prepare(code))
             if not self._pending:
                 # Most answers are small and come in one read: take them apart at once.
                 limit = started + 0.25 if deadline is None else min(started + 0.25, deadline)
@@ -569,11 +575,20 @@ class LispSession:
     def _send(self, kind: str, text: str) -> None:
         self._seq += 1
         self._request_id = str(self._seq)
-        self._write(f"{kind}{self.dialect.code_length(text)} {self._request_id}\n{text}")
+        self._write(f"{kind}{self._code_length(text)} {self._request_id}\n{text}")
 
     def _write(self, text: str) -> None:
-        data = memoryview(text.encode("utf-8", errors="surrogatepass"))
+        raw = text.encode("utf-8", errors="surrogatepass")
         fd = self._fd
+        try:
+            n = os.write(fd, raw)
+        except BlockingIOError:
+            n = 0
+        except OSError as exc:
+            raise _Died(str(exc)) from None
+        if n == len(raw):
+            return                       # the usual case: it all went at once
+        data = memoryview(raw)[n:]       # a big request or a full pty: the rest, piece by piece
         while data:
             try:
                 n = os.write(fd, data)
