@@ -33,6 +33,7 @@ OPEN_FOR = {")": "(", "]": "[", "}": "{"}
 _DELIMITER_PROBLEMS = {"UNCLOSED", "UNMATCHED_CLOSE", "MISMATCH"}
 # Bounds on the search for equally good alternatives (each costs a re-read of the chunk).
 MAX_ALTERNATIVES = 40
+MAX_POSITIONS = 400
 MAX_REFINE_TOKENS = 20_000
 
 
@@ -247,11 +248,14 @@ def _repair_chunk(text: str, chunk: list[_Tok], dialect: str) -> tuple[list, boo
     rivals = [c for c in candidates[1:] if c[:3] == best_key and
               _edit_key(c[3].edits) != _edit_key(best[3].edits)]
     unbalanced, inconsistent, _, outcome, _ = best
+    # a smaller repair that reads (even against the indentation) makes this one a guess
+    smaller = any(not c[0] and c[2] < len(outcome.edits) for c in candidates)
     edits, alternatives = outcome.edits, False
     if not (unbalanced or inconsistent):
         edits, alternatives = _refine(text, chunk, edits, dialect)
-    confident = not (unbalanced or inconsistent or rivals or outcome.ambiguous or alternatives)
-    return edits, confident
+    confident = not (unbalanced or inconsistent or rivals or outcome.ambiguous or alternatives
+                     or smaller)
+    return [{k: v for k, v in e.items() if not k.startswith("_")} for e in edits], confident
 
 
 def _refine(text: str, chunk: list[_Tok], edits: list[dict], dialect: str):
@@ -274,22 +278,27 @@ def _refine(text: str, chunk: list[_Tok], edits: list[dict], dialect: str):
             continue                      # a replaced closer: its rivals were weighed already
         if e["start"] == e["end"] and _comment_follows(text, chunk, e["start"]):
             ambiguous = True              # the closer may as well sit after those comments
-        alternatives = _same_line_alternatives(text, chunk, e)
-        if len(alternatives) > MAX_ALTERNATIVES:
-            ambiguous = True
+        alternatives = _alternatives(text, chunk, e)
+        if len(alternatives) > MAX_POSITIONS:
+            ambiguous = True              # too many places to weigh: a guess
             continue
         base = _apply_to_chunk(text, chunk, edits, dialect)
         options = []
         for alt in alternatives:
             trial = edits[:idx] + [alt] + edits[idx + 1:]
-            balanced, consistent, piece = _apply_to_chunk(text, chunk, trial, dialect)
-            if balanced and consistent and piece != base[2]:
-                options.append((alt, piece))
-        options = options[-MAX_ALTERNATIVES:]
+            balanced, consistent = _check_virtual(chunk, trial)
+            if balanced and consistent:
+                piece = _apply_to_chunk(text, chunk, trial, dialect)[2]
+                if piece != base[2]:
+                    options.append((alt, piece))
+            if len(options) > MAX_ALTERNATIVES:
+                break
         if not options:
             continue
         ambiguous = True
-        choice = _sibling_shape_choice(text, chunk, e, base[2], options, dialect)
+        line_start = text.rfind("\n", 0, e["start"]) + 1
+        same_line = [(alt, piece) for alt, piece in options if alt["start"] >= line_start]
+        choice = _sibling_shape_choice(text, chunk, e, base[2], same_line, dialect)
         if choice is not None:
             edits[idx] = choice
     return edits, ambiguous
@@ -300,6 +309,82 @@ def _comment_follows(text: str, chunk: list[_Tok], pos: int) -> bool:
     nxt = next((t.start for t in chunk if t.start >= pos), len(text))
     gap = text[pos:nxt]
     return ";" in gap or "#|" in gap
+
+
+def _alternatives(text: str, chunk: list[_Tok], e: dict) -> list[dict]:
+    """Every other place the same edit could go.
+
+    An inserted closer could follow any token between its opener and where it was put (a
+    closer dropped mid-line, or at the end of an earlier line, leaves text that reads the
+    same way); a deleted closer could be any other closer of the same character.
+    """
+    if e["start"] == e["end"]:
+        lo = e.get("_opener", chunk[0].start)
+        return [{**e, "start": t.end, "end": t.end} for t in chunk
+                if lo <= t.start and t.end < e["start"]]
+    char = text[e["start"]:e["end"]]
+    return [{"start": t.start, "end": t.end, "text": ""} for t in chunk
+            if t.start != e["start"] and text[t.start:t.end] == char]
+
+
+def _check_virtual(chunk: list[_Tok], edits: list[dict]) -> tuple[bool, bool]:
+    """(balanced, indentation-consistent) of the chunk after `edits`, without re-reading it.
+
+    Same rules as `_balanced` and `_consistent`, on the token list with closers inserted,
+    deleted or replaced; columns after a change on the same line shift by its length.
+    """
+    inserts: dict[int, list[str]] = {}
+    deleted, replaced = set(), {}
+    for e in edits:
+        if e["start"] == e["end"]:
+            inserts.setdefault(e["start"], []).extend(e["text"].strip())
+        elif not e["text"]:
+            deleted.add(e["start"])
+        else:
+            replaced[e["start"]] = e["text"]
+    points = sorted(inserts)
+    k = 0
+    stack: list[tuple[str, int]] = []
+    closed_once, consistent, shift = False, True, 0
+
+    def close(char: str) -> bool:
+        nonlocal closed_once
+        if not stack or CLOSE_FOR[stack[-1][0]] != char:
+            return False
+        stack.pop()
+        if not stack:
+            closed_once = True
+        return True
+
+    for t in chunk:
+        while k < len(points) and points[k] <= t.start:
+            for char in inserts[points[k]]:
+                if not close(char):
+                    return False, False
+                if not t.first:
+                    shift += 1
+            k += 1
+        if t.first:
+            shift = 0
+        if t.start in deleted:
+            shift -= t.end - t.start
+            continue
+        code = replaced.get(t.start, t.code)
+        if t.first and code not in ")]}":
+            if stack and stack[-1][1] >= t.col:
+                consistent = False
+            if not stack and closed_once:
+                consistent = False
+        if code in "([{":
+            stack.append((code, t.col + shift))
+        elif code in ")]}":
+            if not close(code):
+                return False, False
+    for point in points[k:]:
+        for char in inserts[point]:
+            if not close(char):
+                return False, False
+    return not stack, consistent
 
 
 def _same_line_alternatives(text: str, chunk: list[_Tok], e: dict) -> list[dict]:
@@ -432,7 +517,8 @@ def _greedy(chunk: list[_Tok], indent: bool, insert_on_mismatch: bool) -> _Outco
 
     def close_top(at: int) -> None:
         o = stack.pop()
-        out.edits.append({"start": at, "end": at, "text": CLOSE_FOR[o.tok.code]})
+        out.edits.append({"start": at, "end": at, "text": CLOSE_FOR[o.tok.code],
+                          "_opener": o.tok.start})
         if o.children >= 2 and not o.last_child_first:
             out.ambiguous = True      # it could as well close after an earlier child
 
