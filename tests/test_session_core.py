@@ -282,3 +282,9 @@ def test_an_error_in_an_sbcl_thread_ends_only_that_thread(sessions):
     assert r.values[0] == ":FAILED"
     assert "in a thread" in r.output
     assert lisp.pid == pid and lisp.eval("(+ 1 2)").values == ["3"]
+
+
+def test_a_lone_surrogate_in_code_does_not_desynchronise(lisp):
+    r = lisp.eval('"a\ud800b"')
+    assert r.values == ['"a?b"']
+    assert lisp.eval("(+ 1 2)").values == ["3"]

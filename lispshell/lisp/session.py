@@ -578,7 +578,8 @@ class LispSession:
         self._write(f"{kind}{self._code_length(text)} {self._request_id}\n{text}")
 
     def _write(self, text: str) -> None:
-        raw = text.encode("utf-8", errors="surrogatepass")
+        # "replace": a lone surrogate becomes one "?", so the length we sent stays right.
+        raw = text.encode("utf-8", errors="replace")
         fd = self._fd
         try:
             n = os.write(fd, raw)
