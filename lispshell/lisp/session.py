@@ -188,6 +188,10 @@ def _close_all() -> None:
 
 
 class LispSession:
+    """One child Lisp. Thread-safe: evals run one at a time (a second caller waits);
+    `interrupt`, `busy`, `ready`, `package` and `completions` may be used from any thread.
+    `eval_timeout` is only remembered here, for programmatic callers to pass as `timeout`."""
+
     def __init__(self, lisp: str, command: list[str] | None = None, *,
                  eval_timeout: float = 30.0, output_cap: int = 65536,
                  interrupt_grace: float = 2.0, boot_timeout: float = 60.0):
