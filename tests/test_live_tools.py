@@ -214,3 +214,16 @@ def test_eval_refuses_incomplete_code_before_asking(sessions):
     asked = Gate(lambda c: Decision(True, c))
     result = call_tool("eval", {"code": "(+ 1 (* 2"}, ctx_for(sessions["sbcl"], EvalGate("ask", asked)))
     assert result["error"]["code"] == "INCOMPLETE" and asked.asked == []
+
+
+@pytest.mark.parametrize("lisp,first,last", [("sbcl", "(* 6 7)", "*"), ("clojure", "(* 6 7)", "*1")])
+def test_look_ups_leave_the_persons_repl_history_alone(sessions, lisp, first, last):
+    """After the person's `(* 6 7)`, the model's describe/symbol_value must not become `*`."""
+    session = sessions[lisp]
+    assert session.eval(first).values == ["42"]
+    ctx = ctx_for(session)
+    function, variable = (("car", "*print-base*") if lisp == "sbcl"
+                          else ("clojure.core/first", "clojure.core/*clojure-version*"))
+    assert call_tool("describe", {"symbol": function}, ctx)["ok"] is True
+    assert call_tool("symbol_value", {"symbol": variable}, ctx)["ok"] is True
+    assert session.eval(last).values == ["42"]

@@ -6,7 +6,6 @@ read there with read-time evaluation off (see `lispshell.lisp.introspect`).
 """
 from __future__ import annotations
 
-import inspect
 from typing import Any
 
 from lispshell.lisp.introspect import call_form, parse_answer
@@ -134,13 +133,8 @@ def _introspect(function: str, text: str, args: dict, ctx: ToolContext) -> tuple
         raise ToolError("BAD_INPUT", "the name or form is empty")
     session = ctx.lisp()
     form = call_form(session.lisp, function, text, args.get("package") or "")
-    kwargs = {"timeout": ctx.eval_timeout, "output_cap": ctx.output_cap}
-    try:  # a look-up should not shift the person's `*` / `*1` history, where the session can avoid it
-        if "history" in inspect.signature(session.eval).parameters:
-            kwargs["history"] = False
-    except (TypeError, ValueError):
-        pass
-    res = session.eval(form, **kwargs)
+    # A look-up must not shift the person's `*` / `*1` history: they did not type it.
+    res = session.eval(form, timeout=ctx.eval_timeout, output_cap=ctx.output_cap, history=False)
     if getattr(res, "timed_out", False):
         raise ToolError("TIMEOUT", f"No answer within {ctx.eval_timeout:g} s; interrupted.")
     answer = parse_answer(res.output or "")
