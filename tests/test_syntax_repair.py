@@ -140,3 +140,20 @@ def test_repair_output_reads_or_is_not_confident(tree):
         assert apply_edits(damaged, edits) == new
         if confident:
             assert validate(new, "clojure").ok
+
+
+LISPY = st.lists(st.sampled_from(list("()[]{} \n\t;\"\\|#'`,@^~_abc1:") +
+                                 ["#|", "|#", "#\\", "#_", "#;", '#"', "\n  ", "\n    "]),
+                 max_size=60).map("".join)
+
+
+@settings(max_examples=300, deadline=None)
+@given(LISPY, st.sampled_from(["cl", "scheme", "clojure"]))
+def test_any_text_gets_an_answer_and_confident_repairs_read(text, dialect):
+    v = validate(text, dialect)
+    new, edits, confident = repair(text, dialect)
+    assert apply_edits(text, edits) == new
+    if v.ok:
+        assert (new, edits, confident) == (text, [], True)
+    if confident:
+        assert validate(new, dialect).ok
