@@ -18,8 +18,11 @@ RECORD_CAP = 4000  # the same for the person's own evals, which the model reads 
 
 SYNTAX_DIALECT = {"sbcl": "cl", "guile": "scheme", "clojure": "clojure"}
 
-_PACKAGE = {"type": "string",
-            "description": "CL package, Clojure namespace or Guile module, e.g. \"(ice-9 match)\"; default: current"}
+# Every definition goes to the LLM on every request: `package` and `symbol` are explained once,
+# in describe (the model reads all the definitions together), and are bare types elsewhere.
+_PACKAGE = {"type": "string"}
+_PACKAGE_EXPLAINED = {"type": "string", "description": "CL package, Clojure namespace or Guile "
+                      "module, e.g. \"(ice-9 match)\", to read names in; default: the current one"}
 
 
 def _cap(text: str, cap: int) -> tuple[str, int]:
@@ -95,10 +98,9 @@ def _check_complete(code: str, lisp: str) -> None:
 
 @register(
     "eval",
-    "Evaluate code in the person's live Lisp image and return printed output, all values, or "
-    "the error. Each call may need the person's approval; a refusal, or code the person "
-    "edited first, is stated in the result. Changes the image (definitions persist). "
-    "Time-limited.",
+    "Evaluate code in the person's live Lisp image: printed output, all values, or the error. "
+    "Each call may need the person's approval; a refusal, or code the person edited first, is "
+    "stated in the result. Changes the image (definitions persist). Time-limited.",
     {"type": "object",
      "properties": {"code": {"type": "string", "description": "one or more complete forms"}},
      "required": ["code"]},
@@ -149,14 +151,17 @@ def _introspect(function: str, text: str, args: dict, ctx: ToolContext) -> tuple
     raise ToolError(status.upper(), body)
 
 
-_NAME = {"type": "string", "description": "one symbol name, e.g. \"mapcar\", \"pkg:name\", \"clojure.string/join\""}
+_NAME = {"type": "string"}
+_NAME_EXPLAINED = {"type": "string",
+                   "description": "One symbol, e.g. \"mapcar\", \"pkg:name\", \"clojure.string/join\""}
 
 
 @register(
     "describe",
     "Describe a symbol in the live image (kind, arglist, documentation) without evaluating "
     "anything.",
-    {"type": "object", "properties": {"symbol": _NAME, "package": _PACKAGE}, "required": ["symbol"]},
+    {"type": "object", "properties": {"symbol": _NAME_EXPLAINED, "package": _PACKAGE_EXPLAINED},
+     "required": ["symbol"]},
     group="live", read_only=True)
 def describe_tool(args: dict, ctx: ToolContext) -> dict:
     _, text = _introspect("describe-name", args["symbol"], args, ctx)
@@ -197,7 +202,9 @@ def macroexpand_tool(args: dict, ctx: ToolContext) -> dict:
     "Symbols in the live image whose names contain a pattern (Guile: a regular expression); "
     "at most 100.",
     {"type": "object",
-     "properties": {"pattern": {"type": "string"}, "package": _PACKAGE},
+     "properties": {"pattern": {"type": "string"},
+                    "package": {"type": "string", "description": "Only this CL package or "
+                                "Clojure namespace; default: all"}},
      "required": ["pattern"]},
     group="live", read_only=True)
 def apropos_tool(args: dict, ctx: ToolContext) -> dict:

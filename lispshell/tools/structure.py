@@ -9,6 +9,7 @@ edit when the file changed behind their back. The work itself is in lispshell.sy
 """
 from __future__ import annotations
 
+import copy
 from pathlib import Path
 
 from lispshell.syntax import address, edit as editing, forms, paredit
@@ -18,28 +19,50 @@ from lispshell.syntax.repair import repair
 from lispshell.syntax.validate import validate
 from lispshell.tools.registry import ToolContext, ToolError, register
 
-# ---- schema pieces (their descriptions go to the LLM on every request: keep them short) -----
+# ---- schema pieces ---------------------------------------------------------------------------
+# Every definition goes to the LLM on every request, and the model reads them all together. So
+# the addressing arguments shared by most tools are explained ONCE, with their rules, in
+# read_module (file_path, code, dialect, expected_hash), read_form (form_type, form_name,
+# line) and sexp_show_structure (target, path); everywhere else they are bare types.
 
-SOURCE = {
-    "file_path": {"type": "string"},
-    "code": {"type": "string", "description": "Instead of file_path; the answer has the new code"},
-    "dialect": {"type": "string", "description": "cl, scheme or clojure; default from the extension"},
+_EXPLAINED = {
+    "file_path": "A Lisp source file; or give code",
+    "code": "Source text instead of a file; edits then answer the new code",
+    "dialect": "cl, scheme or clojure; default from the file's extension",
+    "form_type": "Head of a top-level form: defun, define, defn...",
+    "form_name": "Its name; name[N] is the N-th match from 0; CL defmethod: \"area (circle)\", "
+                 "\"print-object :around (point t)\"",
+    "line": "Breaks ties between matches; alone, picks the top-level form on that line",
+    "target": "A node's source text (whitespace-insensitive), or the start of a list, "
+              "e.g. \"(let (\"",
+    "path": "Child indices, as printed here. In a top-level form [0] is its name (the head "
+            "is skipped); in deeper lists index 0 is the head. With no form given, a first "
+            "index picks the top-level form",
+    "expected_hash": "The hash a read returned: the edit is refused if the file changed since",
 }
-FORM = {
-    "form_type": {"type": "string", "description": "defun, define, defn..."},
-    "form_name": {"type": "string",
-                  "description": "name[N]: N-th match from 0; defmethod: \"name (specializer ...)\""},
-    "line": {"type": "integer", "description": "Breaks ties"},
-}
-NODE = {
-    "target": {"type": "string", "description": "The node's source text, or a list's start"},
-    "path": {"type": "array", "items": {"type": "integer"},
-             "description": "As sexp_show_structure prints"},
-}
-WRITE = {
-    "dry_run": {"type": "boolean"},
-    "expected_hash": {"type": "string", "description": "hash of your last read"},
-}
+_TYPES = {"file_path": {"type": "string"}, "code": {"type": "string"},
+          "dialect": {"type": "string"}, "form_type": {"type": "string"},
+          "form_name": {"type": "string"}, "line": {"type": "integer"},
+          "target": {"type": "string"}, "path": {"type": "array", "items": {"type": "integer"}},
+          "dry_run": {"type": "boolean"}, "expected_hash": {"type": "string"}}
+
+
+def addressing(*names: str, explain: bool = False) -> dict:
+    """Schema properties for the shared addressing arguments `names`, built fresh each time.
+    With explain=True they carry their one-line descriptions (only in the tool that documents
+    them; the others refer to it)."""
+    props = {}
+    for name in names:
+        props[name] = copy.deepcopy(_TYPES[name])
+        if explain and name in _EXPLAINED:
+            props[name]["description"] = _EXPLAINED[name]
+    return props
+
+
+SOURCE = ("file_path", "code", "dialect")
+FORM = ("form_type", "form_name", "line")
+NODE = ("target", "path")
+WRITE = ("dry_run", "expected_hash")
 COUNT = {"count": {"type": "integer", "minimum": 1}}
 
 
@@ -227,11 +250,11 @@ def _validate(text: str, dialect: str) -> dict:
 # ---- form tools ----------------------------------------------------------------------------------
 
 @register("read_module",
-          "Outline of a Lisp source: one line per top-level form with its line numbers; "
+          "Outline of a Lisp file or code: one line per top-level form with its line numbers; "
           "forms of up to max_lines lines in full, longer ones as their first line + ' ...'. "
-          "Returns the file's hash (for expected_hash).",
-          _schema(SOURCE, {"max_lines": {"type": "integer", "minimum": 1,
-                                         "description": "Show forms up to this many lines in full (default 5)"}}),
+          "Answers the file's hash; edits answer the new one.",
+          _schema(addressing(*SOURCE, explain=True),
+                  {"max_lines": {"type": "integer", "minimum": 1, "description": "Default 5"}}),
           group="structure", read_only=True)
 def read_module(args: dict, ctx: ToolContext) -> dict:
     src = _source(args, ctx)
@@ -245,9 +268,10 @@ def read_module(args: dict, ctx: ToolContext) -> dict:
 
 
 @register("read_form",
-          "Full text of one top-level form, chosen by form_type and form_name, with its line "
-          "range and the file's hash.",
-          _schema(SOURCE, FORM), group="structure", read_only=True)
+          "Full text of one top-level form, with its line range and the file's hash. Every "
+          "tool picks a form with form_type/form_name/line this way.",
+          _schema(addressing(*SOURCE), addressing(*FORM, explain=True)),
+          group="structure", read_only=True)
 def read_form(args: dict, ctx: ToolContext) -> dict:
     src = _source(args, ctx)
     tree = FormTree(src)
@@ -294,11 +318,11 @@ NEW_SOURCE = {"new_source": {"type": "string", "description": "The complete new 
 
 
 @register("replace_form",
-          "Replace a whole top-level form (form_type/form_name) with new_source; works on a "
-          "form that does not parse too. new_source is checked first: a confidently "
-          "repairable imbalance is fixed and reported, anything else is refused with the "
-          "error position. Only the new form is re-indented.",
-          _schema(SOURCE, FORM, NEW_SOURCE, WRITE, required=("new_source",)),
+          "Replace a whole top-level form with new_source, also one that does not parse. "
+          "new_source is checked first: a confident repair of an imbalance is applied and "
+          "reported, else it is refused with the error's position. dry_run previews any edit.",
+          _schema(addressing(*SOURCE, *FORM), NEW_SOURCE, addressing("dry_run"),
+                  addressing("expected_hash", explain=True), required=("new_source",)),
           group="structure", read_only=False, destructive=True)
 def replace_form(args: dict, ctx: ToolContext) -> dict:
     src = _source(args, ctx, writing=True)
@@ -311,12 +335,12 @@ def replace_form(args: dict, ctx: ToolContext) -> dict:
 
 
 @register("insert_form",
-          "Insert new_source as top-level form(s) before or after the anchor form "
-          "(form_type/form_name), or at the end of the file. Validated like replace_form.",
-          _schema(SOURCE, FORM, NEW_SOURCE,
+          "Insert new_source as top-level form(s) before or after the form given, or at the "
+          "end. Checked like replace_form.",
+          _schema(addressing(*SOURCE, *FORM), NEW_SOURCE,
                   {"position": {"type": "string", "enum": ["before", "after", "end"],
-                                "description": "Default: after the anchor if given, else end"}},
-                  WRITE, required=("new_source",)),
+                                "description": "Default: after the form if given, else end"}},
+                  addressing(*WRITE), required=("new_source",)),
           group="structure", read_only=False, destructive=True)
 def insert_form(args: dict, ctx: ToolContext) -> dict:
     src = _source(args, ctx, writing=True)
@@ -338,9 +362,9 @@ def insert_form(args: dict, ctx: ToolContext) -> dict:
 
 
 @register("delete_form",
-          "Delete a top-level form (form_type/form_name) together with the comment block "
-          "directly above it.",
-          _schema(SOURCE, FORM, WRITE), group="structure", read_only=False, destructive=True)
+          "Delete a top-level form and the comment block directly above it.",
+          _schema(addressing(*SOURCE, *FORM, *WRITE)), group="structure", read_only=False,
+          destructive=True)
 def delete_form(args: dict, ctx: ToolContext) -> dict:
     src = _source(args, ctx, writing=True)
     tree = FormTree(src)
@@ -355,10 +379,10 @@ MAX_REF_FILES = 500
 @register("find_references",
           "Where a symbol occurs as code (not in strings or comments) in a file, a folder of "
           "Lisp files, or code: line, column, enclosing top-level form, the line's text.",
-          _schema({"file_path": {"type": "string", "description": "File or folder"},
-                   "code": SOURCE["code"], "dialect": SOURCE["dialect"],
-                   "symbol": {"type": "string", "description": "Symbol name; unqualified also "
-                              "matches pkg:name / ns/name"}}, required=("symbol",)),
+          _schema({"file_path": {"type": "string", "description": "File or folder"}},
+                  addressing("code", "dialect"),
+                  {"symbol": {"type": "string", "description": "Unqualified also matches "
+                              "pkg:name and ns/name"}}, required=("symbol",)),
           group="structure", read_only=True)
 def find_references(args: dict, ctx: ToolContext) -> dict:
     symbol = args["symbol"].strip()
@@ -414,7 +438,7 @@ def _references_in_folder(folder: Path, args: dict, ctx: ToolContext, symbol: st
 @register("list_module_exports",
           "Public API of a module: Guile define-module #:export, export and define-public; CL "
           "defpackage :export and export; Clojure public vars (not defn- or ^:private).",
-          _schema(SOURCE), group="structure", read_only=True)
+          _schema(addressing(*SOURCE)), group="structure", read_only=True)
 def list_module_exports(args: dict, ctx: ToolContext) -> dict:
     src = _source(args, ctx)
     tree = FormTree(src)
@@ -422,10 +446,10 @@ def list_module_exports(args: dict, ctx: ToolContext) -> dict:
 
 
 @register("check_syntax",
-          "Check that code or a file reads: balanced delimiters, closed strings and comments. "
-          "Errors come with line and column, plus a repaired version (repair_confident says "
-          "whether to trust it). Never evaluates.",
-          _schema(SOURCE), group="structure", read_only=True)
+          "Check that a file or code reads (delimiters, strings, comments), never evaluating. "
+          "Errors come with line and column, plus a repaired version; repair_confident says "
+          "whether to trust it.",
+          _schema(addressing(*SOURCE)), group="structure", read_only=True)
 def check_syntax(args: dict, ctx: ToolContext) -> dict:
     src = _source(args, ctx)
     result = _validate(src.text, src.dialect)
@@ -466,7 +490,8 @@ def _paredit(name: str, description: str, op, options: dict | None = None):
         change = _apply(src, ed)
         return _finish(src, change, args, ctx, name)
 
-    register(name, description, _schema(SOURCE, FORM, NODE, options, WRITE),
+    register(name, description, _schema(addressing(*SOURCE, *FORM, *NODE), options,
+                                        addressing(*WRITE)),
              group="structure", read_only=False, destructive=True)(handler)
     return handler
 
@@ -474,8 +499,8 @@ def _paredit(name: str, description: str, op, options: dict | None = None):
 _paredit("sexp_wrap", "Wrap the target node (and count-1 following siblings) in a new list, "
          "optionally starting with head, e.g. \"progn\" or \"let ()\".", paredit.wrap,
          {**COUNT, "wrapper": {"type": "string", "enum": ["round", "square", "curly"],
-                               "description": "Delimiters (default round)"},
-          "head": {"type": "string", "description": "Source to put first in the new list"}})
+                               "description": "Default round"},
+          "head": {"type": "string"}})
 _paredit("sexp_unwrap", "Remove the target list's delimiters, splicing its elements into the "
          "parent; keep \"body\" also drops its first element (the operator).", paredit.unwrap,
          {"keep": {"type": "string", "enum": ["all", "body"], "description": "Default all"}})
@@ -493,17 +518,17 @@ _paredit("sexp_kill", "Delete the target node and count-1 following siblings.", 
 _paredit("sexp_transpose", "Swap the target node with its next sibling.", paredit.transpose)
 _paredit("sexp_split", "Split the list enclosing the target in two; the target starts the "
          "second list. clone_head repeats the head symbol in it.", paredit.split,
-         {"clone_head": {"type": "boolean", "description": "Default false"}})
+         {"clone_head": {"type": "boolean"}})
 _paredit("sexp_join", "Join the target list with the next sibling list of the same kind; "
          "drop_head drops the second list's first element.", paredit.join,
-         {"drop_head": {"type": "boolean", "description": "Default false"}})
+         {"drop_head": {"type": "boolean"}})
 
 
 @register("sexp_show_structure",
-          "Outline of a top-level form (or the file) to depth: one line per element with its "
-          "path, text, kind and line, as the sexp_* tools take them (path from the form: [0] is "
-          "its name; target: a node's text).",
-          _schema(SOURCE, FORM, NODE, {
+          "Tree of a top-level form (or the file) to depth: one line per node with its path, "
+          "text, kind and line. Every sexp_* tool acts on the node given this way: a form "
+          "(as read_form), then path or target inside it.",
+          _schema(addressing(*SOURCE, *FORM), addressing(*NODE, explain=True), {
               "depth": {"type": "integer", "minimum": 1, "description": "Default 4"},
               "show_paths": {"type": "boolean", "description": "Default true"},
               "show_text": {"type": "boolean", "description": "Default true"}}),
@@ -532,8 +557,8 @@ def sexp_show_structure(args: dict, ctx: ToolContext) -> dict:
 @register("sexp_get_enclosing",
           "The list enclosing the target, levels up (default 1): its text, path, kind, head, "
           "the child's index in it and its element count.",
-          _schema(SOURCE, FORM, NODE, {"levels": {"type": "integer", "minimum": 1,
-                                                  "description": "Default 1"}}),
+          _schema(addressing(*SOURCE, *FORM, *NODE),
+                  {"levels": {"type": "integer", "minimum": 1}}),
           group="structure", read_only=True)
 def sexp_get_enclosing(args: dict, ctx: ToolContext) -> dict:
     src = _source(args, ctx)
