@@ -88,7 +88,7 @@ def test_non_delimiter_problems_are_left_alone(text, dialect):
 def test_wrapper_whose_body_sits_at_column_0_closes_at_the_end():
     text = "(progn\n\n(defun a () 1)\n\n(defun b () 2)\n"
     new, edits, confident = repair(text, "cl")
-    assert new == "(progn\n\n(defun a () 1)\n\n(defun b () 2)\n)\n" and not confident
+    assert new == "(progn\n\n(defun a () 1)\n\n(defun b () 2))\n" and not confident
 
 
 def test_huge_inputs_finish():

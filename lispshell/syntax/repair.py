@@ -83,8 +83,8 @@ def repair(text: str, dialect: str) -> tuple[str, list[dict], bool]:
         if _balanced(chunk):
             continue
         if i + 1 < len(chunks) and not wrapper_edits and _is_wrapper(chunk):
-            # `(progn` / `(comment` whose body sits at column 0 and whose closer is missing:
-            # it closes at the very end, on its own line, as such wrappers are written.
+            # `(progn` / `(eval-when (...)` whose body sits at column 0 and whose closer is
+            # missing: it closes after the last form of the text.
             wrapper_edits = _close_wrapper(text, chunk, toks)
             confident = False
             continue
@@ -124,9 +124,8 @@ def _close_wrapper(text: str, chunk: list[_Tok], toks: list[_Tok]) -> list[dict]
             stack.append(t)
         elif t.code in ")]}" and stack:
             stack.pop()
-    end = len(text.rstrip())
-    return [{"start": end, "end": end,
-             "text": "".join("\n" + " " * o.col + CLOSE_FOR[o.code] for o in reversed(stack))}]
+    end = toks[-1].end                    # after the last code token of the text
+    return [{"start": end, "end": end, "text": "".join(CLOSE_FOR[o.code] for o in reversed(stack))}]
 
 
 def _merge_inserts(edits: list[dict]) -> list[dict]:
