@@ -237,7 +237,9 @@ def _repair_chunk(text: str, chunk: list[_Tok], dialect: str) -> tuple[list, boo
             if fixed is None:
                 continue
             balanced, consistent, _ = fixed
-            candidates.append((not balanced, not consistent, len(out.edits), out, indent))
+            # rank: reads, then fewest edits, then agrees with the indentation (the original
+            # may itself be loosely indented: a smaller repair beats a tidier reshuffle)
+            candidates.append((not balanced, len(out.edits), not consistent, out, indent))
     if not candidates:
         return [], False
     candidates.sort(key=lambda c: c[:3])
@@ -246,9 +248,9 @@ def _repair_chunk(text: str, chunk: list[_Tok], dialect: str) -> tuple[list, boo
     # another candidate as good as the best, but with a different result: ambiguous
     rivals = [c for c in candidates[1:] if c[:3] == best_key and
               _edit_key(c[3].edits) != _edit_key(best[3].edits)]
-    unbalanced, inconsistent, _, outcome, _ = best
+    unbalanced, _, inconsistent, outcome, _ = best
     # a smaller repair that reads (even against the indentation) makes this one a guess
-    smaller = any(not c[0] and c[2] < len(outcome.edits) for c in candidates)
+    smaller = any(not c[0] and c[1] < len(outcome.edits) for c in candidates)
     edits, alternatives = outcome.edits, False
     if not (unbalanced or inconsistent):
         edits, alternatives = _refine(text, chunk, edits, dialect)
