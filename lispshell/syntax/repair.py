@@ -230,9 +230,10 @@ def _balanced(chunk) -> bool:
 
 def _repair_chunk(text: str, chunk: list[_Tok], dialect: str) -> tuple[list, bool]:
     candidates = []
+    final_at = _final_position(text, chunk)
     for indent in (True, False):
         for insert_on_mismatch in (False, True):
-            out = _greedy(chunk, indent, insert_on_mismatch)
+            out = _greedy(chunk, indent, insert_on_mismatch, final_at)
             fixed = _apply_to_chunk(text, chunk, out.edits, dialect)
             if fixed is None:
                 continue
@@ -503,7 +504,21 @@ class _Open:
     last_child_first: bool = False   # does its last child start a line?
 
 
-def _greedy(chunk: list[_Tok], indent: bool, insert_on_mismatch: bool) -> _Outcome:
+def _final_position(text: str, chunk: list[_Tok]) -> int:
+    """Where closers still open at the end of the chunk go: after its last code token, or,
+    when the text ends with an indented blank line after it (what a dropped closer on its
+    own line leaves behind), at the end of that indentation."""
+    end = chunk[-1].end
+    tail = text[end:]
+    if tail.strip() == "" and "\n" in tail:
+        last_line = tail.rsplit("\n", 1)[1]
+        if last_line and last_line.strip(" \t") == "":
+            return len(text)
+    return end
+
+
+def _greedy(chunk: list[_Tok], indent: bool, insert_on_mismatch: bool,
+            final_at: int | None = None) -> _Outcome:
     """One pass over the chunk that keeps a stack and fixes what it meets.
 
     indent: close forms where a line starts at or left of their opener's column (the closer
@@ -550,7 +565,7 @@ def _greedy(chunk: list[_Tok], indent: bool, insert_on_mismatch: bool) -> _Outco
             stack.pop()
         last_end = t.end
     while stack:
-        close_top(last_end)
+        close_top(final_at if final_at is not None else last_end)
     return out
 
 
