@@ -261,3 +261,37 @@ def test_edit_then_always_and_ctrl_c_means_no(shell, api, tmp_path):
     sh.expect("declined")
     sh.expect("after ctrl-c")  # Ctrl-C at the question is a no, not the end of the turn
     sh.quit()
+
+
+def test_the_api_key_is_never_shown_or_saved(tmp_path):
+    """A dialogue, then a rejected key: the key appears neither on the screen nor in any file
+    lispshell writes (history, the saved conversation)."""
+    key = "sk-ant-test-SECRET-0123456789"
+    with FakeAnthropic(key=key) as good:
+        good.script(Reply.text("Hello there."))
+        sh = Shell(tmp_path, good)
+        try:
+            sh.expect(">")
+            sh.submit("say hello")
+            sh.expect("Hello there.")
+            sh.quit()
+        finally:
+            sh.close()
+        screens = sh.text()
+    with FakeAnthropic(key="a-different-key") as bad:  # our key is refused: 401
+        sh = pty_shell.Shell(tmp_path, env={"ANTHROPIC_API_KEY": key, "ANTHROPIC_BASE_URL": bad.url,
+                                            "ANTHROPIC_CONFIG_DIR": str(tmp_path / "anthropic")})
+        try:
+            sh.expect(">")
+            sh.submit("say hello")
+            sh.expect("uthentication")
+            sh.submit(",quit")
+            sh.wait_exit()
+        finally:
+            sh.close()
+        screens += sh.text()
+    assert key not in screens
+    written = [p for p in (tmp_path / "state").rglob("*") if p.is_file()]
+    assert written, "expected history and a saved conversation"
+    for path in written:
+        assert key not in path.read_text(errors="replace"), path
