@@ -22,10 +22,8 @@ from __future__ import annotations
 
 import argparse
 import os
-import resource
 import select
 import shutil
-import statistics
 import subprocess
 import sys
 import tempfile

@@ -35,7 +35,7 @@ sys.path.insert(0, os.path.join(os.path.dirname(__file__), ".."))
 
 from lispshell.syntax.lexer import tokenize  # noqa: E402
 from lispshell.syntax.repair import repair  # noqa: E402
-from lispshell.syntax.validate import top_level_forms, validate  # noqa: E402
+from lispshell.syntax.validate import top_level_forms  # noqa: E402
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 CLOSERS = ")]}"

@@ -111,7 +111,7 @@ _CL = [
     ("string", _STRING),
     ("prefix", r"'|`|,@|,"),
     ("open:paren", r"#\d*\("),
-    ("char", rf"""#\\[\s\S][^\s()'";`,]*"""),
+    ("char", r"""#\\[\s\S][^\s()'";`,]*"""),
     ("prefix", r"#'|#[+.-]|#\d+=|#\d*[aA]|#[sScCpP]"),
     ("block_comment", _BLOCK_FLAT),
     ("block_nested", r"#\|"),

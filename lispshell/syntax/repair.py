@@ -24,7 +24,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from lispshell.syntax.dialects import CLOJURE, resolve_dialect
+from lispshell.syntax.dialects import resolve_dialect
 from lispshell.syntax.lexer import tokenize
 from lispshell.syntax.validate import validate
 
