@@ -14,7 +14,7 @@ def main(argv: list[str] | None = None) -> int:
         from lispshell.check_cli import main as run
         argv = argv[1:]
     elif argv and argv[0] == "mcp":
-        from lispshell.mcp_server import main as run
+        from lispshell.mcp.main import main as run
         argv = argv[1:]
     else:
         from lispshell.repl.main import main as run

@@ -34,7 +34,8 @@ from functools import partial
 from rich.text import Text
 
 from lispshell.repl.commands import QUIT, CommandTable
-from lispshell.repl.forms import split_forms, syntax_dialect
+from lispshell.repl.forms import split_forms
+from lispshell.syntax.dialects import resolve_dialect
 from lispshell.repl.render import Renderer
 from lispshell.repl.route import COMMAND, LLM, route
 
@@ -69,7 +70,7 @@ class Repl:
 
     @property
     def dialect(self) -> str:
-        return syntax_dialect(self.lisp)
+        return resolve_dialect(self.lisp)
 
     def print_above(self, *renderables, **kwargs) -> None:
         """Print rich renderables above the prompt (safe from any thread, prompt or not)."""

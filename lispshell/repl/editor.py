@@ -29,7 +29,7 @@ from prompt_toolkit.key_binding import KeyBindings
 from prompt_toolkit.layout.processors import HighlightMatchingBracketProcessor
 from prompt_toolkit.lexers import PygmentsLexer
 
-from lispshell.repl.forms import syntax_dialect
+from lispshell.syntax.dialects import resolve_dialect
 from lispshell.repl.indent import newline_indent
 from lispshell.repl.route import INCOMPLETE, route
 
@@ -91,7 +91,7 @@ def missing_closers(text: str, lisp: str) -> str:
     from lispshell.syntax.dialects import CLOSE_CHAR
     from lispshell.syntax.validate import validate
 
-    check = validate(text, syntax_dialect(lisp))
+    check = validate(text, resolve_dialect(lisp))
     if check.complete or any(e.code != "UNCLOSED" for e in check.errors):
         return ""
     return "".join(CLOSE_CHAR[o["delim"]] for o in reversed(check.unclosed))

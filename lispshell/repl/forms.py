@@ -9,15 +9,6 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-# The Lisp implementation names map to the syntax dialects of the syntax core.
-SYNTAX_DIALECT = {"sbcl": "cl", "guile": "scheme", "clojure": "clojure"}
-
-
-def syntax_dialect(name: str) -> str:
-    """"sbcl" -> "cl", "guile" -> "scheme"; syntax dialect names pass through."""
-    return SYNTAX_DIALECT.get(name, name)
-
-
 @dataclass
 class SyntaxProblem:
     message: str
@@ -53,9 +44,10 @@ def split_forms(text: str, dialect: str) -> tuple[list[str], SyntaxProblem | Non
     `dialect` is a Lisp name (sbcl, guile, clojure) or a syntax dialect (cl, scheme, clojure).
     Comments between forms are dropped; a text of only comments and blanks gives no forms.
     """
+    from lispshell.syntax.dialects import resolve_dialect
     from lispshell.syntax.validate import top_level_forms, validate
 
-    dialect = syntax_dialect(dialect)
+    dialect = resolve_dialect(dialect)
     check = validate(text, dialect)
     problem = None
     limit = len(text)

@@ -7,8 +7,7 @@ unterminated string or block comment nothing is added (spaces would become conte
 """
 from __future__ import annotations
 
-from lispshell.repl.forms import syntax_dialect
-from lispshell.syntax.dialects import CLOSE_CHAR
+from lispshell.syntax.dialects import CLOSE_CHAR, resolve_dialect
 from lispshell.syntax.indent import reindent
 from lispshell.syntax.lexer import tokenize
 
@@ -19,7 +18,7 @@ def _column(text: str, offset: int) -> int:
 
 def newline_indent(before: str, dialect: str) -> int:
     """Spaces to put at the start of a new line typed after `before` (the text before the cursor)."""
-    dialect = syntax_dialect(dialect)
+    dialect = resolve_dialect(dialect)
     try:
         tokens, state = tokenize(before, dialect)
     except (ValueError, IndexError):

@@ -20,7 +20,7 @@ from __future__ import annotations
 
 import re
 
-from lispshell.repl.forms import syntax_dialect
+from lispshell.syntax.dialects import resolve_dialect
 
 COMMAND, LISP, LLM, INCOMPLETE = "command", "lisp", "llm", "incomplete"
 
@@ -91,7 +91,7 @@ def route(text: str, dialect: str) -> str:
         return COMMAND
     if stripped.startswith("?"):
         return LLM
-    dialect = syntax_dialect(dialect)
+    dialect = resolve_dialect(dialect)
     try:
         from lispshell.syntax.lexer import tokenize
         from lispshell.syntax.validate import validate

@@ -9,6 +9,7 @@ from __future__ import annotations
 from typing import Any
 
 from lispshell.lisp.introspect import call_form, parse_answer
+from lispshell.syntax.validate import validate
 from lispshell.tools.registry import ToolContext, ToolError, register
 
 DECLINED = "The person declined to evaluate this code."
@@ -16,7 +17,6 @@ VALUE_CAP = 8000  # characters per printed value sent back
 OUTPUT_CAP = 16000  # characters of printed output sent back to the model per eval
 RECORD_CAP = 4000  # the same for the person's own evals, which the model reads as history
 
-SYNTAX_DIALECT = {"sbcl": "cl", "guile": "scheme", "clojure": "clojure"}
 
 # Every definition goes to the LLM on every request: `package` and `symbol` are explained once,
 # in describe (the model reads all the definitions together), and are bare types elsewhere.
@@ -81,19 +81,12 @@ def eval_result(res: Any, timeout: float | None = None, text_cap: int = OUTPUT_C
 
 
 def _check_complete(code: str, lisp: str) -> None:
-    """Refuse code that stops mid-form before asking anyone (the syntax core, when present)."""
-    try:
-        from lispshell.syntax.validate import validate
-    except Exception:
-        return
-    try:
-        v = validate(code, SYNTAX_DIALECT.get(lisp, "cl"))
-    except Exception:
-        return
-    if not getattr(v, "complete", True):
+    """Refuse code that stops mid-form before asking anyone to approve it."""
+    v = validate(code, lisp)
+    if not v.complete:
         raise ToolError("INCOMPLETE", "The code stops in the middle of a form (an unclosed "
                         "delimiter or string); nothing was run. Fix it (validate_syntax helps) "
-                        "and try again.", details=getattr(v, "text", ""))
+                        "and try again.", details=v.text)
 
 
 @register(
@@ -110,7 +103,7 @@ def eval_tool(args: dict, ctx: ToolContext) -> dict:
     if not code.strip():
         raise ToolError("BAD_INPUT", "code is empty")
     session = ctx.lisp()
-    _check_complete(code, getattr(session, "lisp", "sbcl"))
+    _check_complete(code, session.lisp)
     if ctx.gate is None:
         raise ToolError("NOT_ALLOWED", "The code was not evaluated: no one is here to confirm "
                                        "evaluations.")
