@@ -86,9 +86,13 @@ def test_non_delimiter_problems_are_left_alone(text, dialect):
 
 
 def test_wrapper_whose_body_sits_at_column_0_closes_at_the_end():
+    # a body at column 0 is closed on a line of its own at column 0 (the line the dropped
+    # closer left empty); with no line left for it, on the last line
     text = "(progn\n\n(defun a () 1)\n\n(defun b () 2)\n"
     new, edits, confident = repair(text, "cl")
-    assert new == "(progn\n\n(defun a () 1)\n\n(defun b () 2))\n" and not confident
+    assert new == "(progn\n\n(defun a () 1)\n\n(defun b () 2)\n)" and not confident
+    new, edits, confident = repair(text.rstrip("\n"), "cl")
+    assert new == "(progn\n\n(defun a () 1)\n\n(defun b () 2))" and not confident
 
 
 def test_huge_inputs_finish():

@@ -18,7 +18,7 @@ How: top-level forms start at column 0, so the text is cut into chunks at lines 
 column 0; only chunks whose delimiters do not balance are touched. For each broken chunk a few
 candidate repairs are built (missing closers where the indentation says a form ends, or at the
 end; a wrong closer replaced, or the missing closer inserted before it; an extra closer
-deleted) and scored: balanced first, then indentation-consistent, then fewest edits.
+deleted) and scored: balanced first, then fewest edits, then fewest lines against the indentation.
 """
 from __future__ import annotations
 
@@ -88,7 +88,7 @@ def repair(text: str, dialect: str) -> tuple[str, list[dict], bool]:
             wrapper_edits = _close_wrapper(text, chunk, toks)
             confident = False
             continue
-        chunk_edits, chunk_confident = _repair_chunk(text, chunk, dialect)
+        chunk_edits, chunk_confident = _repair_chunk(text, chunk, dialect, toks[-1])
         edits.extend(chunk_edits)
         confident = confident and chunk_confident
     edits.sort(key=lambda e: (e["start"], e["end"]))
@@ -124,7 +124,9 @@ def _close_wrapper(text: str, chunk: list[_Tok], toks: list[_Tok]) -> list[dict]
             stack.append(t)
         elif t.code in ")]}" and stack:
             stack.pop()
-    end = toks[-1].end                    # after the last code token of the text
+    # after the last code token of the text, or on the line of its own left empty for it
+    holes = _closer_holes(text, toks, wrapper=True)
+    end = holes[-1][0] if holes else toks[-1].end
     return [{"start": end, "end": end, "text": "".join(CLOSE_FOR[o.code] for o in reversed(stack))}]
 
 
@@ -228,19 +230,38 @@ def _balanced(chunk) -> bool:
 
 # --- one chunk -------------------------------------------------------------------------------------
 
-def _repair_chunk(text: str, chunk: list[_Tok], dialect: str) -> tuple[list, bool]:
+def _repair_chunk(text: str, chunk: list[_Tok], dialect: str, last_tok: _Tok) -> tuple[list, bool]:
     candidates = []
-    final_at = _final_position(text, chunk)
-    for indent in (True, False):
-        for insert_on_mismatch in (False, True):
-            out = _greedy(chunk, indent, insert_on_mismatch, final_at)
-            fixed = _apply_to_chunk(text, chunk, out.edits, dialect)
-            if fixed is None:
-                continue
-            balanced, consistent, _ = fixed
-            # rank: reads, then fewest edits, then agrees with the indentation (the original
-            # may itself be loosely indented: a smaller repair beats a tidier reshuffle)
-            candidates.append((not balanced, len(out.edits), not consistent, out, indent))
+    holes = _closer_holes(text, chunk) if chunk[-1] is last_tok else []
+
+    def final(stack):
+        return _final_positions(text, chunk, stack, holes)
+
+    def blank_lines(start, end):
+        return _blank_lines(text, start, end)
+
+    plain = [_greedy(chunk, False, iom, final) for iom in (False, True)]
+    # The forms a plain pass leaves open are those whose closers were dropped at the end;
+    # letting the indentation close only those keeps a loosely indented line elsewhere in the
+    # form from moving closers that were never missing.
+    only_missing = [_greedy(chunk, True, iom, final, blank_lines=blank_lines,
+                            only={e["_opener"] for e in p.edits if "_opener" in e})
+                    for iom, p in zip((False, True), plain)]
+    by_indent = [_greedy(chunk, True, iom, final, blank_lines=blank_lines)
+                 for iom in (False, True)]
+    runs = [(out, True) for out in only_missing + by_indent] + [(out, False) for out in plain]
+    best_line_end = _best_line_end(chunk, plain[0])
+    if best_line_end is not None:
+        runs.append((best_line_end, True))     # last: it wins only when strictly better
+    for out, indent in runs:
+        fixed = _apply_to_chunk(text, chunk, out.edits, dialect)
+        if fixed is None:
+            continue
+        balanced, misindented, _ = fixed
+        # rank: reads, then fewest edits, then fewest lines against the indentation (the
+        # original may itself be loosely indented: a smaller repair beats a tidier
+        # reshuffle, and among equal ones the one that adds no odd line wins)
+        candidates.append((not balanced, len(out.edits), misindented, out, indent))
     if not candidates:
         return [], False
     candidates.sort(key=lambda c: c[:3])
@@ -258,6 +279,31 @@ def _repair_chunk(text: str, chunk: list[_Tok], dialect: str) -> tuple[list, boo
     confident = not (unbalanced or inconsistent or rivals or outcome.ambiguous or alternatives
                      or smaller)
     return [{k: v for k, v in e.items() if not k.startswith("_")} for e in edits], confident
+
+
+def _best_line_end(chunk: list[_Tok], plain: _Outcome) -> _Outcome | None:
+    """When one closer is missing, the line end where inserting it leaves the fewest lines
+    against the indentation (the latest of equals).
+
+    The indentation-driven pass closes every form a line starts left of, which in a loosely
+    indented form adds edits elsewhere; a single closer dropped at a line end is better
+    found by trying each line end and counting the lines that then disagree with it.
+    """
+    inserts = [e for e in plain.edits if e["start"] == e["end"]]
+    if len(plain.edits) != 1 or len(inserts) != 1 or len(chunk) > MAX_REFINE_TOKENS:
+        return None
+    ends = [t.end for t, nxt in zip(chunk, chunk[1:]) if nxt.first]
+    if len(ends) > MAX_POSITIONS:
+        return None
+    best = None
+    for at in ends:
+        trial = [{**inserts[0], "start": at, "end": at}]
+        balanced, misindented = _check_virtual(chunk, trial)
+        if balanced and (best is None or misindented <= best[0]):
+            best = (misindented, trial)
+    if best is None:
+        return None
+    return _Outcome(edits=best[1], ambiguous=plain.ambiguous)
 
 
 def _refine(text: str, chunk: list[_Tok], edits: list[dict], dialect: str):
@@ -288,8 +334,8 @@ def _refine(text: str, chunk: list[_Tok], edits: list[dict], dialect: str):
         options = []
         for alt in alternatives:
             trial = edits[:idx] + [alt] + edits[idx + 1:]
-            balanced, consistent = _check_virtual(chunk, trial)
-            if balanced and consistent:
+            balanced, misindented = _check_virtual(chunk, trial)
+            if balanced and not misindented:
                 piece = _apply_to_chunk(text, chunk, trial, dialect)[2]
                 if piece != base[2]:
                     options.append((alt, piece))
@@ -329,10 +375,10 @@ def _alternatives(text: str, chunk: list[_Tok], e: dict) -> list[dict]:
             if t.start != e["start"] and text[t.start:t.end] == char]
 
 
-def _check_virtual(chunk: list[_Tok], edits: list[dict]) -> tuple[bool, bool]:
-    """(balanced, indentation-consistent) of the chunk after `edits`, without re-reading it.
+def _check_virtual(chunk: list[_Tok], edits: list[dict]) -> tuple[bool, int]:
+    """(balanced, count of misindented lines) of the chunk after `edits`, without re-reading it.
 
-    Same rules as `_balanced` and `_consistent`, on the token list with closers inserted,
+    Same rules as `_balanced` and `_misindented`, on the token list with closers inserted,
     deleted or replaced; columns after a change on the same line shift by its length.
     """
     inserts: dict[int, list[str]] = {}
@@ -347,7 +393,7 @@ def _check_virtual(chunk: list[_Tok], edits: list[dict]) -> tuple[bool, bool]:
     points = sorted(inserts)
     k = 0
     stack: list[tuple[str, int]] = []
-    closed_once, consistent, shift = False, True, 0
+    closed_once, misindented, shift = False, 0, 0
 
     def close(char: str) -> bool:
         nonlocal closed_once
@@ -362,7 +408,7 @@ def _check_virtual(chunk: list[_Tok], edits: list[dict]) -> tuple[bool, bool]:
         while k < len(points) and points[k] <= t.start:
             for char in inserts[points[k]]:
                 if not close(char):
-                    return False, False
+                    return False, 1
                 if not t.first:
                     shift += 1
             k += 1
@@ -374,19 +420,19 @@ def _check_virtual(chunk: list[_Tok], edits: list[dict]) -> tuple[bool, bool]:
         code = replaced.get(t.start, t.code)
         if t.first and code not in ")]}":
             if stack and stack[-1][1] >= t.col:
-                consistent = False
-            if not stack and closed_once:
-                consistent = False
+                misindented += 1
+            elif not stack and closed_once:
+                misindented += 1
         if code in "([{":
             stack.append((code, t.col + shift))
         elif code in ")]}":
             if not close(code):
-                return False, False
+                return False, 1
     for point in points[k:]:
         for char in inserts[point]:
             if not close(char):
-                return False, False
-    return not stack, consistent
+                return False, 1
+    return not stack, misindented
 
 
 def _same_line_alternatives(text: str, chunk: list[_Tok], e: dict) -> list[dict]:
@@ -463,8 +509,11 @@ def _edit_key(edits) -> tuple:
 
 
 def _apply_to_chunk(text, chunk, edits, dialect):
-    """(balanced, indentation-consistent) of the chunk's text after `edits`."""
-    start, end = chunk[0].start, chunk[-1].end
+    """(balanced, count of misindented lines, text) of the chunk after `edits`."""
+    # the piece runs to the last edit too: closers put on lines of their own after the last
+    # code token must not read the same as closers right after it
+    start = chunk[0].start
+    end = max([chunk[-1].end] + [e["end"] for e in edits])
     local = [{"start": e["start"] - start, "end": e["end"] - start, "text": e["text"]}
              for e in edits]
     piece = apply_edits(text[start:end], local)
@@ -473,28 +522,31 @@ def _apply_to_chunk(text, chunk, edits, dialect):
     lead = " " * (start - line_start)
     tokens, state = tokenize(lead + piece, dialect)
     toks = _annotate(lead + piece, tokens, dialect)
-    return _balanced(toks), _consistent(toks), piece
+    return _balanced(toks), _misindented(toks), piece
 
 
-def _consistent(toks: list[_Tok]) -> bool:
-    """Every line inside a form is indented deeper than each form still open around it, and
-    nothing but the first form of a chunk starts with no form open."""
+def _misindented(toks: list[_Tok]) -> int:
+    """How many lines disagree with the structure: a line inside a form must be indented deeper
+    than each form still open around it, and nothing but the first form of a chunk starts
+    with no form open. A count, not a yes/no: a loosely indented original has a few such
+    lines whatever the repair, and the right repair adds none."""
     stack: list[int] = []          # columns of open openers
     closed_once = False
+    bad = 0
     for t in toks:
         if t.first and t.code not in ")]}":
             if stack and stack[-1] >= t.col:
-                return False
-            if not stack and closed_once:
-                return False
+                bad += 1
+            elif not stack and closed_once:
+                bad += 1
         if t.code in "([{":
-            stack.append(t.col + 0)
+            stack.append(t.col)
         elif t.code in ")]}":
             if stack:
                 stack.pop()
             if not stack:
                 closed_once = True
-    return True
+    return bad
 
 
 @dataclass
@@ -504,27 +556,90 @@ class _Open:
     last_child_first: bool = False   # does its last child start a line?
 
 
-def _final_position(text: str, chunk: list[_Tok]) -> int:
-    """Where closers still open at the end of the chunk go: after its last code token, or,
-    when the text ends with an indented blank line after it (what a dropped closer on its
-    own line leaves behind), at the end of that indentation."""
+def _blank_lines(text: str, start: int, end: int) -> list[tuple[int, int]]:
+    """(offset of its end, column) of each blank line that keeps an indentation, among the
+    lines that start after `start` and end by `end`.
+
+    A closer alone on its line leaves such a line behind when it is dropped."""
+    out = []
+    line_start = text.find("\n", start, end) + 1
+    while line_start > 0:
+        line_end = text.find("\n", line_start, end)
+        line = text[line_start:line_end if line_end >= 0 else end]
+        if line_end < 0 and end < len(text):
+            break                         # the line goes on past `end`: not blank
+        if line and line.strip(" \t") == "":
+            out.append((line_start + len(line), len(line.expandtabs(8))))
+        line_start = line_end + 1
+    return out
+
+
+def _closer_holes(text: str, chunk: list[_Tok], wrapper: bool = False) -> list[tuple[int, int]]:
+    """(offset, column) of the lines after the chunk's last code token where dropped closers
+    most likely sat on lines of their own; only for the chunk that ends the text.
+
+    Blank lines that keep an indentation (see `_blank_lines`). The text's last line left empty
+    (the text ends with a line break) counts as one at column 0 only with evidence that the
+    form closes on a line of its own: its last code line ends with a comment, it has other
+    lines that start with a closer, or it is a wrapper whose body sits at column 0.
+    Otherwise a trailing line break is just the end of a file, and the closers go on the last
+    code line.
+    """
+    end = chunk[-1].end
+    holes = _blank_lines(text, end, len(text))
+    if not holes and text.endswith("\n") and "\n" in text[end:]:
+        last_code_line = text[end:text.find("\n", end)]
+        comment_ends_code_line = ";" in last_code_line or "#|" in last_code_line
+        own_line_closers = any(t.first and t.code in ")]}" for t in chunk)
+        if comment_ends_code_line or own_line_closers or wrapper:
+            holes.append((len(text), 0))
+    return holes
+
+
+def _final_positions(text: str, chunk: list[_Tok], stack: list, holes) -> list[int]:
+    """Where each form still open at the end of the chunk closes, innermost first.
+
+    After the last code token, or in the holes after it (see `_place_in_holes`). Trailing
+    blanks on that line with no line break after them (`(f x) )))`) say the closers of the
+    forms opened on the last line came before the blanks and the others after them.
+    """
     end = chunk[-1].end
     tail = text[end:]
-    if tail.strip() == "" and "\n" in tail:
-        last_line = tail.rsplit("\n", 1)[1]
-        if last_line and last_line.strip(" \t") == "":
-            return len(text)
-    return end
+    if not holes and tail and "\n" not in tail and tail.strip(" \t") == "":
+        line_start = text.rfind("\n", 0, end) + 1
+        return [end if o.tok.start >= line_start else len(text) for o in reversed(stack)]
+    return _place_in_holes(end, stack, holes)
+
+
+def _place_in_holes(end: int, stack: list, holes) -> list[int]:
+    """Where each form of `stack` closes, innermost first: after the code token ending at
+    `end`, or in one of the blank lines after it that dropped closers left (`holes`).
+
+    A closer alone on its line closes forms opened left of its column (the top-level form at
+    column 0), so each form goes to the last hole right of its opener, or right after the code
+    when none is (a form opened further right closed on the code line, before the holes).
+    """
+    out, pos = [], end
+    for o in reversed(stack):
+        fits = [at for at, col in holes if o.tok.col < col or col == o.tok.col == 0]
+        if fits:
+            pos = max(pos, fits[-1])
+        out.append(pos)
+    return out
 
 
 def _greedy(chunk: list[_Tok], indent: bool, insert_on_mismatch: bool,
-            final_at: int | None = None) -> _Outcome:
+            final=None, only: set[int] | None = None, blank_lines=None) -> _Outcome:
     """One pass over the chunk that keeps a stack and fixes what it meets.
 
     indent: close forms where a line starts at or left of their opener's column (the closer
     goes right after the previous code token); else only at the end.
     insert_on_mismatch: at a wrong closer whose kind matches the opener below the top, insert
     the top's closer before it (a dropped closer) instead of replacing it (a wrong kind).
+    only: the openers (by start offset) the indentation may close; None for all.
+    final: stack -> where each form still open at the end closes (innermost first).
+    blank_lines: (start, end) -> the blank lines between where the indentation closes forms
+    (closers dropped from lines of their own go there).
     """
     out = _Outcome()
     stack: list[_Open] = []
@@ -541,8 +656,14 @@ def _greedy(chunk: list[_Tok], indent: bool, insert_on_mismatch: bool,
     for t in chunk:
         c = t.code
         if indent and t.first and c not in ")]}":
-            while stack and stack[-1].tok.col >= t.col:
-                close_top(last_end)
+            k = len(stack)
+            while k and stack[k - 1].tok.col >= t.col and (
+                    only is None or stack[k - 1].tok.start in only):
+                k -= 1
+            if k < len(stack):
+                holes = blank_lines(last_end, t.start) if blank_lines else []
+                for at in _place_in_holes(last_end, stack[k:], holes):
+                    close_top(at)
         if c not in ")]}" and stack and not after_prefix:
             stack[-1].children += 1
             stack[-1].last_child_first = t.first
@@ -564,8 +685,10 @@ def _greedy(chunk: list[_Tok], indent: bool, insert_on_mismatch: bool,
                     out.edits.append({"start": t.start, "end": t.end, "text": want})
             stack.pop()
         last_end = t.end
-    while stack:
-        close_top(final_at if final_at is not None else last_end)
+    # forms still open at the end: where `final(stack)` says (innermost first), else at the end
+    positions = final(stack) if final is not None else [last_end] * len(stack)
+    for at in positions:
+        close_top(at)
     return out
 
 
