@@ -161,3 +161,35 @@ def test_any_text_gets_an_answer_and_confident_repairs_read(text, dialect):
         assert (new, edits, confident) == (text, [], True)
     if confident:
         assert validate(new, dialect).ok
+
+
+# --- where the layout says the dropped closers stood (engineer H) ------------------------------
+
+@pytest.mark.parametrize("damaged,original,dialect", [
+    # closers alone on their lines: each goes back to the blank line it left, and a line's
+    # column says which forms it closed (forms opened left of it)
+    ("(defun f (x)\n  (case x\n    (1 'one)\n    ;; more later\n    \n  ",
+     "(defun f (x)\n  (case x\n    (1 'one)\n    ;; more later\n    )\n  )", "cl"),
+    # a last code line ending in a comment: the closer went on a line of its own
+    ("(defun f (x)\n  (g x) ; done\n", "(defun f (x)\n  (g x) ; done\n)", "cl"),
+    # trailing blanks: the last line's own forms closed before them, the others after
+    ("(define-syntax s\n  (syntax-rules ()\n    ((_ x)\n     (f (g x) ",
+     "(define-syntax s\n  (syntax-rules ()\n    ((_ x)\n     (f (g x)) )))", "scheme"),
+    # a column-0 wrapper owns the column-0 closer at the end; its last body form lost its own
+    ("(progn\n(defun a () 1)\n(defun b () 2\n)", "(progn\n(defun a () 1)\n(defun b () 2)\n)", "cl"),
+    # a loosely indented line elsewhere (the macrolet body) does not move closers that were
+    # never missing: the indentation closes only the forms left open
+    ("(macrolet ((def (x)\n  `(list ,x)))\n  (def a)\n  (def b\n    c\n  (def d\n    e",
+     "(macrolet ((def (x)\n  `(list ,x)))\n  (def a)\n  (def b\n    c)\n  (def d\n    e))", "cl"),
+])
+def test_layout_left_by_dropped_closers_is_followed(damaged, original, dialect):
+    new, edits, confident = repair(damaged, dialect)
+    assert new == original
+    assert apply_edits(damaged, edits) == new
+    assert not confident           # the closers could as well sit at the end of the code
+
+
+def test_a_final_line_break_alone_is_the_end_of_a_file():
+    # no sign of closers on lines of their own: they go on the last code line
+    new, _, _ = repair("(defun f (x)\n  (g x)\n", "cl")
+    assert new == "(defun f (x)\n  (g x))\n"

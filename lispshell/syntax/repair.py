@@ -82,6 +82,14 @@ def repair(text: str, dialect: str) -> tuple[str, list[dict], bool]:
     for i, chunk in enumerate(chunks):
         if _balanced(chunk):
             continue
+        if i + 1 < len(chunks) and not wrapper_edits and _is_wrapper(chunk) and \
+                _owns_final_closer(chunk, chunks[-1]):
+            # `(progn` / `(eval-when (...)` whose body sits at column 0 and ends with a closer
+            # alone on a line at column 0: that closer is the wrapper's (a body at column 0
+            # is closed that way), so the body form before it lost its own closer.
+            chunks[-1] = chunks[-1][:-1]
+            confident = False
+            continue
         if i + 1 < len(chunks) and not wrapper_edits and _is_wrapper(chunk):
             # `(progn` / `(eval-when (...)` whose body sits at column 0 and whose closer is
             # missing: it closes after the last form of the text.
@@ -115,6 +123,20 @@ def _is_wrapper(chunk: list[_Tok]) -> bool:
             children += 1
         depth += 1 if t.code in "([{" else -1 if t.code in ")]}" else 0
     return children <= 2
+
+
+def _owns_final_closer(wrapper: list[_Tok], last: list[_Tok]) -> bool:
+    """Does the wrapper, left open by one form, own the closer that ends the text alone on
+    a line at column 0 (while the last chunk reads balanced only thanks to it)?"""
+    stack = []
+    for t in wrapper:
+        if t.code in "([{":
+            stack.append(t.code)
+        elif t.code in ")]}" and stack:
+            stack.pop()
+    end = last[-1]
+    return (len(stack) == 1 and len(last) > 1 and end.first and end.col == 0
+            and end.code == CLOSE_FOR[stack[0]] and _balanced(last))
 
 
 def _close_wrapper(text: str, chunk: list[_Tok], toks: list[_Tok]) -> list[dict]:
