@@ -193,3 +193,11 @@ def test_a_final_line_break_alone_is_the_end_of_a_file():
     # no sign of closers on lines of their own: they go on the last code line
     new, _, _ = repair("(defun f (x)\n  (g x)\n", "cl")
     assert new == "(defun f (x)\n  (g x))\n"
+
+
+def test_wrapper_whose_first_child_runs_over_several_lines():
+    # `(macrolet ((def ...)\n ...))` with its body at column 0: only the macrolet is left
+    # open, so it closes after the last body form, not at the end of its own chunk
+    text = "(macrolet ((def (x)\n             `(list ,x)))\n(def a)\n(def b)\n"
+    new, _, confident = repair(text, "cl")
+    assert new == text + ")" and not confident

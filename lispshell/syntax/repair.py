@@ -109,15 +109,18 @@ def repair(text: str, dialect: str) -> tuple[str, list[dict], bool]:
 
 
 def _is_wrapper(chunk: list[_Tok]) -> bool:
-    """A chunk left open whose outer form has at most two children, all on its first line."""
+    """A chunk left open whose outer form has at most two children, all starting on its first
+    line. The second may run over several lines (`(macrolet ((def ...)\n ...))`) when it is
+    complete and only the outer form is left open."""
     if _underflows(chunk) or _depth_after(chunk) <= 0:
         return False
     outer = next((k for k, t in enumerate(chunk) if t.code in "([{"), None)
     if outer is None:
         return False
+    only_outer_open = _depth_after(chunk) == 1
     depth, children = 0, 0
     for t in chunk[outer + 1:]:
-        if t.first:
+        if t.first and (depth == 0 or not only_outer_open):
             return False
         if depth == 0 and t.code not in ")]}":
             children += 1
