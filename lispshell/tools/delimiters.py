@@ -155,15 +155,19 @@ def _slice_then_op(args, ctx, op: str):
     return {"ok": True, "stack": new, **sl.extras()}
 
 
+# push and pop take the same arguments: the stack, a delimiter type, and the common options.
+_STACK_OP = {"type": "object", "required": ["stack", "type"],
+             "properties": {"stack": _STACK,
+                            "type": {"type": "string", "description": "paren | bracket | brace"},
+                            "cursor": {"type": "integer", "description": "where you wrote it (info)"},
+                            **_COMMON}}
+
+
 @register(
     "push_delimiter",
     "Push an opening delimiter (paren ( | bracket [ | brace {) onto your stack and get the new "
     "stack. Optional docSlice: the text you just wrote; the stack then advances over it.",
-    {"type": "object", "required": ["stack", "type"],
-     "properties": {"stack": _STACK, "type": {"type": "string",
-                                              "description": "paren | bracket | brace"},
-                    "cursor": {"type": "integer", "description": "where you wrote it (info)"},
-                    **_COMMON}},
+    _STACK_OP,
     group="delimiters", read_only=True)
 @_stack_errors
 def push_delimiter(args, ctx):
@@ -175,11 +179,7 @@ def push_delimiter(args, ctx):
     "Close the top of your stack: type is the closer you are about to write. Fails with "
     "MISMATCH (expected = what the top needs) or UNDERFLOW, stack unchanged, so you can fix "
     "the closer before writing it.",
-    {"type": "object", "required": ["stack", "type"],
-     "properties": {"stack": _STACK, "type": {"type": "string",
-                                              "description": "paren | bracket | brace"},
-                    "cursor": {"type": "integer", "description": "where you wrote it (info)"},
-                    **_COMMON}},
+    _STACK_OP,
     group="delimiters", read_only=True)
 @_stack_errors
 def pop_delimiter(args, ctx):
