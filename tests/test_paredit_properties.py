@@ -7,12 +7,14 @@ from __future__ import annotations
 import os
 from collections import Counter
 
+import pytest
 from hypothesis import HealthCheck, given, settings, strategies as st
 
 from lispshell.syntax import paredit
 from lispshell.syntax.cst import StructureError, inner, outer, parse, walk
 from lispshell.syntax.edit import apply, from_code
 from lispshell.syntax.lexer import tokenize
+from lispshell.syntax.validate import validate
 
 DIALECTS = ("cl", "scheme", "clojure")
 ATOMS = {
@@ -336,3 +338,15 @@ def test_form_tools_keep_everything_outside_the_form(src, pick, replacement):
         assert tok.startswith((";", "#|")), (tok, gone)     # its comment block, nothing else
     after = apply(from_code(text, dialect), ed).new_text
     assert tokens(after, dialect) == tokens(text, dialect) - removed, gone
+
+
+@pytest.mark.parametrize("code", ["() ; line )\n()", "(a) ; c\n()", "() ; c\n(b)"])
+def test_join_keeps_a_comment_between_the_lists(code):
+    """Found by the property above: joining with an empty list used to drop the comment."""
+    from lispshell.tools import call_tool
+
+    result = call_tool("sexp_join", {"code": code, "dialect": "cl", "path": [0]})
+    assert result["ok"] is True, result
+    comment = code[code.index(";"):code.index("\n")]
+    assert comment in result["code"]
+    assert validate(result["code"], "cl").ok

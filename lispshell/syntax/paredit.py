@@ -360,12 +360,13 @@ def join(src: str, node: Node, dialect: str, drop_head=False) -> Edit:
     content = src[start2:second.close_start].strip()
     body = src[first.start:first.close_start]
     trimmed = body.rstrip()
+    gap = src[o1.end:o2.start]  # may hold comments: they move inside the joined list
     if not content:
-        new = body + src[first.close_start:first.end]
+        # A line comment in the gap ends with its newline, so the closer stays code.
+        new = body + (gap if gap.strip() else "") + src[first.close_start:first.end]
     else:
-        gap = src[o1.end:o2.start]
         sep = gap if gap.strip() or "\n" in gap else " "
-        if trimmed == op1:
+        if trimmed == op1 and not gap.strip():
             sep = ""
         elif _ends_in_line_comment(trimmed, dialect) and "\n" not in sep:
             sep = "\n"
