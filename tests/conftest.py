@@ -26,6 +26,13 @@ LISPSHELL = str(VENV_BIN / "lispshell")
 
 
 import pytest  # noqa: E402
+from hypothesis import settings  # noqa: E402
+
+# The suite is a gate (a red CI does not land), so property tests draw the same examples on
+# every run. To hunt for new counterexamples: ./dev test --hypothesis-profile=explore
+settings.register_profile("default", derandomize=True)
+settings.register_profile("explore", derandomize=False, max_examples=1000)
+settings.load_profile("default")
 
 
 @pytest.fixture
