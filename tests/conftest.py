@@ -52,3 +52,21 @@ def temporary_tool():
     yield add
     for name in added:
         registry._REGISTRY.pop(name, None)
+
+
+def started_sessions(**options):
+    """A generator for module fixtures: yields `get(lisp)`, which starts that Lisp's session on
+    first use (with `options`) and reuses it; every session is closed at the end."""
+    from lispshell.lisp.session import LispSession
+
+    made: dict = {}
+
+    def get(name: str):
+        if name not in made:
+            made[name] = LispSession(name, **options)
+            made[name].start()
+        return made[name]
+
+    yield get
+    for session in made.values():
+        session.close()

@@ -6,6 +6,8 @@ import threading
 
 import pytest
 
+from conftest import started_sessions
+
 from lispshell import config
 from lispshell.lisp.session import LispSession, LispStartError, make_session
 
@@ -15,17 +17,7 @@ LISPS = ["sbcl", "guile", "clojure"]
 @pytest.fixture(scope="module")
 def sessions():
     """sessions(name): this module's one started session for that Lisp."""
-    made: dict[str, LispSession] = {}
-
-    def get(name: str) -> LispSession:
-        if name not in made:
-            made[name] = LispSession(name)
-            made[name].start()
-        return made[name]
-
-    yield get
-    for s in made.values():
-        s.close()
+    yield from started_sessions()
 
 
 @pytest.fixture(params=LISPS)

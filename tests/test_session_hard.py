@@ -11,6 +11,8 @@ import tracemalloc
 
 import pytest
 
+from conftest import started_sessions
+
 from lispshell.lisp.session import LispSession
 
 LISPS = ["sbcl", "guile", "clojure"]
@@ -37,17 +39,8 @@ DONE = {"sbcl": ":DONE", "guile": "done", "clojure": ":done"}
 
 @pytest.fixture(scope="module")
 def sessions():
-    made: dict[str, LispSession] = {}
-
-    def get(name: str) -> LispSession:
-        if name not in made:
-            made[name] = LispSession(name, interrupt_grace=5.0)
-            made[name].start()
-        return made[name]
-
-    yield get
-    for s in made.values():
-        s.close()
+    """sessions(name): this module's one started session for that Lisp."""
+    yield from started_sessions(interrupt_grace=5.0)
 
 
 @pytest.fixture(params=LISPS)

@@ -220,26 +220,25 @@ def _chunks(toks: list[_Tok]) -> list[list[_Tok]]:
     return merged
 
 
-def _depth_after(chunk) -> int:
-    depth = 0
+def _depths(chunk) -> tuple[int, int]:
+    """The nesting depth after the chunk, and the lowest depth reached on the way."""
+    depth = lowest = 0
     for t in chunk:
         if t.code in "([{":
             depth += 1
         elif t.code in ")]}":
             depth -= 1
-    return depth
+            lowest = min(lowest, depth)
+    return depth, lowest
+
+
+def _depth_after(chunk) -> int:
+    return _depths(chunk)[0]
 
 
 def _underflows(chunk) -> bool:
-    depth = 0
-    for t in chunk:
-        if t.code in "([{":
-            depth += 1
-        elif t.code in ")]}":
-            depth -= 1
-            if depth < 0:
-                return True
-    return False
+    """A closer with nothing open: the chunk closes more than it opened at some point."""
+    return _depths(chunk)[1] < 0
 
 
 def _balanced(chunk) -> bool:
