@@ -1,6 +1,7 @@
 """What the tool definitions and the system prompt cost on every LLM request.
 
-    .venv/bin/python bench/tool_tokens.py [--lisp sbcl|guile|clojure] [--groups live,syntax,...]
+    .venv/bin/python bench/tool_tokens.py [--lisp sbcl|guile|clojure] [--tools live,syntax,...]
+    .venv/bin/python bench/tool_tokens.py --sets     the ready-made `lispshell mcp --tools` sets
 
 Sizes are the characters of each `tool.definition()` as JSON, compact and UTF-8 as the anthropic
 SDK sends it (`--spaced`: `json.dumps` defaults, as first measured), and of the system prompt (prompts/system.md + prompts/<lisp>.md, as
@@ -24,7 +25,16 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from lispshell.tools.registry import all_tools  # noqa: E402
+from lispshell.tools.registry import select_tools  # noqa: E402
+
+# The selections docs/mcp.md recommends, with what each is for.
+READY_MADE = [
+    ("all", "agents without file tools of their own (the default)"),
+    ("live,syntax", "Claude Code and other agents with their own file tools"),
+    ("live,syntax,structure", "agents that should edit Lisp structurally"),
+    ("live", "only the live image"),
+    ("syntax,delimiters", "only text tools, no Lisp"),
+]
 
 CHARS_PER_TOKEN = 4
 SEPARATORS = (",", ":")  # the SDK's encoder: ensure_ascii=False, separators=(",", ":")
@@ -82,10 +92,27 @@ def row(label: str, chars: int, floor: int, bare: int, indent: str = "") -> str:
             f"{floor:>7,} {bare:>7,} {chars / floor if floor else 0:>7.2f}")
 
 
+def print_sets() -> int:
+    every = sum(size(t.definition()) for t in select_tools("all"))
+    print(f"{'--tools':<24} {'tools':>5} {'chars':>7} {'~tokens':>7} {'x all':>6}  for")
+    for spec, purpose in READY_MADE:
+        tools = select_tools(spec)
+        chars = sum(size(t.definition()) for t in tools)
+        if not tools or chars <= 0:
+            print(f"{spec}: selected nothing", file=sys.stderr)
+            return 1
+        print(f"{spec:<24} {len(tools):>5} {chars:>7,} {tokens(chars):>7,} {chars / every:>6.2f}"
+              f"  {purpose}")
+    return 0
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--lisp", default="sbcl", choices=["sbcl", "guile", "clojure"])
-    parser.add_argument("--groups", help="comma-separated tool groups (default: all)")
+    parser.add_argument("--tools", "--groups", dest="tools",
+                        help="a tool selection as `lispshell mcp --tools` takes it (default: all)")
+    parser.add_argument("--sets", action="store_true",
+                        help="the cost of each ready-made `--tools` set, against all tools")
     parser.add_argument("--per-tool", action=argparse.BooleanOptionalAction, default=True,
                         help="list every tool under its group (default on)")
     parser.add_argument("--spaced", action="store_true",
@@ -94,8 +121,9 @@ def main(argv: list[str] | None = None) -> int:
     global SEPARATORS
     if args.spaced:
         SEPARATORS = (", ", ": ")
-    groups = args.groups.split(",") if args.groups else None
-    tools = all_tools(groups)
+    if args.sets:
+        return print_sets()
+    tools = select_tools(args.tools)
 
     how = "json.dumps defaults" if args.spaced else "compact JSON, as the SDK sends it"
     print(f"sizes in characters ({how}); tokens ESTIMATED as characters / {CHARS_PER_TOKEN}")

@@ -1,4 +1,4 @@
-"""`lispshell mcp [--lisp sbcl|guile|clojure|none] [--root DIR] [--allow-eval] [--http [HOST:]PORT]`
+"""`lispshell mcp [--lisp sbcl|guile|clojure|none] [--root DIR] [--project DIR] [--tools SPEC] [--allow-eval] [--http [HOST:]PORT]`
 
 Serves the tool registry over MCP: stdio by default (what Claude Code and Claude Desktop start),
 streamable HTTP with `--http`. Nothing but MCP messages ever goes to stdout; messages for the
@@ -38,12 +38,21 @@ def make_parser(default_lisp: str) -> argparse.ArgumentParser:
         prog="lispshell mcp",
         description="Serve lispshell's tools (delimiters, syntax, structural edits, live image) "
                     "to MCP clients such as Claude Code and Claude Desktop.")
-    parser.add_argument("--lisp", choices=[*LISPS, "none"], default=default_lisp,
+    parser.add_argument("--lisp", choices=[*LISPS, "none"], default=None,
                         help=f"the live Lisp for eval/describe/... (default: {default_lisp}); "
                              "'none' serves only the text and file tools")
     parser.add_argument("--root", type=Path, default=None,
                         help="file tools may only read and write inside this directory "
                              "(default: the current directory)")
+    parser.add_argument("--project", metavar="DIR", type=Path, default=None,
+                        help="start the Lisp with the project in DIR (default: the project found "
+                             "in the root or above it, if any)")
+    parser.add_argument("--no-project", dest="no_project", action="store_true",
+                        help="do not look for a project: a bare Lisp")
+    parser.add_argument("--tools", metavar="SPEC", default=None,
+                        help="which tools to serve: groups (live, syntax, delimiters, structure) "
+                             "and/or tool names, comma-separated, -NAME drops one "
+                             "(default: [mcp] tools in the config, else all)")
     parser.add_argument("--allow-eval", action="store_true",
                         help="run eval without asking; otherwise each eval is shown to the person "
                              "(MCP elicitation) and refused if the client cannot ask")
@@ -54,7 +63,8 @@ def make_parser(default_lisp: str) -> argparse.ArgumentParser:
     return parser
 
 
-def parse_args(argv: list[str], config: dict) -> Options:
+def parse_args(argv: list[str], config: dict) -> tuple[Options, dict]:
+    """The options, and the configuration with the project's command applied (if any)."""
     default_lisp = config.get("default_lisp", "sbcl")
     if default_lisp not in LISPS:
         default_lisp = "sbcl"
@@ -62,8 +72,27 @@ def parse_args(argv: list[str], config: dict) -> Options:
     root = (args.root or Path.cwd()).expanduser()
     if not root.is_dir():
         raise SystemExit(f"lispshell mcp: --root {str(root)!r} is not a directory")
-    return Options(lisp=None if args.lisp == "none" else args.lisp, root=root.resolve(),
-                   allow_eval=args.allow_eval, http=args.http)
+    lisp = args.lisp or default_lisp
+    if args.lisp != "none":
+        from lispshell import project as project_mod
+        try:
+            config, lisp, notice = project_mod.configure(
+                dict(config, default_lisp=default_lisp), directory=args.project,
+                enabled=not args.no_project, explicit_lisp=args.lisp, start=root)
+        except project_mod.ProjectError as exc:
+            raise SystemExit(f"lispshell mcp: {exc}") from None
+        if notice:
+            print(f"lispshell mcp: {notice}", file=sys.stderr)
+    spec = args.tools if args.tools is not None else (config.get("mcp") or {}).get("tools")
+    selected = None
+    if spec:
+        from lispshell.tools.registry import ToolSpecError, select_tools
+        try:
+            selected = tuple(t.name for t in select_tools(spec))
+        except ToolSpecError as exc:
+            raise SystemExit(f"lispshell mcp: --tools: {exc}") from None
+    return Options(lisp=None if args.lisp == "none" else lisp, root=root.resolve(),
+                   allow_eval=args.allow_eval, http=args.http, tools=selected), config
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -74,7 +103,7 @@ def main(argv: list[str] | None = None) -> int:
         print(f"lispshell mcp: {exc}", file=sys.stderr)
         return 2
     try:
-        options = parse_args(argv, config)
+        options, config = parse_args(argv, config)
     except SystemExit as exc:  # argparse's own exit (help, bad flag) or a bad --root
         if isinstance(exc.code, str):
             print(exc.code, file=sys.stderr)

@@ -28,6 +28,7 @@ class Options:
     root: Path
     allow_eval: bool = False
     http: tuple[str, int] | None = None
+    tools: tuple[str, ...] | None = None   # the names `--tools` selected; None: every tool
 
 
 class LiveImage:
@@ -88,6 +89,8 @@ class Runtime:
     def serves(self, tool: Tool) -> bool:
         """Live-image tools are not listed without a Lisp: a model should not see tools that
         can only fail. Called anyway, they answer a clear NO_LISP error (see `call`)."""
+        if self.options.tools is not None and tool.name not in self.options.tools:
+            return False
         return self.image is not None or not (tool.group == LIVE_GROUP or tool.evaluates)
 
     def tools(self) -> list[Tool]:
@@ -110,6 +113,11 @@ class Runtime:
     def call(self, name: str, arguments: Any, context: ToolContext) -> dict:
         """Run one tool (blocking). Never raises: the registry turns failures into results."""
         tool = get_tool(name) if isinstance(name, str) else None
+        if tool is not None and self.options.tools is not None and name not in self.options.tools:
+            return {"ok": False, "error": {
+                "code": "NOT_SERVED",
+                "message": f"{name} is not served by this server (its --tools selection leaves "
+                           "it out)."}}
         if tool is not None and not self.serves(tool):
             return {"ok": False, "error": {
                 "code": "NO_LISP",

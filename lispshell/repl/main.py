@@ -26,6 +26,11 @@ def build_parser() -> argparse.ArgumentParser:
                    help="which Lisp to run (default: default_lisp in the config, sbcl)")
     p.add_argument("-e", "--eval", dest="forms", action="append", metavar="FORM", default=[],
                    help="evaluate FORM, print its result and exit (repeatable; evaluated in order)")
+    p.add_argument("--project", metavar="DIR",
+                   help="start the Lisp with the project in DIR (ASDF system, deps.edn, "
+                        "project.clj, Guile modules); by default the current directory's project")
+    p.add_argument("--no-project", dest="no_project", action="store_true",
+                   help="do not look for a project: a bare Lisp")
     p.add_argument("--print-config-path", "--config-path", dest="print_config_path",
                    action="store_true", help="print where the user config file lives and exit")
     # Read by the LLM side through `repl.options`.
@@ -61,7 +66,16 @@ def main(argv: list[str] | None = None) -> int:
     except config_mod.ConfigError as exc:
         print(f"lispshell: bad config: {exc}", file=sys.stderr)
         return 2
-    lisp = config.get("default_lisp") or "sbcl"
+    from lispshell import project as project_mod
+    try:
+        config, lisp, notice = project_mod.configure(
+            config, directory=options.project, enabled=not options.no_project,
+            explicit_lisp=options.lisp)
+    except project_mod.ProjectError as exc:
+        print(f"lispshell: {exc}", file=sys.stderr)
+        return 2
+    if notice and (options.project or not (options.forms or not sys.stdin.isatty())):
+        print(f"lispshell: {notice}", file=sys.stderr)   # batch runs say it only when asked
     if lisp not in (config.get("lisp") or {}):
         known = ", ".join(sorted(config.get("lisp") or {})) or "none"
         print(f"lispshell: unknown Lisp {lisp!r} (configured: {known})", file=sys.stderr)

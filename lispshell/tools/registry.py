@@ -121,6 +121,48 @@ def all_tools(groups: list[str] | None = None) -> list[Tool]:
     return [t for t in _REGISTRY.values() if groups is None or t.group in groups]
 
 
+class ToolSpecError(ValueError):
+    """A tool selection (`--tools`, `[mcp] tools`) naming a group or tool that does not exist."""
+
+
+def select_tools(spec: str | list[str] | None) -> list[Tool]:
+    """The tools a selection names, in registration order.
+
+    `spec` is comma-separated (or a list): group names (`live`, `syntax`, `delimiters`,
+    `structure`, ...), tool names, `all`, and `-NAME` to drop a group or a tool. A selection of
+    drops only (`-structure`) starts from every tool; otherwise it starts from nothing and adds.
+    None or empty selects every tool. Unknown names raise ToolSpecError, with the closest names.
+    """
+    tools = all_tools()
+    items = [s.strip() for s in (spec.split(",") if isinstance(spec, str) else spec or [])]
+    items = [s for s in items if s]
+    if not items:
+        return tools
+    groups = {t.group for t in tools}
+    names = {t.name for t in tools}
+
+    def members(item: str) -> set[str]:
+        if item == "all":
+            return set(names)
+        if item in groups:
+            return {t.name for t in tools if t.group == item}
+        if item in names:
+            return {item}
+        import difflib
+        close = difflib.get_close_matches(item, sorted(groups | names), n=3)
+        hint = f"; did you mean {', '.join(close)}?" if close else ""
+        raise ToolSpecError(f"unknown tool or group {item!r}{hint} (groups: "
+                            f"{', '.join(sorted(groups))}; `all` is every tool)")
+
+    chosen: set[str] = set() if any(not i.startswith("-") for i in items) else set(names)
+    for item in items:
+        if item.startswith("-"):
+            chosen -= members(item[1:].strip())
+        else:
+            chosen |= members(item)
+    return [t for t in tools if t.name in chosen]
+
+
 def get_tool(name: str) -> Tool | None:
     _load()
     return _REGISTRY.get(name)

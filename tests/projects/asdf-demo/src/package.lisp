@@ -1,0 +1,3 @@
+(defpackage "DEMO"
+  (:use "COMMON-LISP")
+  (:export "GREET" "TWICE" "AREA"))
