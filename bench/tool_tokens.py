@@ -30,8 +30,9 @@ from lispshell.tools.registry import select_tools  # noqa: E402
 # The selections docs/mcp.md recommends, with what each is for.
 READY_MADE = [
     ("all", "agents without file tools of their own (the default)"),
-    ("live,syntax", "Claude Code and other agents with their own file tools"),
-    ("live,syntax,structure", "agents that should edit Lisp structurally"),
+    ("live,project,syntax", "Claude Code and other agents with their own file tools"),
+    ("live,syntax", "the same without loading files or finding definitions"),
+    ("live,project,syntax,structure", "agents that should edit Lisp structurally"),
     ("live", "only the live image"),
     ("syntax,delimiters", "only text tools, no Lisp"),
 ]
@@ -94,14 +95,14 @@ def row(label: str, chars: int, floor: int, bare: int, indent: str = "") -> str:
 
 def print_sets() -> int:
     every = sum(size(t.definition()) for t in select_tools("all"))
-    print(f"{'--tools':<24} {'tools':>5} {'chars':>7} {'~tokens':>7} {'x all':>6}  for")
+    print(f"{'--tools':<30} {'tools':>5} {'chars':>7} {'~tokens':>7} {'x all':>6}  for")
     for spec, purpose in READY_MADE:
         tools = select_tools(spec)
         chars = sum(size(t.definition()) for t in tools)
         if not tools or chars <= 0:
             print(f"{spec}: selected nothing", file=sys.stderr)
             return 1
-        print(f"{spec:<24} {len(tools):>5} {chars:>7,} {tokens(chars):>7,} {chars / every:>6.2f}"
+        print(f"{spec:<30} {len(tools):>5} {chars:>7,} {tokens(chars):>7,} {chars / every:>6.2f}"
               f"  {purpose}")
     return 0
 

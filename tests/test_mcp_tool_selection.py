@@ -30,7 +30,7 @@ def test_unknown_names_say_what_is_close(spec, close):
     with pytest.raises(ToolSpecError) as err:
         select_tools(spec)
     assert f"did you mean {close}" in str(err.value)
-    assert "groups: delimiters, live, structure, syntax" in str(err.value)
+    assert "groups: delimiters, live, project, structure, syntax" in str(err.value)
 
 
 def test_only_the_selected_tools_are_listed_and_others_are_refused(tmp_path):
@@ -70,5 +70,5 @@ def test_an_unknown_name_is_a_clear_start_up_error(tmp_path):
                        capture_output=True, text=True, timeout=60, stdin=subprocess.DEVNULL)
     assert r.returncode == 2
     assert r.stderr.strip() == ("lispshell mcp: --tools: unknown tool or group 'synatx'; did you "
-                                "mean syntax? (groups: delimiters, live, structure, syntax; `all` "
+                                "mean syntax? (groups: delimiters, live, project, structure, syntax; `all` "
                                 "is every tool)")

@@ -19,7 +19,7 @@ from dataclasses import dataclass, field
 from typing import Any, Callable
 
 from lispshell.llm.conversation import Conversation
-from lispshell.tools.registry import ToolContext, all_tools, call_tool, result_text
+from lispshell.tools.registry import ToolContext, all_tools, call_tool, get_tool, result_text
 
 NO_KEY_MESSAGE = ("The LLM is not enabled: no API key found. Set ANTHROPIC_API_KEY (or "
                   "ANTHROPIC_BASE_URL and a key for a local Anthropic-compatible server) and "
@@ -63,7 +63,7 @@ class LLMSettings:
     max_retries: int = 2
     max_tool_rounds: int = 20
     context_tokens: int = 200_000
-    tool_groups: list[str] = field(default_factory=lambda: ["live", "syntax", "delimiters", "structure"])
+    tool_groups: list[str] = field(default_factory=lambda: ["live", "project", "syntax", "delimiters", "structure"])
     base_url: str = ""
 
     @classmethod
@@ -350,11 +350,11 @@ class Agent:
 
     async def _run_tools(self, uses: list[dict], note: str) -> None:
         """Run each tool call in order, off the event loop; always answer every call."""
-        evals = [u for u in uses if u["name"] == "eval"]
+        evals = [u for u in uses if _evaluates(u["name"])]   # asked one by one: "2 of 3"
         results: list[tuple[str, str, bool]] = []
         try:
             for use in uses:
-                if use["name"] == "eval":
+                if use in evals:
                     self.ctx.extra["eval_index"] = evals.index(use) + 1
                     self.ctx.extra["eval_total"] = len(evals)
                 result = await asyncio.to_thread(call_tool, use["name"], use["input"], self.ctx)
@@ -425,3 +425,8 @@ def _plain_block(block: Any) -> dict | None:
 def env_has_key() -> bool:
     """A cheap check without importing the SDK (for the REPL's first line)."""
     return bool(os.environ.get("ANTHROPIC_API_KEY") or os.environ.get("ANTHROPIC_AUTH_TOKEN"))
+
+
+def _evaluates(name: str) -> bool:
+    tool = get_tool(name) if isinstance(name, str) else None
+    return bool(tool and tool.evaluates)

@@ -14,7 +14,7 @@ from lispshell.tools.gate import EvalGate
 from lispshell.tools.registry import Tool, ToolContext, ToolError, all_tools, call_tool, get_tool
 
 LISPS = ("sbcl", "guile", "clojure")
-LIVE_GROUP = "live"
+LIVE_GROUPS = frozenset({"live", "project"})   # tools that need a live image
 
 RESTARTED_NOTICE = ("The Lisp image had died and was restarted before this call: definitions "
                     "made earlier in it are gone.")
@@ -91,7 +91,7 @@ class Runtime:
         can only fail. Called anyway, they answer a clear NO_LISP error (see `call`)."""
         if self.options.tools is not None and tool.name not in self.options.tools:
             return False
-        return self.image is not None or not (tool.group == LIVE_GROUP or tool.evaluates)
+        return self.image is not None or not (tool.group in LIVE_GROUPS or tool.evaluates)
 
     def tools(self) -> list[Tool]:
         return [tool for tool in all_tools() if self.serves(tool)]
@@ -131,7 +131,7 @@ class Runtime:
 
     def interrupt(self, name: str) -> None:
         tool = get_tool(name) if isinstance(name, str) else None
-        if self.image is not None and tool is not None and tool.group == LIVE_GROUP:
+        if self.image is not None and tool is not None and tool.group in LIVE_GROUPS:
             self.image.interrupt()
 
     def close(self) -> None:

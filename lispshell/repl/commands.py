@@ -68,6 +68,52 @@ def _history(repl, arg: str):
         repl.renderer.print(Text(f"{number:5d}  ", style="dim") + Text(entry))
 
 
+async def _project_tool(repl, tool: str, args: dict) -> None:
+    """`,load` and `,load-system`: the project tools, run for the person (no gate: they typed
+    it), with the file's output streamed and each diagnostic shown."""
+    import asyncio
+
+    from lispshell.tools.gate import EvalGate
+    from lispshell.tools.registry import ToolContext, call_tool
+
+    session = repl.session or repl.start_session(repl.lisp)
+    if session is None:
+        return
+    if not getattr(session, "ready", True) and not await repl._wait_until_ready(session):
+        return
+    ctx = ToolContext(session=lambda: session, gate=EvalGate("yolo"), root=None,
+                      eval_timeout=None, extra={"on_output": repl.renderer.output})
+    with repl._on_sigint(session.interrupt):
+        result = await asyncio.to_thread(call_tool, tool, args, ctx)
+    repl.renderer.finish_line()
+    failed = result.get("error") or {}
+    body = failed if failed else result
+    for line in body.get("diagnostics") or []:
+        style = "red" if ": error: " in line else "yellow" if ": warning: " in line else "dim"
+        repl.renderer.print(Text(line, style=style))
+    what = args.get("file_path") or args.get("name")
+    if failed:
+        repl.renderer.print(Text(f"; not loaded: {what}: {failed.get('message', '')}", style="red"))
+    else:
+        repl.renderer.notice(f"Loaded {what} ({result.get('summary', 'no warnings')}).")
+    repl._after_eval()
+
+
+def _load(repl, arg: str):
+    if not arg.strip():
+        repl.renderer.notice("Usage: ,load FILE (compiles where the Lisp compiles, then loads)")
+        return None
+    from pathlib import Path
+    return _project_tool(repl, "load_file", {"file_path": str(Path(arg.strip()).expanduser())})
+
+
+def _load_system(repl, arg: str):
+    if not arg.strip():
+        repl.renderer.notice("Usage: ,load-system NAME (an ASDF system; Common Lisp)")
+        return None
+    return _project_tool(repl, "load_system", {"name": arg.strip()})
+
+
 BUILTIN = [
     Command("help", "list the commands and keys", _help),
     Command("quit", "leave lispshell (Ctrl-D on an empty line does the same)", _quit),
@@ -75,6 +121,9 @@ BUILTIN = [
     Command("lisp", "switch to another Lisp (each keeps its own image and history)", _lisp,
             "NAME"),
     Command("history", "show the last N inputs for this Lisp (default 20)", _history, "[N]"),
+    Command("load", "compile and load a file into the image, with its warnings", _load, "FILE"),
+    Command("load-system", "load an ASDF system (Common Lisp), with its warnings", _load_system,
+            "NAME"),
 ]
 
 

@@ -20,6 +20,7 @@ TOOL_MODULES = (
     "lispshell.tools.syntax_tools",  # validate_syntax (and repair)
     "lispshell.tools.structure",     # forms by name and paredit edits
     "lispshell.tools.live",          # eval, describe, symbol_value, macroexpand, apropos
+    "lispshell.tools.project_tools",  # load_file, find_definition, who_calls, list_package...
 )
 
 NAME_PATTERN = re.compile(r"^[a-zA-Z0-9_-]{1,64}$")  # what the Anthropic API accepts

@@ -1,0 +1,240 @@
+;;;; lispshell's project helpers for SBCL: load a file with its compiler notes, find
+;;;; definitions, callers and a package's names. Loaded once per image into the package
+;;;; LISPSHELL.PROJECT (see lispshell/tools/project_tools.py).
+;;;;
+;;;; Every entry point takes strings and answers one string: JSON, ASCII only (so the printed
+;;;; string comes back unchanged whatever the printer settings). Names are never READ: they are
+;;;; split at the package marker and looked up with FIND-SYMBOL, so nothing is interned and no
+;;;; reader macro can run.
+
+(require :sb-introspect)
+
+(defun json-string (string out)
+  (write-char #\" out)
+  (loop for ch across string
+        for code = (char-code ch)
+        do (cond ((char= ch #\") (write-string "\\\"" out))
+                 ((char= ch #\\) (write-string "\\\\" out))
+                 ((or (< code 32) (> code 126))
+                  (if (> code #xFFFF)
+                      (let ((c (- code #x10000)))
+                        (format out "\\u~4,'0X\\u~4,'0X"
+                                (+ #xD800 (ash c -10)) (+ #xDC00 (logand c #x3FF))))
+                      (format out "\\u~4,'0X" code)))
+                 (t (write-char ch out))))
+  (write-char #\" out))
+
+(defun json-write (x out)
+  "X: a string, an integer, :true, :false, :null, (:obj key value ...) or (:arr item ...)."
+  (cond ((stringp x) (json-string x out))
+        ((integerp x) (format out "~D" x))
+        ((eq x :true) (write-string "true" out))
+        ((member x '(:false nil)) (write-string "false" out))
+        ((eq x :null) (write-string "null" out))
+        ((and (consp x) (eq (car x) :obj))
+         (write-char #\{ out)
+         (loop for (k v) on (cdr x) by #'cddr
+               for first = t then nil
+               do (unless first (write-char #\, out))
+                  (json-string (string-downcase (string k)) out)
+                  (write-char #\: out)
+                  (json-write v out))
+         (write-char #\} out))
+        ((and (consp x) (eq (car x) :arr))
+         (write-char #\[ out)
+         (loop for item in (cdr x)
+               for first = t then nil
+               do (unless first (write-char #\, out))
+                  (json-write item out))
+         (write-char #\] out))
+        (t (json-string (princ-to-string x) out))))
+
+(defun json (x)
+  (with-output-to-string (out) (json-write x out)))
+
+(defmacro answering (&body body)
+  "BODY's JSON answer, or {\"error\": message} when it fails: a missing symbol or package is
+an answer, not a Lisp error."
+  `(handler-case (progn ,@body)
+     (error (c) (json (list :obj :error (handler-case (princ-to-string c)
+                                          (serious-condition () (string (type-of c)))))))))
+
+(defun safe-princ (x)
+  (handler-case (let ((*print-length* 20) (*print-level* 4) (*print-readably* nil))
+                  (princ-to-string x))
+    (serious-condition () "#<unprintable>")))
+
+;;; ----------------------------------------------------------------------------- names
+
+(defun qualified-name (x)
+  "PKG:NAME (PKG::NAME when internal) for a symbol, whatever *PACKAGE* is; (SETF PKG:NAME)
+for a setf function name; anything else printed."
+  (cond ((and (symbolp x) (symbol-package x))
+         (let ((pkg (symbol-package x)))
+           (format nil "~A~A~A" (package-name pkg)
+                   (if (eq (nth-value 1 (find-symbol (symbol-name x) pkg)) :external) ":" "::")
+                   (symbol-name x))))
+        ((and (consp x) (symbolp (second x)))
+         (format nil "(~A ~A)" (safe-princ (first x)) (qualified-name (second x))))
+        (t (safe-princ x))))
+
+(defun find-pkg (name)
+  (if (or (null name) (string= name ""))
+      *package*
+      (or (find-package name) (find-package (string-upcase name))
+          (error "No package named ~A." name))))
+
+(defun name-case (part)
+  "A symbol name as the standard reader would make it, without reading: |escaped| parts
+kept, the rest upcased."
+  (if (and (> (length part) 1) (char= (char part 0) #\|) (char= (char part (1- (length part))) #\|))
+      (subseq part 1 (1- (length part)))
+      (string-upcase part)))
+
+(defun lookup (name package)
+  "The symbol NAME names, seen from PACKAGE (a name), or NIL. Never interns."
+  (let* ((colon (position #\: name :test #'char= :from-end nil))
+         (pkg (if colon
+                  (find-pkg (if (zerop colon) "KEYWORD" (name-case (subseq name 0 colon))))
+                  (find-pkg package)))
+         (sym-name (name-case (string-left-trim ":" (subseq name (if colon colon 0))))))
+    (multiple-value-bind (sym status) (find-symbol sym-name pkg)
+      (and status sym))))
+
+(defun symbol-or-error (name package)
+  (or (lookup name package)
+      (error "No symbol named ~A in ~A (nothing was interned)." name
+             (package-name (find-pkg package)))))
+
+;;; ----------------------------------------------------------------------------- sources
+
+(defparameter *kinds*
+  '(:function :macro :generic-function :method :variable :constant :class :structure
+    :condition :type :setf-expander :compiler-macro :symbol-macro :method-combination))
+
+(defun source-entry (kind name source)
+  (let ((path (sb-introspect:definition-source-pathname source)))
+    (list :obj
+          :kind (string-downcase (string kind))
+          :name (qualified-name name)
+          :file (if path (namestring (translate-logical-pathname path)) :null)
+          :offset (or (sb-introspect:definition-source-character-offset source) :null)
+          :form_path (cons :arr (sb-introspect:definition-source-form-path source)))))
+
+(defun definitions (name package)
+  (answering (let ((sym (symbol-or-error name package))
+        (found '()))
+    (dolist (kind *kinds*)
+      (dolist (source (ignore-errors (sb-introspect:find-definition-sources-by-name sym kind)))
+        (push (source-entry kind sym source) found)))
+    (json (list :obj :symbol (qualified-name sym) :definitions (cons :arr (nreverse found)))))))
+
+(defun who (relation name package)
+  (answering (let* ((sym (symbol-or-error name package))
+         (fn (cdr (assoc relation '(("calls" . sb-introspect:who-calls)
+                                    ("references" . sb-introspect:who-references)
+                                    ("binds" . sb-introspect:who-binds)
+                                    ("sets" . sb-introspect:who-sets)
+                                    ("macroexpands" . sb-introspect:who-macroexpands))
+                         :test #'string=)))
+         (entries (loop for (caller . source) in (funcall fn sym)
+                        repeat 500
+                        collect (source-entry "function" caller source))))
+    (json (list :obj :symbol (qualified-name sym) :relation relation
+                :xref (cons :arr entries))))))
+
+(defun first-line (string)
+  (if string (subseq string 0 (or (position #\Newline string) (length string))) ""))
+
+(defun symbol-summary (sym)
+  (cond ((macro-function sym) (values "macro" (documentation sym 'function)))
+        ((and (fboundp sym) (typep (fdefinition sym) 'generic-function))
+         (values "generic-function" (documentation sym 'function)))
+        ((fboundp sym) (values "function" (documentation sym 'function)))
+        ((find-class sym nil) (values "class" (documentation sym 'type)))
+        ((constantp sym) (values "constant" (documentation sym 'variable)))
+        ((boundp sym) (values "variable" (documentation sym 'variable)))
+        (t (values "symbol" nil))))
+
+(defun arglist (sym)
+  (if (fboundp sym)
+      (safe-princ (sb-introspect:function-lambda-list sym))
+      ""))
+
+(defun package-names (package)
+  (answering (let ((pkg (find-pkg package)) (rows '()))
+    (do-external-symbols (sym pkg)
+      (multiple-value-bind (kind doc) (symbol-summary sym)
+        (push (list :obj :name (symbol-name sym) :kind kind :arglist (arglist sym)
+                    :doc (first-line doc))
+              rows)))
+    (setf rows (sort rows #'string< :key (lambda (row) (getf (cdr row) :name))))
+    (json (list :obj :package (package-name pkg) :exported :true
+                :names (cons :arr (subseq rows 0 (min 500 (length rows))))
+                :total (length rows))))))
+
+;;; ----------------------------------------------------------------------------- loading
+
+(defun note-entry (condition severity)
+  (let ((context (ignore-errors (sb-c::find-error-context nil))))
+    (list :obj
+          :severity severity
+          :message (handler-case (princ-to-string condition)
+                     (serious-condition () (string (type-of condition))))
+          :file (if sb-c::*compile-file-truename* (namestring sb-c::*compile-file-truename*) :null)
+          :offset (or (and context (sb-c::compiler-error-context-file-position context)) :null)
+          :form_path (cons :arr (and context (reverse (sb-c::compiler-error-context-original-source-path context)))))))
+
+(defmacro collecting-notes ((notes) &body body)
+  "Run BODY with every compiler diagnostic collected (and muffled) into NOTES, newest first.
+Redefinition warnings are dropped: reloading an edited file redefines everything in it."
+  `(handler-bind ((sb-kernel:redefinition-warning #'muffle-warning)
+                  (sb-c:compiler-error (lambda (c) (push (note-entry c "error") ,notes)))
+                  (style-warning (lambda (c) (push (note-entry c "style-warning") ,notes)
+                                   (muffle-warning c)))
+                  (warning (lambda (c) (push (note-entry c "warning") ,notes)
+                             (muffle-warning c)))
+                  (sb-ext:compiler-note (lambda (c) (push (note-entry c "note") ,notes)
+                                          (muffle-warning c))))
+     ,@body))
+
+(defun temp-fasl ()
+  (format nil "~A/lispshell-~D-~D.fasl"
+          (string-right-trim "/" (or (sb-ext:posix-getenv "TMPDIR") "/tmp"))
+          (sb-unix:unix-getpid) (random 1000000000 (make-random-state t))))
+
+(defun load-file (path)
+  (let ((notes '()) (fasl (temp-fasl)) (finished nil) (failure nil) (error-text :null))
+    (unwind-protect
+         (handler-case
+             (collecting-notes (notes)
+               (multiple-value-bind (output warnings-p failure-p)
+                   (compile-file path :output-file fasl)
+                 (declare (ignore warnings-p))
+                 (setf failure failure-p)
+                 (when output
+                   (load output)
+                   (setf finished t))))
+           (error (c)
+             (setf error-text (handler-case (format nil "~A: ~A" (type-of c) c)
+                                (serious-condition () (string (type-of c)))))))
+      (when (probe-file fasl) (delete-file fasl)))
+    (json (list :obj :finished (if finished :true :false)
+                :compile_failed (if failure :true :false)
+                :error error-text
+                :notes (cons :arr (reverse notes))
+                :package (package-name *package*)))))
+
+(defun load-system (name)
+  (let ((notes '()) (finished nil) (error-text :null))
+    (handler-case
+        (collecting-notes (notes)
+          (funcall (find-symbol "LOAD-SYSTEM" (or (find-package "ASDF")
+                                                   (progn (require :asdf) (find-package "ASDF"))))
+                   name)
+          (setf finished t))
+      (error (c)
+        (setf error-text (handler-case (format nil "~A: ~A" (type-of c) c)
+                           (serious-condition () (string (type-of c)))))))
+    (json (list :obj :finished (if finished :true :false) :error error-text
+                :notes (cons :arr (reverse notes))))))

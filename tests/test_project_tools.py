@@ -1,0 +1,298 @@
+"""The project tools on real Lisps started with a real project: load_file and load_system
+(through the gate, compiler diagnostics as path:line:col), find_definition, who_calls,
+who_references and list_package, checked against the project's files."""
+from __future__ import annotations
+
+import shutil
+from pathlib import Path
+
+import pytest
+
+from lispshell import config as config_mod, project
+from lispshell.lisp.session import make_session
+from lispshell.tools.gate import Decision, EvalGate
+from lispshell.tools.registry import ToolContext, call_tool
+
+PROJECTS = Path(__file__).parent / "projects"
+
+
+def line_of(path: Path, needle: str) -> int:
+    for number, line in enumerate(path.read_text().splitlines(), 1):
+        if needle in line:
+            return number
+    raise AssertionError(f"{needle!r} not in {path}")
+
+
+def col_of(path: Path, needle: str) -> int:
+    return path.read_text().splitlines()[line_of(path, needle) - 1].index(needle) + 1
+
+
+@pytest.fixture(scope="module")
+def sbcl_project(tmp_path_factory):
+    root = tmp_path_factory.mktemp("proj") / "asdf-demo"
+    shutil.copytree(PROJECTS / "asdf-demo", root)
+    found = project.find(root, search_parents=False)
+    config = project.apply(found, config_mod.load(), "sbcl")
+    session = make_session("sbcl", config)
+    session.start()
+    yield root, session
+    session.close()
+
+
+def ctx(session, root, gate=None):
+    return ToolContext(session=lambda: session, gate=gate or EvalGate("yolo"), root=root,
+                       eval_timeout=60.0)
+
+
+def test_load_system_then_find_definition_and_callers(sbcl_project):
+    root, session = sbcl_project
+    core = root / "src" / "core.lisp"
+    loaded = call_tool("load_system", {"name": "demo"}, ctx(session, root))
+    assert loaded["ok"] is True, loaded
+    assert loaded["finished"] is True and loaded["system"] == "demo"
+
+    found = call_tool("find_definition", {"symbol": "demo:greet"}, ctx(session, root))
+    assert found["ok"] is True, found
+    [definition] = found["definitions"]
+    assert definition["kind"] == "function"
+    assert definition["file"] == str(core)
+    assert definition["line"] == line_of(core, "(defun greet ()")
+    assert definition["at"] == f"{core}:{definition['line']}:1"
+    assert definition["form"].startswith("(defun greet ()") and "(twice 21)" in definition["form"]
+
+    callers = call_tool("who_calls", {"symbol": "twice", "package": "demo"}, ctx(session, root))
+    assert callers["ok"] is True, callers
+    assert [c["name"] for c in callers["calls"]] == ["DEMO:GREET"]
+    assert callers["calls"][0]["file"] == str(core)
+
+    listing = call_tool("list_package", {"package": "demo"}, ctx(session, root))
+    assert listing["ok"] is True, listing
+    rows = {r["name"]: r for r in listing["names"]}
+    assert sorted(rows) == ["AREA", "GREET", "TWICE"]
+    assert rows["TWICE"]["kind"] == "function" and rows["TWICE"]["doc"] == "Two times X."
+    assert rows["AREA"]["arglist"] == "(W H)"
+
+
+def test_load_file_reports_each_warning_at_its_line_and_column(sbcl_project):
+    root, session = sbcl_project
+    extra = root / "src" / "extra.lisp"
+    extra.write_text('(in-package "DEMO")\n\n(defun tripled (y)\n  (let ((unused 1))\n'
+                     '    (* 3 (undefined-helper y))))\n')
+    loaded = call_tool("load_file", {"file_path": str(extra)}, ctx(session, root))
+    assert loaded["ok"] is True, loaded
+    assert loaded["finished"] is True
+    line, col = line_of(extra, "(unused 1)"), col_of(extra, "(unused 1)")
+    assert (f"{extra}:{line}:{col}: style-warning: The variable UNUSED is defined but never "
+            "used.") in loaded["diagnostics"]
+    undefined = [d for d in loaded["diagnostics"] if "UNDEFINED-HELPER" in d]
+    assert undefined == [f"{extra}:{line_of(extra, '(undefined-helper y)')}:"
+                         f"{col_of(extra, '(undefined-helper y)')}: style-warning: undefined "
+                         "function: DEMO::UNDEFINED-HELPER"]
+    assert loaded["summary"] == "2 style-warnings"
+    # loaded: the function exists now, and the person's package did not change
+    after = session.eval("(not (null (fboundp 'demo::tripled)))")
+    assert after.values == ["T"] and after.package == "CL-USER"
+
+
+def test_load_file_with_a_read_error_says_where_and_does_not_load(sbcl_project):
+    root, session = sbcl_project
+    broken = root / "src" / "broken.lisp"
+    broken.write_text('(in-package "DEMO")\n(defun fine () 1)\n(defun bad (x)\n  (+ x #<nope>))\n')
+    loaded = call_tool("load_file", {"file_path": str(broken)}, ctx(session, root))
+    assert loaded["ok"] is False
+    error = loaded["error"]
+    assert error["code"] == "LOAD_FAILED"
+    assert error["finished"] is False
+    [diagnostic] = [d for d in error["diagnostics"] if "read error" in d]
+    assert diagnostic.startswith(f"{broken}:{line_of(broken, '#<nope>')}:")
+    assert "illegal sharp macro character" in diagnostic
+    assert session.eval("(not (null (fboundp 'demo::fine)))").values == ["NIL"]
+
+
+def test_load_file_goes_through_the_gate(sbcl_project):
+    root, session = sbcl_project
+    marker = root / "ran.txt"
+    payload = root / "src" / "payload.lisp"
+    payload.write_text(f'(with-open-file (s "{marker}" :direction :output) (write-line "x" s))\n')
+    asked = []
+
+    def confirm(code, index, total):
+        asked.append(code)
+        return Decision(False, code, "not now")
+
+    refused = call_tool("load_file", {"file_path": str(payload)},
+                        ctx(session, root, EvalGate("ask", confirm)))
+    assert refused["error"]["code"] == "DECLINED"
+    assert asked == [f'(load (compile-file "{payload}"))']
+    assert not marker.exists()
+    off = call_tool("load_file", {"file_path": str(payload)}, ctx(session, root, EvalGate("off")))
+    assert off["error"]["code"] == "EVAL_OFF" and not marker.exists()
+    nobody = call_tool("load_system", {"name": "demo"},
+                       ToolContext(session=lambda: session, gate=None, root=root))
+    assert nobody["error"]["code"] == "NOT_ALLOWED"
+
+
+def test_look_ups_never_intern_and_say_what_is_missing(sbcl_project):
+    root, session = sbcl_project
+    missing = call_tool("find_definition", {"symbol": "no-such-thing-zz"}, ctx(session, root))
+    assert missing["error"]["code"] == "NOT_FOUND"
+    assert "No symbol named no-such-thing-zz" in missing["error"]["message"]
+    assert session.eval('(find-symbol "NO-SUCH-THING-ZZ" "CL-USER")').values == ["NIL", "NIL"]
+    injected = call_tool("find_definition", {"symbol": '#.(delete-file "x")'}, ctx(session, root))
+    assert injected["error"]["code"] == "NOT_FOUND"
+    no_package = call_tool("list_package", {"package": "nope-pkg"}, ctx(session, root))
+    assert no_package["error"] == {"code": "NOT_FOUND", "message": "No package named nope-pkg."}
+
+
+def test_load_file_outside_the_root_is_refused(sbcl_project, tmp_path):
+    root, session = sbcl_project
+    outside = tmp_path / "outside.lisp"
+    outside.write_text("(defun outside () 1)\n")
+    refused = call_tool("load_file", {"file_path": str(outside)}, ctx(session, root))
+    assert refused["error"]["code"] == "OUTSIDE_ROOT"
+
+
+@pytest.fixture(scope="module")
+def project_session(tmp_path_factory):
+    """`get(name)`: a copy of tests/projects/NAME and a Lisp started with it (started once)."""
+    started = {}
+
+    def get(name):
+        if name not in started:
+            root = tmp_path_factory.mktemp("proj") / name
+            shutil.copytree(PROJECTS / name, root)
+            found = project.find(root, search_parents=False)
+            session = make_session(found.lisp, project.apply(found, config_mod.load(), found.lisp))
+            session.start()
+            started[name] = (root, session)
+        return started[name]
+    yield get
+    for _, session in started.values():
+        session.close()
+
+
+def test_guile_load_file_find_definition_callers_and_module_names(project_session):
+    root, session = project_session("guile-demo")
+    util = root / "src" / "app" / "util.scm"
+    loaded = call_tool("load_file", {"file_path": str(util)}, ctx(session, root))
+    assert loaded["ok"] is True and loaded["finished"] is True, loaded
+    assert "diagnostics" not in loaded
+
+    found = call_tool("find_definition", {"symbol": "greet", "package": "(app util)"},
+                      ctx(session, root))
+    assert found["ok"] is True, found
+    [definition] = found["definitions"]
+    assert (definition["file"], definition["line"]) == (str(util), line_of(util, "(define (greet)"))
+    assert definition["form"].startswith("(define (greet)")
+
+    callers = call_tool("who_calls", {"symbol": "twice", "package": "(app util)"},
+                        ctx(session, root))
+    assert callers["ok"] is True, callers
+    assert [(c["file"], c["line"]) for c in callers["calls"]] == \
+        [(str(util), line_of(util, "(twice 21)"))]
+    assert callers["calls"][0]["in"] == "define greet"
+
+    listing = call_tool("list_package", {"package": "(app util)"}, ctx(session, root))
+    assert [(r["name"], r["kind"], r["arglist"]) for r in listing["names"]] == \
+        [("greet", "procedure", "()"), ("twice", "procedure", "(x)")]
+    assert listing["names"][1]["doc"] == "Two times X."
+
+
+def test_guile_load_file_places_its_warnings(project_session):
+    root, session = project_session("guile-demo")
+    extra = root / "src" / "app" / "extra.scm"
+    extra.write_text("(define-module (app extra)\n  #:use-module (app util))\n\n"
+                     "(define (thrice x)\n  (+ (twice x x) (undefined-helper x)))\n")
+    loaded = call_tool("load_file", {"file_path": str(extra)}, ctx(session, root))
+    assert loaded["ok"] is True, loaded
+    line = line_of(extra, "(twice x x)")
+    assert (f"{extra}:{line}:{col_of(extra, '(twice x x)')}: warning: possibly wrong number of "
+            "arguments to `twice'") in loaded["diagnostics"]
+    assert (f"{extra}:{line}:{col_of(extra, 'undefined-helper')}: warning: possibly unbound "
+            "variable `undefined-helper'") in loaded["diagnostics"]
+    assert session.eval("(module-name (current-module))").values == ["(guile-user)"]
+
+
+def test_guile_load_file_with_a_syntax_error(project_session):
+    root, session = project_session("guile-demo")
+    bad = root / "src" / "app" / "bad.scm"
+    bad.write_text("(define-module (app bad))\n(define (f x)\n  (let ((y)) x))\n")
+    loaded = call_tool("load_file", {"file_path": str(bad)}, ctx(session, root))
+    assert loaded["error"]["code"] == "LOAD_FAILED"
+    assert loaded["error"]["diagnostics"] == [
+        f"{bad}:{line_of(bad, '(let ((y))')}:{col_of(bad, '(let ((y))')}: error: let: bad let "
+        "in form (let ((y)) x)"]
+
+
+def test_clojure_load_file_find_definition_callers_and_namespace(project_session):
+    root, session = project_session("clj-deps")
+    core = root / "src" / "demo" / "core.clj"
+    loaded = call_tool("load_file", {"file_path": str(core)}, ctx(session, root))
+    assert loaded["ok"] is True and loaded["finished"] is True, loaded
+
+    found = call_tool("find_definition", {"symbol": "demo.core/greet"}, ctx(session, root))
+    assert found["ok"] is True, found
+    [definition] = found["definitions"]
+    assert (definition["file"], definition["line"], definition["kind"]) == \
+        (str(core), line_of(core, "(defn greet"), "function")
+    assert definition["form"].startswith("(defn greet")
+
+    callers = call_tool("who_calls", {"symbol": "twice", "package": "demo.core"},
+                        ctx(session, root))
+    assert [(c["file"], c["line"]) for c in callers["calls"]] == \
+        [(str(core), line_of(core, "(twice 21)"))]
+
+    listing = call_tool("list_package", {"package": "demo.core"}, ctx(session, root))
+    assert [(r["name"], r["arglist"], r["doc"]) for r in listing["names"]] == \
+        [("greet", "([])", "A greeting that uses twice."), ("twice", "([x])", "Two times x.")]
+
+    core_fn = call_tool("find_definition", {"symbol": "map"}, ctx(session, root))
+    [inside_jar] = core_fn["definitions"]
+    assert inside_jar["file"] == "clojure/core.clj" and "form" not in inside_jar
+
+    not_a_var = call_tool("find_definition", {"symbol": "String"}, ctx(session, root))
+    assert not_a_var["error"] == {"code": "NOT_FOUND",
+                                  "message": "String names the class java.lang.String, not a var."}
+
+
+def test_clojure_load_file_with_a_compiler_error(project_session):
+    root, session = project_session("clj-deps")
+    bad = root / "src" / "demo" / "bad.clj"
+    bad.write_text("(ns demo.bad)\n\n(defn h [x]\n  (undefined-thing x))\n")
+    loaded = call_tool("load_file", {"file_path": str(bad)}, ctx(session, root))
+    assert loaded["error"]["code"] == "LOAD_FAILED"
+    assert loaded["error"]["diagnostics"] == [
+        f"{bad}:{line_of(bad, '(undefined-thing')}:{col_of(bad, '(undefined-thing')}: error: "
+        "Unable to resolve symbol: undefined-thing in this context"]
+    assert session.eval("(str *ns*)").values == ['"user"']
+
+
+def test_load_commands_in_the_repl(tmp_path):
+    from pty_shell import Shell
+
+    root = tmp_path / "asdf-demo"
+    shutil.copytree(PROJECTS / "asdf-demo", root)
+    extra = root / "src" / "extra.lisp"
+    extra.write_text('(in-package "DEMO")\n(defun tripled (y)\n  (let ((unused 1))\n'
+                     '    (print :loading-extra)\n    (* 3 y)))\n(print :top-level-output)\n')
+    sh = Shell(tmp_path, "--project", str(root))
+    try:
+        sh.expect("ASDF project asdf-demo: system demo on ASDF's registry")
+        sh.expect("CL-USER>")
+        sh.submit(",load-system demo")
+        sh.expect("Loaded demo (no warnings).")
+        sh.submit("(demo:greet)")
+        sh.expect('"hello 42"')
+        sh.submit(f",load {extra}")
+        sh.expect(":TOP-LEVEL-OUTPUT")          # the file's own output, streamed
+        sh.expect(f"{extra}:{line_of(extra, '(unused 1)')}:{col_of(extra, '(unused 1)')}: "
+                  "style-warning: The variable UNUSED is defined but never used.")
+        sh.expect(f"Loaded {extra} (1 style-warning).")
+        sh.submit("(demo::tripled 2)")
+        sh.expect("6")
+        sh.submit(",load /no/such/file.lisp")
+        sh.expect("not loaded: /no/such/file.lisp: no such file: /no/such/file.lisp")
+        sh.submit(",load")
+        sh.expect("Usage: ,load FILE")
+    finally:
+        sh.close()
