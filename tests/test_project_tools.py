@@ -296,3 +296,38 @@ def test_load_commands_in_the_repl(tmp_path):
         sh.expect("Usage: ,load FILE")
     finally:
         sh.close()
+
+
+def test_eval_in_a_package_leaves_the_persons_current_one(sbcl_project, project_session):
+    root, session = sbcl_project
+    asked = []
+
+    def confirm(code, index, total):
+        asked.append(code)
+        return Decision(True, code)
+
+    gate = EvalGate("ask", confirm)
+    call_tool("load_system", {"name": "demo"}, ctx(session, root))
+    ran = call_tool("eval", {"code": "(package-name *package*)\n(twice 4)", "package": "demo"},
+                    ctx(session, root, gate))
+    assert ran["ok"] is True, ran
+    assert ran["values"] == ["8"] and ran["evaluated_in"] == "demo"
+    assert ran["package"] == "CL-USER"
+    assert asked == [";; in demo\n(package-name *package*)\n(twice 4)"]
+    missing = call_tool("eval", {"code": "1", "package": "nope"}, ctx(session, root))
+    assert missing["ok"] is False and "No package named nope." in missing["error"]["message"]
+
+    guile_root, guile = project_session("guile-demo")
+    guile.eval("(use-modules (app util))")
+    ran = call_tool("eval", {"code": "(define local 5) (twice local)", "package": "(app util)"},
+                    ctx(guile, guile_root))
+    assert ran["ok"] is True and ran["values"] == ["10"], ran
+    assert guile.eval("(module-name (current-module))").values == ["(guile-user)"]
+    assert guile.eval("(module-defined? (resolve-module '(app util)) 'local)").values == ["#t"]
+
+    clj_root, clj = project_session("clj-deps")
+    clj.eval("(require 'demo.core)")
+    ran = call_tool("eval", {"code": "(str *ns*) (twice 3)", "package": "demo.core"},
+                    ctx(clj, clj_root))
+    assert ran["ok"] is True and ran["values"] == ["6"], ran
+    assert clj.eval("(str *ns*)").values == ['"user"']

@@ -89,13 +89,39 @@ def _check_complete(code: str, lisp: str) -> None:
                         "and try again.", details=v.text)
 
 
+def in_package(lisp: str, package: str, code: str) -> str:
+    """One form that evaluates `code` (all its forms, in order) with `package` (a CL package,
+    Guile module such as "(app util)", or Clojure namespace) current, and leaves the person's
+    own current package as it was. The code travels as a string literal and is read there."""
+    from lispshell.lisp.introspect import string_literal
+
+    pkg, text = string_literal(package), string_literal(code)
+    if lisp == "sbcl":
+        return ("(let ((*package* (or (find-package " + pkg + ") (find-package (string-upcase "
+                + pkg + ")) (error \"No package named ~A.\" " + pkg + ")))) "
+                "(with-input-from-string (s " + text + ") (let ((vals nil) (eof (list nil))) "
+                "(loop for form = (read s nil eof) until (eq form eof) "
+                "do (setf vals (multiple-value-list (eval form)))) (values-list vals))))")
+    if lisp == "clojure":
+        return ("(binding [*ns* (or (find-ns (symbol " + pkg + ")) (throw (ex-info (str \"No "
+                "namespace named \" " + pkg + " \".\") {})))] (load-string " + text + "))")
+    if lisp == "guile":
+        return ("(let ((m (resolve-module (map string->symbol (string-tokenize (string-trim-both "
+                + pkg + " (char-set #\\( #\\))))) #f #f #:ensure #f))) (if m (eval-string "
+                + text + " m) (error (string-append \"No module named \" " + pkg
+                + "))))")
+    raise ToolError("BAD_INPUT", f"eval in a package is not known for {lisp!r}")
+
+
 @register(
     "eval",
     "Evaluate code in the person's live Lisp image: printed output, all values, or the error. "
     "Each call may need the person's approval; a refusal, or code the person edited first, is "
     "stated in the result. Changes the image (definitions persist). Time-limited.",
     {"type": "object",
-     "properties": {"code": {"type": "string", "description": "one or more complete forms"}},
+     "properties": {"code": {"type": "string", "description": "one or more complete forms"},
+                    "package": {"type": "string", "description": "run there instead of the "
+                                "current package (theirs stays current)"}},
      "required": ["code"]},
     group="live", read_only=False, destructive=True, evaluates=True)
 def eval_tool(args: dict, ctx: ToolContext) -> dict:
@@ -107,7 +133,10 @@ def eval_tool(args: dict, ctx: ToolContext) -> dict:
     if ctx.gate is None:
         raise ToolError("NOT_ALLOWED", "The code was not evaluated: no one is here to confirm "
                                        "evaluations.")
-    decision = ctx.gate.decide(code, ctx.extra.get("eval_index", 1), ctx.extra.get("eval_total", 1))
+    package = (args.get("package") or "").strip()
+    # The person sees where it will run; `;;` is a comment in all three Lisps.
+    shown = code if not package else f";; in {package}\n{code}"
+    decision = ctx.gate.decide(shown, ctx.extra.get("eval_index", 1), ctx.extra.get("eval_total", 1))
     if not decision.approved:
         if ctx.gate.mode == "off":
             raise ToolError("EVAL_OFF", decision.reason or "Evaluation is turned off.")
@@ -115,9 +144,15 @@ def eval_tool(args: dict, ctx: ToolContext) -> dict:
             raise ToolError("NOT_ALLOWED", f"The code was not evaluated: {decision.reason}")
         message = DECLINED + (f" Reason: {decision.reason}" if decision.reason else "")
         raise ToolError("DECLINED", message)
-    res = session.eval(decision.code, timeout=ctx.eval_timeout, output_cap=ctx.output_cap)
+    ran = decision.code
+    if package and ran.startswith(shown.split("\n", 1)[0] + "\n"):
+        ran = ran.split("\n", 1)[1]        # the header we added is not code
+    to_eval = in_package(session.lisp, package, ran) if package else ran
+    res = session.eval(to_eval, timeout=ctx.eval_timeout, output_cap=ctx.output_cap)
     result = eval_result(res, ctx.eval_timeout)
-    if decision.edited or decision.code != code:
+    if package:
+        result["evaluated_in"] = package
+    if decision.edited or decision.code != shown:
         result["edited"] = ("The person edited the code before it ran; this is what ran:\n"
                             + decision.code)
     return result
