@@ -33,6 +33,16 @@ def state_dir() -> Path:
     return path
 
 
+# The credentials lispshell itself uses never reach a Lisp nor anything else it starts (a
+# project's build tool): code that runs there, the model's evals included, must not read them.
+SECRET_PREFIXES = ("ANTHROPIC_", "LISPSHELL_MCP_TOKEN")
+
+
+def child_environment() -> dict[str, str]:
+    """lispshell's environment without its credentials: what every child process starts with."""
+    return {k: v for k, v in os.environ.items() if not k.startswith(SECRET_PREFIXES)}
+
+
 def user_config_path() -> Path:
     return config_dir() / "config.toml"
 

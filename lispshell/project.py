@@ -180,7 +180,7 @@ def _official_cli_classpath(root: Path, command: list[str]) -> str:
         return ""
     try:
         done = subprocess.run(command, cwd=root, capture_output=True, text=True, timeout=120,
-                              stdin=subprocess.DEVNULL)
+                              stdin=subprocess.DEVNULL, env=_child_env())
     except (OSError, subprocess.TimeoutExpired):
         return ""
     out = done.stdout.strip()
@@ -234,7 +234,7 @@ def _cached_classpath(root: Path, command: list[str]) -> str:
           "afterwards until project.clj changes)...", file=sys.stderr, flush=True)
     try:
         done = subprocess.run(command, cwd=root, capture_output=True, text=True, timeout=600,
-                              stdin=subprocess.DEVNULL)
+                              stdin=subprocess.DEVNULL, env=_child_env())
     except subprocess.TimeoutExpired:
         raise ProjectError(f"`{shlex.join(command)}` in {root} did not finish in 600 s") from None
     except OSError as exc:
@@ -249,6 +249,11 @@ def _cached_classpath(root: Path, command: list[str]) -> str:
     tmp.write_text(classpath + "\n")
     os.replace(tmp, cache)
     return classpath
+
+
+def _child_env() -> dict[str, str]:
+    from lispshell.config import child_environment
+    return child_environment()
 
 
 # --- Guile ------------------------------------------------------------------------------------

@@ -51,6 +51,12 @@ CL_SETUP = r'''
                                              (declare (ignore stream char arg))
                                              (error "#S(...) is not read here"))
                                   rt)
+    ;; #n= / #n# build circular forms, on which expansion may never end.
+    (dolist (ch '(#\= #\#))
+      (set-dispatch-macro-character #\# ch (lambda (stream char arg)
+                                             (declare (ignore stream arg))
+                                             (error "#~a is not read here" char))
+                                    rt))
     rt))
 
 (defun blank-from (string start)
@@ -62,29 +68,58 @@ CL_SETUP = r'''
       *package*
       (or (find-package name) (find-package (string-upcase name)))))
 
+(defun qualifier-end (name)
+  "(values start-of-symbol-part package-part) for PKG:NAME or PKG::NAME (a colon outside
+|...|), or (values 0 nil) for an unqualified name."
+  (let ((quoted nil))
+    (dotimes (i (length name) (values 0 nil))
+      (let ((ch (char name i)))
+        (cond ((char= ch #\\) (incf i))
+              ((char= ch #\|) (setf quoted (not quoted)))
+              ((and (char= ch #\:) (not quoted))
+               (return (values (if (and (< (1+ i) (length name)) (char= (char name (1+ i)) #\:))
+                                   (+ i 2)
+                                   (1+ i))
+                               (subseq name 0 i)))))))))
+
 (defun read-name (name package)
-  "(values symbol status message): STATUS is ok, unknown, not_symbol or bad_name."
+  "(values symbol status message): STATUS is ok, unknown, not_symbol or bad_name.
+The name is read into a throw-away package and looked up with FIND-SYMBOL, so nothing is
+interned anywhere, also for PKG::NAME (which the reader would intern in PKG)."
   (let ((tmp (make-package (format nil "LISPSHELL.READ-~d" (random 1000000000)) :use nil)))
     (unwind-protect
          (handler-case
-             (multiple-value-bind (object end)
-                 (let ((*read-eval* nil) (*readtable* (safe-readtable)) (*package* tmp)
-                       (*read-suppress* nil))
-                   (read-from-string name))
-               (cond ((not (symbolp object))
-                      (values nil "not_symbol" (format nil "~s does not read as a symbol" name)))
-                     ((not (blank-from name end))
-                      (values nil "not_symbol" "more than one datum: give exactly one symbol"))
-                     ((eq (symbol-package object) tmp)
-                      (multiple-value-bind (symbol found) (find-symbol (symbol-name object) package)
-                        (if found
-                            (values symbol "ok" "")
-                            (values nil "unknown"
-                                    (format nil "no symbol named ~a is accessible in package ~a"
-                                            (symbol-name object) (package-name package))))))
-                     (t (values object "ok" ""))))
+             (multiple-value-bind (start qualifier) (qualifier-end name)
+               (let ((home (cond ((null qualifier) package)
+                                 ((string= qualifier "") (find-package "KEYWORD"))
+                                 (t (let ((p (read-part qualifier tmp)))
+                                      (and (symbolp p)
+                                           (or (find-package (symbol-name p))
+                                               (find-package (string-upcase (symbol-name p))))))))))
+                 (multiple-value-bind (object end) (read-part (subseq name start) tmp)
+                   (cond ((null home)
+                          (values nil "unknown" (format nil "no package named ~a" qualifier)))
+                         ((not (symbolp object))
+                          (values nil "not_symbol" (format nil "~s does not read as a symbol" name)))
+                         ((not (blank-from (subseq name start) end))
+                          (values nil "not_symbol" "more than one datum: give exactly one symbol"))
+                         ((or (null (symbol-package object)) (eq (symbol-package object) tmp))
+                          (multiple-value-bind (symbol found) (find-symbol (symbol-name object) home)
+                            (if found
+                                (values symbol "ok" "")
+                                (values nil "unknown"
+                                        (format nil "no symbol named ~a is accessible in package ~a"
+                                                (symbol-name object) (package-name home))))))
+                         (t (values object "ok" ""))))))
            (error (e) (values nil "bad_name" (princ-to-string e))))
       (delete-package tmp))))
+
+(defun read-part (text tmp)
+  "One datum of TEXT, read with nothing but symbols and numbers possible, into TMP."
+  (let ((*read-eval* nil) (*readtable* (safe-readtable)) (*package* tmp) (*read-suppress* nil))
+    (if (find #\: text)
+        (error "more than one package marker in a symbol name")
+        (read-from-string text))))
 
 (defmacro with-name ((symbol name package-name) &body body)
   `(let ((pkg (target-package ,package-name)))
@@ -113,19 +148,63 @@ CL_SETUP = r'''
         (emit "unbound" (format nil "~s has no global value (unbound)~:[~; but names a ~
                                      function or macro~]" symbol (fboundp symbol))))))
 
+(defparameter *never-expanded*
+  '("DEFMACRO" "DEFINE-COMPILER-MACRO" "DEFINE-SYMBOL-MACRO" "DEFINE-SETF-EXPANDER" "DEFSETF"
+    "DEFINE-MODIFY-MACRO" "DEFINE-METHOD-COMBINATION" "MACROLET" "SYMBOL-MACROLET" "EVAL-WHEN"
+    "LOAD-TIME-VALUE")
+  "Operators that define or bind macros or evaluate at expansion time: refused, not expanded.")
+
+(defun present-symbols (package)
+  (let ((seen (make-hash-table :test 'eq)))
+    (do-symbols (s package seen)
+      (when (eq (symbol-package s) package) (setf (gethash s seen) t)))))
+
+(defun new-symbols (package before)
+  "The symbols present in PACKAGE now that were not in BEFORE."
+  (let ((new '()))
+    (do-symbols (s package new)
+      (when (and (eq (symbol-package s) package) (not (gethash s before)))
+        (pushnew s new)))))
+
 (defun expand (text package-name)
+  "One step of expansion of a form whose operator is a macro defined in the image: its
+expander gets the arguments as data. Defining or binding macros, an operator the image does not
+define, and reader tricks are refused; nothing the form names is interned."
   (let ((package (target-package package-name)))
     (if (null package)
         (emit "unknown_package" (format nil "no package named ~a" package-name))
         (handler-case
-            (let ((*package* package) (*read-eval* nil) (*readtable* (form-readtable)))
-              (multiple-value-bind (form end) (read-from-string text)
-                (if (not (blank-from text end))
-                    (emit "bad_form" "more than one form: give exactly one")
-                    (multiple-value-bind (expansion expanded) (macroexpand form)
-                      (emit (if expanded "ok" "not_macro")
-                            (let ((*print-case* :downcase) (*print-right-margin* 100))
-                              (with-output-to-string (s) (pprint expansion s))))))))
+            (let* ((before (present-symbols package))
+                   (form nil) (end 0) (read-created '()))
+              (unwind-protect
+                   (let ((*package* package) (*read-eval* nil) (*readtable* (form-readtable)))
+                     (unwind-protect (multiple-value-setq (form end) (read-from-string text))
+                       ;; what reading interned goes again once the expansion is printed
+                       (setf read-created (new-symbols package before)))
+                     (let ((op (and (consp form) (car form))))
+                       (cond ((not (blank-from text end))
+                              (emit "bad_form" "more than one form: give exactly one"))
+                             ((not (consp form))
+                              (emit "refused" "give one macro form, (operator argument...)"))
+                             ((not (and op (symbolp op)))
+                              (emit "refused" "the operator is not a symbol"))
+                             ((member (symbol-name op) *never-expanded* :test #'string=)
+                              (emit "refused" (format nil "~a defines or binds macros (or runs ~
+                                      code when expanded): it is not expanded" op)))
+                             ((special-operator-p op)
+                              (emit "not_macro" (let ((*print-case* :downcase))
+                                                  (prin1-to-string form))))
+                             ((macro-function op)
+                              (emit "ok" (let ((*print-case* :downcase) (*print-right-margin* 100))
+                                           (with-output-to-string (s)
+                                             (pprint (macroexpand-1 form) s)))))
+                             ((fboundp op)
+                              (emit "not_macro" (let ((*print-case* :downcase))
+                                                  (prin1-to-string form))))
+                             (t (emit "refused" (format nil "~a is not defined in the image: ~
+                                                             only macros it defines are expanded"
+                                                        op))))))
+                (dolist (s read-created) (unintern s package))))
           (error (e) (emit "error" (princ-to-string e)))))))
 
 (defun apropos* (pattern package-name)
@@ -221,7 +300,19 @@ CLJ_SETUP = r'''
         (special-symbol? sym) (emit "not_variable" (str sym " is a special form, not a var"))
         :else (emit "unknown" (str "nothing named " sym " in namespace " (ns-name ns)))))))
 
+(def never-expanded
+  ;; Macros that define things (definline even evaluates its body while expanding) or build
+  ;; classes while expanding: refused, not expanded. Every def... macro is refused too.
+  #{"proxy" "gen-class" "gen-interface" "ns" "reify" "extend-type" "extend-protocol"
+    "import" "refer-clojure" "with-loading-context"})
+
+(defn refused? [op]
+  (let [n (name op)]
+    (or (str/starts-with? n "def") (contains? never-expanded n))))
+
 (defn expand [s nsname cur]
+  ;; One step of a macro the image defines, its arguments as data: the macro's own function
+  ;; is called with the form, as macroexpand-1 would, after the checks below.
   (try
     (if-let [ns (target-ns nsname cur)]
       ;; no #= (read-eval off), no record/constructor syntax (refused when read-eval is off),
@@ -229,13 +320,25 @@ CLJ_SETUP = r'''
       (binding [*read-eval* false *ns* ns *data-readers* {} *default-data-reader-fn* nil]
         (let [r (java.io.PushbackReader. (java.io.StringReader. s))
               form (read r)
-              more (slurp r)]
-          (if (not (str/blank? (str/replace more "," "")))
+              more (slurp r)
+              op (when (seq? form) (first form))
+              v (when (symbol? op) (lookup op ns))]
+          (cond
+            (not (str/blank? (str/replace more "," "")))
             (emit "bad_form" "more than one form: give exactly one")
-            (let [e (macroexpand form)]
-              (emit (if (= e form) "not_macro" "ok")
-                    (binding [*print-length* 200 *print-level* 30]
-                      (with-out-str (clojure.pprint/pprint e))))))))
+            (not (seq? form)) (emit "refused" "give one macro form, (operator argument...)")
+            (not (symbol? op)) (emit "refused" "the operator is not a symbol")
+            (special-symbol? op) (emit "not_macro" (pr-str form))
+            (not (var? v))
+            (emit "refused" (str op " is not defined in " (ns-name ns)
+                                 ": only macros the image defines are expanded"))
+            (not (:macro (meta v))) (emit "not_macro" (pr-str form))
+            (refused? (:name (meta v)))
+            (emit "refused" (str op " defines things (or runs code when expanded): it is not expanded"))
+            :else
+            (let [e (apply @v form nil (rest form))]
+              (emit "ok" (binding [*print-length* 200 *print-level* 30]
+                           (with-out-str (clojure.pprint/pprint e))))))))
       (emit "unknown_package" (str "no namespace named " nsname)))
     (catch Throwable e (emit "error" (or (.getMessage e) (str (class e)))))))
 
@@ -255,7 +358,6 @@ GUILE_SETUP = r'''
   #:use-module (ice-9 session)
   #:use-module (ice-9 pretty-print)
   #:use-module (ice-9 textual-ports)
-  #:use-module ((language tree-il) #:select (tree-il->scheme))
   #:export (describe-name value-of-name expand apropos*))
 
 (define (emit status body)
@@ -355,7 +457,16 @@ GUILE_SETUP = r'''
         (else (let ((v (variable-ref var)))
                 (emit "ok" (string-append (type-name v) "\n" (clip (object->string v) 20000)))))))))
 
+(define never-expanded
+  ;; They define or bind macros: refused, not expanded. Core syntax (let-syntax, eval-when,
+  ;; define-syntax...) is refused anyway: only plain macros are expanded.
+  '(define-syntax-rule define-macro defmacro define-syntax-parameter syntax-parameterize
+    define-syntax let-syntax letrec-syntax eval-when))
+
 (define (expand s modname cur)
+  ;; One step of a macro the image defines: its transformer gets the form as data. Expanding
+  ;; a whole form with `macroexpand` would also evaluate the right-hand sides of let-syntax
+  ;; and define-syntax inside it, which is running the model's code.
   (catch #t
     (lambda ()
       (let ((mod (target-module modname cur)))
@@ -363,13 +474,29 @@ GUILE_SETUP = r'''
             (emit "unknown_package" (string-append "no module named " modname))
             (let* ((port (open-input-string s))
                    (form (safe-read port))
-                   (more (get-string-all port)))
-              (if (not (string-null? (string-trim-both (if (eof-object? more) "" more))))
-                  (emit "bad_form" "more than one form: give exactly one")
-                  (let ((e (save-module-excursion
-                             (lambda () (set-current-module mod)
-                                     (tree-il->scheme (macroexpand form))))))
-                    (emit "ok" (with-output-to-string (lambda () (pretty-print e))))))))))
+                   (more (get-string-all port))
+                   (op (and (pair? form) (car form)))
+                   (var (and (symbol? op) (module-variable mod op)))
+                   (m (and var (variable-bound? var) (variable-ref var))))
+              (cond
+                ((not (string-null? (string-trim-both (if (eof-object? more) "" more))))
+                 (emit "bad_form" "more than one form: give exactly one"))
+                ((not (pair? form)) (emit "refused" "give one macro form, (operator argument...)"))
+                ((not (symbol? op)) (emit "refused" "the operator is not a symbol"))
+                ((memq op never-expanded)
+                 (emit "refused" (string-append (symbol->string op)
+                                                " defines or binds macros: it is not expanded")))
+                ((not m)
+                 (emit "refused" (string-append (symbol->string op) " is not defined in "
+                                                (object->string (module-name mod))
+                                                ": only macros the image defines are expanded")))
+                ((not (macro? m)) (emit "not_macro" (object->string form)))
+                ((not (eq? (macro-type m) 'macro))
+                 (emit "refused" (string-append (symbol->string op)
+                                                " is core syntax, not a macro to expand")))
+                (else
+                 (let ((e (syntax->datum ((macro-transformer m) (datum->syntax #f form)))))
+                   (emit "ok" (with-output-to-string (lambda () (pretty-print e)))))))))))
     (lambda (key . args)
       (emit "error" (object->string (cons key args))))))
 

@@ -268,7 +268,8 @@ class LispSession:
         frame. Called with the lock held."""
         self._kill_child()
         nonce = secrets.token_hex(12)
-        env = dict(os.environ, LC_ALL="C.UTF-8", LANG="C.UTF-8", TERM="dumb")
+        from lispshell.config import child_environment
+        env = dict(child_environment(), LC_ALL="C.UTF-8", LANG="C.UTF-8", TERM="dumb")
         try:
             child = pexpect.spawn(self.command[0], self.command[1:], env=env, echo=False,
                                   encoding=None, maxread=1 << 20, timeout=None,

@@ -210,8 +210,9 @@ def symbol_value_tool(args: dict, ctx: ToolContext) -> dict:
 
 @register(
     "macroexpand",
-    "Expand one macro form in the live image (read with read-time evaluation off) and return "
-    "the pretty-printed expansion.",
+    "Expand a macro form one step in the live image and return the pretty-printed expansion. "
+    "Only macros the image defines; never evaluates (forms that define or bind macros are "
+    "refused).",
     {"type": "object",
      "properties": {"form": {"type": "string", "description": "one form, e.g. \"(when x y)\""},
                     "package": _PACKAGE},
