@@ -11,3 +11,14 @@ def test_pyflakes_rules_pass():
     done = subprocess.run([str(ruff), "check", "--select", "F,E9", "--no-cache",
                            "lispshell", "tests", "bench"], cwd=ROOT, capture_output=True, text=True)
     assert done.returncode == 0, done.stdout + done.stderr
+
+
+def test_the_lisp_code_lispshell_ships_reads_cleanly():
+    """The in-image loops and helpers are real Lisp files: `lispshell check` passes on them."""
+    from conftest import LISPSHELL
+
+    image = ROOT / "lispshell" / "lisp" / "image"
+    files = sorted(p.name for p in image.iterdir() if p.suffix in (".lisp", ".scm", ".clj"))
+    assert [f.split("-")[0] for f in files].count("sbcl") == 3 and len(files) == 9, files
+    r = subprocess.run([LISPSHELL, "check", str(image)], capture_output=True, text=True, timeout=60)
+    assert r.returncode == 0, r.stdout + r.stderr

@@ -578,8 +578,10 @@ class LispSession:
 
     # ------------------------------------------------------------------ the wire
     def _send(self, kind: str, text: str) -> None:
+        # Random, not sequential: code left running in the image cannot guess the id that
+        # ends the next answer (the marker itself is the session's secret).
         self._seq += 1
-        self._request_id = str(self._seq)
+        self._request_id = secrets.token_hex(4)
         self._write(f"{kind}{self._code_length(text)} {self._request_id}\n{text}")
 
     def _write(self, text: str) -> None:

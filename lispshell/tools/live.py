@@ -16,6 +16,7 @@ DECLINED = "The person declined to evaluate this code."
 VALUE_CAP = 8000  # characters per printed value sent back
 OUTPUT_CAP = 16000  # characters of printed output sent back to the model per eval
 RECORD_CAP = 4000  # the same for the person's own evals, which the model reads as history
+LOOKUP_CAP = 4 * 1024 * 1024  # a look-up's whole answer, read before it is cut for the model
 
 
 # Every definition goes to the LLM on every request: `package` and `symbol` are explained once,
@@ -164,7 +165,8 @@ def _introspect(function: str, text: str, args: dict, ctx: ToolContext) -> tuple
     session = ctx.lisp()
     form = call_form(session.lisp, function, text, args.get("package") or "")
     # A look-up must not shift the person's `*` / `*1` history: they did not type it.
-    res = session.eval(form, timeout=ctx.eval_timeout, output_cap=ctx.output_cap, history=False)
+    # The whole answer is read (its length is checked), then cut for the model.
+    res = session.eval(form, timeout=ctx.eval_timeout, output_cap=LOOKUP_CAP, history=False)
     if getattr(res, "timed_out", False):
         raise ToolError("TIMEOUT", f"No answer within {ctx.eval_timeout:g} s; interrupted.")
     answer = parse_answer(res.output or "")
@@ -173,7 +175,9 @@ def _introspect(function: str, text: str, args: dict, ctx: ToolContext) -> tuple
         message = f"{getattr(e, 'type', '')}: {getattr(e, 'message', '')}" if e else "no answer"
         raise ToolError("LISP_ERROR", f"The Lisp could not answer: {message}")
     status, body = answer
-    body = body.rstrip()
+    body, cut = _head_tail(body.rstrip(), max(ctx.output_cap, 1000))
+    if cut:
+        body += f"\n[{cut} characters of the answer were cut]"
     if status in ("ok", "not_macro"):
         return status, body
     raise ToolError(status.upper(), body)

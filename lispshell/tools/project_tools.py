@@ -2,7 +2,7 @@
 who_references, list_package.
 
 Each works by evaluating one call of a helper that lives in the image (its code is
-lispshell/lisp/project/<lisp>.{lisp,scm,clj}, defined once per image in its own package,
+lispshell/lisp/image/<lisp>-project.{lisp,scm,clj}, defined once per image in its own package,
 namespace or module). The model's text never becomes code: names and paths travel as string
 literals and the helpers never READ them (names are split and looked up without interning).
 A helper answers one string, JSON in ASCII, as the eval's value.
@@ -18,15 +18,16 @@ from __future__ import annotations
 
 import json
 import re
-from importlib import resources
 from pathlib import Path
 from typing import Any
 
+from lispshell.lisp.image import code
 from lispshell.lisp.introspect import string_literal
 from lispshell.syntax import cst
 from lispshell.tools.registry import ToolContext, ToolError, register
 
-HELPER_FILES = {"sbcl": "sbcl.lisp", "guile": "guile.scm", "clojure": "clojure.clj"}
+HELPER_FILES = {"sbcl": "sbcl-project.lisp", "guile": "guile-project.scm",
+                "clojure": "clojure-project.clj"}
 ANSWER_CAP = 4 * 1024 * 1024      # a helper's answer (JSON) is at most this long
 FORM_LINES = 40                   # lines of a definition's form shown with it
 MAX_XREF = 200                    # callers / references listed
@@ -37,8 +38,7 @@ _PACKAGE = {"type": "string"}
 
 
 def helper_code(lisp: str) -> str:
-    return resources.files("lispshell.lisp.project").joinpath(HELPER_FILES[lisp]).read_text(
-        encoding="utf-8")
+    return code(HELPER_FILES[lisp])
 
 
 def helper_form(lisp: str, function: str, *args: str) -> str:

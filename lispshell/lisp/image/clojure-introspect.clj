@@ -1,0 +1,127 @@
+;; The look-up helpers (describe, symbol_value, macroexpand, apropos) for Clojure, loaded once
+;; per image as lispshell.introspect. See lispshell/lisp/introspect.py for the rules they keep.
+(ns lispshell.introspect
+  (:require [clojure.edn :as edn] [clojure.string :as str] [clojure.repl] [clojure.pprint]))
+
+(defn emit [status body]
+  (print (str "@@lispshell " status " " (.codePointCount ^String body 0 (count body)) "\n" body))
+  (flush)
+  nil)
+
+(defn type-name [x] (if (nil? x) "nil" (.getName (class x))))
+
+(defn read-name [s]
+  ;; *read-eval* false and EDN: no #=, no #java.Class[...] constructors, no user tag readers.
+  (binding [*read-eval* false]
+    (let [r (java.io.PushbackReader. (java.io.StringReader. s))
+          x (edn/read {:eof ::eof
+                       :default (fn [tag _] (throw (ex-info (str "tagged literal #" tag
+                                                                 " is not a symbol") {})))}
+                      r)
+          more (slurp r)]
+      (cond (= x ::eof) [:bad_name "empty name"]
+            (not (symbol? x)) [:not_symbol (str (pr-str s) " does not read as a symbol")]
+            (not (str/blank? (str/replace more "," ""))) [:not_symbol "more than one datum: give exactly one symbol"]
+            :else [:ok x]))))
+
+(defn target-ns [nsname cur]
+  (if (str/blank? nsname) cur (find-ns (symbol nsname))))
+
+(defn lookup [sym ns]
+  ;; ns-map / ns-interns only: nothing is loaded, no class is initialised.
+  (if-let [q (namespace sym)]
+    (when-let [n (or (find-ns (symbol q)) (get (ns-aliases ns) (symbol q)))]
+      (get (ns-interns n) (symbol (name sym))))
+    (or (get (ns-map ns) sym)
+        (when (str/includes? (name sym) ".")
+          (try (Class/forName (name sym) false (.getContextClassLoader (Thread/currentThread)))
+               (catch Throwable _ nil))))))
+
+(defn with-name [s nsname cur f]
+  (try
+    (if-let [ns (target-ns nsname cur)]
+      (let [[status x] (read-name s)]
+        (if (not= status :ok)
+          (emit (name status) x)
+          (f x ns (lookup x ns))))
+      (emit "unknown_package" (str "no namespace named " nsname)))
+    (catch Throwable e (emit "bad_name" (or (.getMessage e) (str (class e)))))))
+
+(defn describe-name [s nsname cur]
+  (with-name s nsname cur
+    (fn [sym ns v]
+      (cond
+        (var? v)
+        (let [m (meta v)]
+          (emit "ok" (str (pr-str v) (when (:macro m) " (macro)") "\n"
+                          (when-let [a (:arglists m)] (str "arglists: " (pr-str a) "\n"))
+                          (when-let [d (:doc m)] (str "doc: " d "\n"))
+                          (if (bound? v) (str "value type: " (type-name @v) "\n") "unbound\n")
+                          (when (:file m) (str "defined at: " (:file m) ":" (:line m) "\n")))))
+        (class? v) (emit "ok" (str "class " (.getName ^Class v) "\n"))
+        (special-symbol? sym) (emit "ok" (str sym " is a special form\n"))
+        :else (emit "unknown" (str "nothing named " sym " in namespace " (ns-name ns)))))))
+
+(defn value-of-name [s nsname cur]
+  (with-name s nsname cur
+    (fn [sym ns v]
+      (cond
+        (and (var? v) (bound? v))
+        (let [value @v]  ; read before binding the printer variables (they may be asked for)
+          (emit "ok" (str (type-name value) "\n"
+                          (binding [*print-length* 50 *print-level* 6] (pr-str value)))))
+        (var? v) (emit "unbound" (str (pr-str v) " is unbound"))
+        (class? v) (emit "not_variable" (str sym " names a class, not a var"))
+        (special-symbol? sym) (emit "not_variable" (str sym " is a special form, not a var"))
+        :else (emit "unknown" (str "nothing named " sym " in namespace " (ns-name ns)))))))
+
+(def never-expanded
+  ;; Macros that define things (definline even evaluates its body while expanding) or build
+  ;; classes while expanding: refused, not expanded. Every def... macro is refused too.
+  #{"proxy" "gen-class" "gen-interface" "ns" "reify" "extend-type" "extend-protocol"
+    "import" "refer-clojure" "with-loading-context"})
+
+(defn refused? [op]
+  (let [n (name op)]
+    (or (str/starts-with? n "def") (contains? never-expanded n))))
+
+(defn expand [s nsname cur]
+  ;; One step of a macro the image defines, its arguments as data: the macro's own function
+  ;; is called with the form, as macroexpand-1 would, after the checks below.
+  (try
+    (if-let [ns (target-ns nsname cur)]
+      ;; no #= (read-eval off), no record/constructor syntax (refused when read-eval is off),
+      ;; and no user tagged-literal readers (they are functions that could do anything)
+      (binding [*read-eval* false *ns* ns *data-readers* {} *default-data-reader-fn* nil]
+        (let [r (java.io.PushbackReader. (java.io.StringReader. s))
+              form (read r)
+              more (slurp r)
+              op (when (seq? form) (first form))
+              v (when (symbol? op) (lookup op ns))]
+          (cond
+            (not (str/blank? (str/replace more "," "")))
+            (emit "bad_form" "more than one form: give exactly one")
+            (not (seq? form)) (emit "refused" "give one macro form, (operator argument...)")
+            (not (symbol? op)) (emit "refused" "the operator is not a symbol")
+            (special-symbol? op) (emit "not_macro" (pr-str form))
+            (not (var? v))
+            (emit "refused" (str op " is not defined in " (ns-name ns)
+                                 ": only macros the image defines are expanded"))
+            (not (:macro (meta v))) (emit "not_macro" (pr-str form))
+            (refused? (:name (meta v)))
+            (emit "refused" (str op " defines things (or runs code when expanded): it is not expanded"))
+            :else
+            (let [e (apply @v form nil (rest form))]
+              (emit "ok" (binding [*print-length* 200 *print-level* 30]
+                           (with-out-str (clojure.pprint/pprint e))))))))
+      (emit "unknown_package" (str "no namespace named " nsname)))
+    (catch Throwable e (emit "error" (or (.getMessage e) (str (class e)))))))
+
+(defn apropos* [pattern nsname cur]
+  (try
+    (let [found (sort-by str (clojure.repl/apropos pattern))
+          found (if (str/blank? nsname) found (filter #(= (namespace %) nsname) found))
+          n (count found)]
+      (emit "ok" (str (str/join "\n" (take 100 found)) "\n"
+                      (when (> n 100) (str "... and " (- n 100) " more\n")))))
+    (catch Throwable e (emit "error" (or (.getMessage e) (str (class e)))))))

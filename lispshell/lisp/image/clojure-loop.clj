@@ -1,0 +1,137 @@
+;; lispshell's read-eval-print loop for Clojure: a function of the session's nonce, typed into
+;; `clojure.main` once and called with it (see lispshell/lisp/clojure.py, and the frame format in
+;; lispshell/lisp/session.py). Everything is local to one `let`: nothing is added to `user`.
+(fn [nonce]
+  (let [marker (str (char 30) nonce)
+        in (java.io.BufferedReader. (java.io.InputStreamReader. System/in "UTF-8") 65536)
+        fd-out (java.io.FileOutputStream. java.io.FileDescriptor/out)
+        new-writer (fn [] (java.io.BufferedWriter. (java.io.OutputStreamWriter. fd-out "UTF-8") 65536))
+        writer (volatile! (new-writer))
+        running (atom nil)
+        stopped-trace (atom nil)
+        lock (Object.)
+        none (Object.)
+        seg (fn [^java.io.Writer w tag] (.write w ^String marker) (.write w (int tag)))
+        frame-lines (fn [elements]
+                      (->> elements
+                           (map (fn [^StackTraceElement e]
+                                  (str (clojure.lang.Compiler/demunge (.getClassName e)) "."
+                                       (.getMethodName e) " (" (.getFileName e) ":"
+                                       (.getLineNumber e) ")")))
+                           (take-while (fn [^String s] (not (.startsWith s "clojure.lang.Compiler"))))
+                           (take 12)))
+        run-job (fn [code history]
+                  ;; Read and eval each form of code, print the last value.
+                  ;; nil, or the Throwable that ended it.
+                  (let [^java.io.Writer w @writer]
+                    (binding [*out* w *err* w
+                              *in* (clojure.lang.LineNumberingPushbackReader. (java.io.StringReader. "") 1)]
+                      (try
+                        (Thread/interrupted)  ; Thread.stop also sets the flag: clear it
+                        (reset! running (Thread/currentThread))
+                        (let [rdr (clojure.lang.LineNumberingPushbackReader.
+                                   ;; a small buffer: the default 8 KiB costs more than a tiny eval
+                                   (java.io.StringReader. code) (int (max 1 (min 8192 (count code)))))
+                              eof (Object.)
+                              v (loop [v none]
+                                  (let [form (read {:eof eof :read-cond :allow} rdr)]
+                                    (if (identical? form eof)
+                                      v
+                                      (let [v (eval form)]
+                                        (when history (set! *3 *2) (set! *2 *1) (set! *1 v))
+                                        (recur v)))))]
+                          (when-not (identical? v none)
+                            (seg w \V)
+                            (pr v))
+                          (locking lock (reset! running nil))
+                          nil)
+                        (catch Throwable t
+                          (locking lock (reset! running nil))
+                          (when (and history (not (instance? ThreadDeath t))) (set! *e t))
+                          t)
+                        (finally
+                          ;; Java code may print to System/out; ours is flushed with the frame.
+                          (.flush System/out)
+                          (.flush System/err))))))
+        describe (fn [^Throwable t]
+                   (if (instance? ThreadDeath t)
+                     ["interrupt" "Interrupted" (frame-lines @stopped-trace)]
+                     (let [m (Throwable->map t)
+                           tri (clojure.main/ex-triage m)
+                           ^Throwable root (loop [^Throwable c t] (if-let [n (.getCause c)] (recur n) c))
+                           data (ex-data root)]
+                       [(str (or (:clojure.error/class tri) (.getName (class root))))
+                        (str (or (:clojure.error/cause tri) (.getMessage root) "")
+                             (if data (str " " (pr-str data)) ""))
+                        (frame-lines (.getStackTrace root))])))
+        answer-eval (fn [code history]
+                      (when-let [r (run-job code history)]
+                        (when (instance? ThreadDeath r)
+                          (vreset! writer (new-writer)))  ; the old one may be mid-write
+                        (let [[etype msg frames] (try (describe r)
+                                                      (catch Throwable e ["error" (str r) []]))
+                              ^java.io.Writer w @writer]
+                          (seg w \E) (.write w (str etype))
+                          (seg w \M) (.write w (str msg))
+                          (doseq [f frames] (seg w \B) (.write w (str f))))))
+        completions (fn [^String prefix]
+                      (let [ns *ns*
+                            slash (.indexOf prefix "/")
+                            cands (if (pos? slash)
+                                    (let [a (symbol (subs prefix 0 slash))
+                                          target (or ((ns-aliases ns) a) (find-ns a))]
+                                      (when target (map #(str a "/" %) (keys (ns-publics target)))))
+                                    (concat (map str (keys (ns-map ns)))
+                                            (map #(str % "/") (keys (ns-aliases ns)))
+                                            (map (comp str ns-name) (all-ns))))]
+                        (->> cands (filter #(.startsWith ^String % prefix)) distinct sort (take 500))))
+        read-request (fn []
+                       ;; [kind text id]; the header is <kind><length> <id>. Blank lines are
+                       ;; skipped; end of input ends the JVM.
+                       (loop []
+                         (let [line (.readLine in)]
+                           (cond (nil? line) (System/exit 0)
+                                 (= "" line) (recur)
+                                 :else
+                                 (let [space (.indexOf line " ")
+                                       n (Long/parseLong (subs line 1 space))
+                                       buf (char-array n)]
+                                   (loop [off 0]
+                                     (when (< off n)
+                                       (let [k (.read in buf off (- n off))]
+                                         (when (neg? k) (System/exit 0))
+                                         (recur (+ off k)))))
+                                   [(.charAt line 0) (String. buf) (subs line (inc space))])))))]
+    (System/setIn (java.io.ByteArrayInputStream. (byte-array 0)))
+    (sun.misc.Signal/handle
+     (sun.misc.Signal. "INT")
+     (reify sun.misc.SignalHandler
+       (handle [_ _]
+         (locking lock
+           (when-let [^Thread t @running]
+             (reset! stopped-trace (.getStackTrace t))
+             (.stop t))))))
+    (let [id (volatile! "0")]
+      ;; Each answer ends with the namespace and the id of its request, so a stray answer can
+      ;; never be taken for the next one.
+      (loop []
+        (try
+          (let [^java.io.Writer w @writer]
+            (seg w \P) (.write w (str (ns-name *ns*)))
+            (seg w \D) (.write w (str @id "\n"))
+            (.flush w))
+          (let [[kind text request-id] (read-request)]
+            (vreset! id request-id)
+            (case kind
+              \E (answer-eval text true)
+              \N (answer-eval text false)   ; N: an eval that leaves *1 *2 *3 *e alone
+              \C (doseq [c (try (completions text) (catch Throwable _ nil))]
+                   (let [^java.io.Writer w @writer] (seg w \V) (.write w (str c))))
+              \Q (System/exit 0)))
+          (catch Throwable t
+            (try
+              (let [^java.io.Writer w @writer]
+                (seg w \E) (.write w "lispshell-protocol-error")
+                (seg w \M) (.write w (str t)))
+              (catch Throwable _ nil))))
+        (recur)))))

@@ -1,0 +1,160 @@
+;;; The look-up helpers (describe, symbol_value, macroexpand, apropos) for Guile, loaded once
+;;; per image as (lispshell introspect). See lispshell/lisp/introspect.py for the rules they keep.
+(define-module (lispshell introspect)
+  #:use-module (ice-9 session)
+  #:use-module (ice-9 pretty-print)
+  #:use-module (ice-9 textual-ports)
+  #:export (describe-name value-of-name expand apropos*))
+
+(define (emit status body)
+  (display (string-append "@@lispshell " status " " (number->string (string-length body)) "\n"
+                          body))
+  (force-output)
+  (if #f #f))
+
+(define (clip s n)
+  (if (> (string-length s) n)
+      (string-append (substring s 0 n) "... [cut]")
+      s))
+
+(define (safe-read port)
+  ;; Without the person's read-hash-extend procedures (they may run code when read).
+  (with-fluids ((%read-hash-procedures '()))
+    (read port)))
+
+(define (read-name s)
+  ;; Guile's reader has no read-time evaluation, but read-hash-extend can add # syntaxes
+  ;; that run code: '#' is refused except in the #{...}# symbol syntax.
+  (let ((t (string-trim-both s)))
+    (if (and (string-index t #\#)
+             (not (and (string-prefix? "#{" t) (string-suffix? "}#" t)
+                       (not (string-index (substring t 2 (- (string-length t) 2)) #\#)))))
+        (values #f "bad_name" "# reader syntax is not accepted in a symbol name")
+        (let* ((port (open-input-string s))
+               (x (safe-read port))
+               (more (get-string-all port)))
+          (cond ((eof-object? x) (values #f "bad_name" "empty name"))
+                ((not (symbol? x))
+                 (values #f "not_symbol" (string-append (object->string s) " does not read as a symbol")))
+                ((not (string-null? (string-trim-both (if (eof-object? more) "" more))))
+                 (values #f "not_symbol" "more than one datum: give exactly one symbol"))
+                (else (values x "ok" "")))))))
+
+(define (module-name-of s)
+  (map string->symbol
+       (filter (lambda (p) (not (string-null? p)))
+               (string-split (string-trim-both s (lambda (c) (memv c '(#\( #\) #\space)))) #\space))))
+
+(define (target-module name cur)
+  (if (string-null? (string-trim-both name))
+      cur
+      ;; no autoload: looking a module up must not load its code
+      (resolve-module (module-name-of name) #f #f #:ensure #f)))
+
+(define (with-name s modname cur k)
+  (catch #t
+    (lambda ()
+      (let ((mod (target-module modname cur)))
+        (if (not mod)
+            (emit "unknown_package" (string-append "no module named " modname))
+            (call-with-values (lambda () (read-name s))
+              (lambda (sym status message)
+                (if (not (string=? status "ok"))
+                    (emit status message)
+                    (k sym mod (module-variable mod sym))))))))
+    (lambda (key . args)
+      (emit "bad_name" (object->string (cons key args))))))
+
+(define (type-name v)
+  (cond ((boolean? v) "boolean") ((integer? v) "integer") ((number? v) "number")
+        ((string? v) "string") ((symbol? v) "symbol") ((keyword? v) "keyword")
+        ((char? v) "char") ((null? v) "empty list") ((list? v) "list") ((pair? v) "pair")
+        ((vector? v) "vector") ((hash-table? v) "hash table") ((procedure? v) "procedure")
+        ((macro? v) "macro") (else "object")))
+
+(define (describe-name s modname cur)
+  (with-name s modname cur
+    (lambda (sym mod var)
+      (cond
+        ((not var) (emit "unknown" (string-append "nothing named " (symbol->string sym)
+                                                  " is visible in " (object->string (module-name mod)))))
+        ((not (variable-bound? var)) (emit "ok" (string-append (symbol->string sym) " is defined but unbound\n")))
+        (else
+          (let ((v (variable-ref var)))
+            (emit "ok"
+                  (cond
+                    ((macro? v) (string-append (symbol->string sym) " is a macro\n"))
+                    ((procedure? v)
+                     (string-append (symbol->string sym) " is a procedure\n"
+                                    "arguments: " (object->string (procedure-arguments v)) "\n"
+                                    (let ((d (procedure-documentation v)))
+                                      (if d (string-append "doc: " d "\n") ""))))
+                    (else (string-append (symbol->string sym) " is a variable\n"
+                                         "type: " (type-name v) "\n"
+                                         "value: " (clip (object->string v) 2000) "\n"))))))))))
+
+(define (value-of-name s modname cur)
+  (with-name s modname cur
+    (lambda (sym mod var)
+      (cond
+        ((not var) (emit "unknown" (string-append "nothing named " (symbol->string sym)
+                                                  " is visible in " (object->string (module-name mod)))))
+        ((not (variable-bound? var)) (emit "unbound" (string-append (symbol->string sym) " is unbound")))
+        ((macro? (variable-ref var)) (emit "not_variable" (string-append (symbol->string sym) " is a macro, not a variable")))
+        (else (let ((v (variable-ref var)))
+                (emit "ok" (string-append (type-name v) "\n" (clip (object->string v) 20000)))))))))
+
+(define never-expanded
+  ;; They define or bind macros: refused, not expanded. Core syntax (let-syntax, eval-when,
+  ;; define-syntax...) is refused anyway: only plain macros are expanded.
+  '(define-syntax-rule define-macro defmacro define-syntax-parameter syntax-parameterize
+    define-syntax let-syntax letrec-syntax eval-when))
+
+(define (expand s modname cur)
+  ;; One step of a macro the image defines: its transformer gets the form as data. Expanding
+  ;; a whole form with `macroexpand` would also evaluate the right-hand sides of let-syntax
+  ;; and define-syntax inside it, which is running the model's code.
+  (catch #t
+    (lambda ()
+      (let ((mod (target-module modname cur)))
+        (if (not mod)
+            (emit "unknown_package" (string-append "no module named " modname))
+            (let* ((port (open-input-string s))
+                   (form (safe-read port))
+                   (more (get-string-all port))
+                   (op (and (pair? form) (car form)))
+                   (var (and (symbol? op) (module-variable mod op)))
+                   (m (and var (variable-bound? var) (variable-ref var))))
+              (cond
+                ((not (string-null? (string-trim-both (if (eof-object? more) "" more))))
+                 (emit "bad_form" "more than one form: give exactly one"))
+                ((not (pair? form)) (emit "refused" "give one macro form, (operator argument...)"))
+                ((not (symbol? op)) (emit "refused" "the operator is not a symbol"))
+                ((memq op never-expanded)
+                 (emit "refused" (string-append (symbol->string op)
+                                                " defines or binds macros: it is not expanded")))
+                ((not m)
+                 (emit "refused" (string-append (symbol->string op) " is not defined in "
+                                                (object->string (module-name mod))
+                                                ": only macros the image defines are expanded")))
+                ((not (macro? m)) (emit "not_macro" (object->string form)))
+                ((not (eq? (macro-type m) 'macro))
+                 (emit "refused" (string-append (symbol->string op)
+                                                " is core syntax, not a macro to expand")))
+                (else
+                 (let ((e (syntax->datum ((macro-transformer m) (datum->syntax #f form)))))
+                   (emit "ok" (with-output-to-string (lambda () (pretty-print e)))))))))))
+    (lambda (key . args)
+      (emit "error" (object->string (cons key args))))))
+
+(define (apropos* pattern modname cur)
+  (catch #t
+    (lambda ()
+      (let* ((found (apropos-internal pattern))
+             (n (length found)))
+        (emit "ok" (string-append
+                     (string-join (map object->string (list-head found (min n 100))) "\n")
+                     "\n"
+                     (if (> n 100) (string-append "... and " (number->string (- n 100)) " more\n") "")))))
+    (lambda (key . args)
+      (emit "error" (object->string (cons key args))))))

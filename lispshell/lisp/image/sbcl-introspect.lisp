@@ -1,0 +1,195 @@
+;;;; The look-up helpers (describe, symbol_value, macroexpand, apropos) for SBCL, loaded once per
+;;;; image into LISPSHELL.INTROSPECT. See lispshell/lisp/introspect.py for the rules they keep.
+(defun emit (status &optional (body ""))
+  (format t "@@lispshell ~a ~d~%~a" status (length body) body)
+  (finish-output)
+  (values))
+
+(defun safe-readtable ()
+  ;; '#' starts nothing here: no #. (read-eval), no #S(...) constructors, no user macros.
+  (let ((rt (copy-readtable nil)))
+    (set-macro-character #\# (lambda (stream char)
+                               (declare (ignore stream char))
+                               (error "# reader syntax is not accepted in a symbol name"))
+                         t rt)
+    rt))
+
+(defun form-readtable ()
+  ;; The standard syntax (not the person's reader macros, which may run code when read),
+  ;; with #. off (*read-eval* nil, bound by the caller) and #S(...) refused: it calls a
+  ;; structure constructor, whose slot initforms may do anything.
+  (let ((rt (copy-readtable nil)))
+    (set-dispatch-macro-character #\# #\S (lambda (stream char arg)
+                                             (declare (ignore stream char arg))
+                                             (error "#S(...) is not read here"))
+                                  rt)
+    ;; #n= / #n# build circular forms, on which expansion may never end.
+    (dolist (ch '(#\= #\#))
+      (set-dispatch-macro-character #\# ch (lambda (stream char arg)
+                                             (declare (ignore stream arg))
+                                             (error "#~a is not read here" char))
+                                    rt))
+    rt))
+
+(defun blank-from (string start)
+  (not (find-if-not (lambda (ch) (member ch '(#\Space #\Tab #\Newline #\Return #\Page)))
+                    string :start start)))
+
+(defun target-package (name)
+  (if (or (null name) (string= name ""))
+      *package*
+      (or (find-package name) (find-package (string-upcase name)))))
+
+(defun qualifier-end (name)
+  "(values start-of-symbol-part package-part) for PKG:NAME or PKG::NAME (a colon outside
+|...|), or (values 0 nil) for an unqualified name."
+  (let ((quoted nil))
+    (dotimes (i (length name) (values 0 nil))
+      (let ((ch (char name i)))
+        (cond ((char= ch #\\) (incf i))
+              ((char= ch #\|) (setf quoted (not quoted)))
+              ((and (char= ch #\:) (not quoted))
+               (return (values (if (and (< (1+ i) (length name)) (char= (char name (1+ i)) #\:))
+                                   (+ i 2)
+                                   (1+ i))
+                               (subseq name 0 i)))))))))
+
+(defun read-name (name package)
+  "(values symbol status message): STATUS is ok, unknown, not_symbol or bad_name.
+The name is read into a throw-away package and looked up with FIND-SYMBOL, so nothing is
+interned anywhere, also for PKG::NAME (which the reader would intern in PKG)."
+  (let ((tmp (make-package (format nil "LISPSHELL.READ-~d" (random 1000000000)) :use nil)))
+    (unwind-protect
+         (handler-case
+             (multiple-value-bind (start qualifier) (qualifier-end name)
+               (let ((home (cond ((null qualifier) package)
+                                 ((string= qualifier "") (find-package "KEYWORD"))
+                                 (t (let ((p (read-part qualifier tmp)))
+                                      (and (symbolp p)
+                                           (or (find-package (symbol-name p))
+                                               (find-package (string-upcase (symbol-name p))))))))))
+                 (multiple-value-bind (object end) (read-part (subseq name start) tmp)
+                   (cond ((null home)
+                          (values nil "unknown" (format nil "no package named ~a" qualifier)))
+                         ((not (symbolp object))
+                          (values nil "not_symbol" (format nil "~s does not read as a symbol" name)))
+                         ((not (blank-from (subseq name start) end))
+                          (values nil "not_symbol" "more than one datum: give exactly one symbol"))
+                         ((or (null (symbol-package object)) (eq (symbol-package object) tmp))
+                          (multiple-value-bind (symbol found) (find-symbol (symbol-name object) home)
+                            (if found
+                                (values symbol "ok" "")
+                                (values nil "unknown"
+                                        (format nil "no symbol named ~a is accessible in package ~a"
+                                                (symbol-name object) (package-name home))))))
+                         (t (values object "ok" ""))))))
+           (error (e) (values nil "bad_name" (princ-to-string e))))
+      (delete-package tmp))))
+
+(defun read-part (text tmp)
+  "One datum of TEXT, read with nothing but symbols and numbers possible, into TMP."
+  (let ((*read-eval* nil) (*readtable* (safe-readtable)) (*package* tmp) (*read-suppress* nil))
+    (if (find #\: text)
+        (error "more than one package marker in a symbol name")
+        (read-from-string text))))
+
+(defmacro with-name ((symbol name package-name) &body body)
+  `(let ((pkg (target-package ,package-name)))
+     (if (null pkg)
+         (emit "unknown_package" (format nil "no package named ~a" ,package-name))
+         (multiple-value-bind (,symbol status message) (read-name ,name pkg)
+           (if (string/= status "ok")
+               (emit status message)
+               (let ((*package* pkg)) ,@body))))))
+
+(defun describe-name (name package-name)
+  (with-name (symbol name package-name)
+    (emit "ok" (with-output-to-string (*standard-output*)
+                 (let ((*print-length* 20) (*print-level* 4))
+                   (describe symbol))))))
+
+(defun value-of-name (name package-name)
+  (with-name (symbol name package-name)
+    (if (boundp symbol)
+        (let ((value (symbol-value symbol)))
+          (emit "ok" (format nil "~s~%~a"
+                             (type-of value)
+                             (let ((*print-length* 50) (*print-level* 6) (*print-circle* t)
+                                   (*print-readably* nil))
+                               (prin1-to-string value)))))
+        (emit "unbound" (format nil "~s has no global value (unbound)~:[~; but names a ~
+                                     function or macro~]" symbol (fboundp symbol))))))
+
+(defparameter *never-expanded*
+  '("DEFMACRO" "DEFINE-COMPILER-MACRO" "DEFINE-SYMBOL-MACRO" "DEFINE-SETF-EXPANDER" "DEFSETF"
+    "DEFINE-MODIFY-MACRO" "DEFINE-METHOD-COMBINATION" "MACROLET" "SYMBOL-MACROLET" "EVAL-WHEN"
+    "LOAD-TIME-VALUE")
+  "Operators that define or bind macros or evaluate at expansion time: refused, not expanded.")
+
+(defun present-symbols (package)
+  (let ((seen (make-hash-table :test 'eq)))
+    (do-symbols (s package seen)
+      (when (eq (symbol-package s) package) (setf (gethash s seen) t)))))
+
+(defun new-symbols (package before)
+  "The symbols present in PACKAGE now that were not in BEFORE."
+  (let ((new '()))
+    (do-symbols (s package new)
+      (when (and (eq (symbol-package s) package) (not (gethash s before)))
+        (pushnew s new)))))
+
+(defun expand (text package-name)
+  "One step of expansion of a form whose operator is a macro defined in the image: its
+expander gets the arguments as data. Defining or binding macros, an operator the image does not
+define, and reader tricks are refused; nothing the form names is interned."
+  (let ((package (target-package package-name)))
+    (if (null package)
+        (emit "unknown_package" (format nil "no package named ~a" package-name))
+        (handler-case
+            (let* ((before (present-symbols package))
+                   (form nil) (end 0) (read-created '()))
+              (unwind-protect
+                   (let ((*package* package) (*read-eval* nil) (*readtable* (form-readtable)))
+                     (unwind-protect (multiple-value-setq (form end) (read-from-string text))
+                       ;; what reading interned goes again once the expansion is printed
+                       (setf read-created (new-symbols package before)))
+                     (let ((op (and (consp form) (car form))))
+                       (cond ((not (blank-from text end))
+                              (emit "bad_form" "more than one form: give exactly one"))
+                             ((not (consp form))
+                              (emit "refused" "give one macro form, (operator argument...)"))
+                             ((not (and op (symbolp op)))
+                              (emit "refused" "the operator is not a symbol"))
+                             ((member (symbol-name op) *never-expanded* :test #'string=)
+                              (emit "refused" (format nil "~a defines or binds macros (or runs ~
+                                      code when expanded): it is not expanded" op)))
+                             ((special-operator-p op)
+                              (emit "not_macro" (let ((*print-case* :downcase))
+                                                  (prin1-to-string form))))
+                             ((macro-function op)
+                              (emit "ok" (let ((*print-case* :downcase) (*print-right-margin* 100))
+                                           (with-output-to-string (s)
+                                             (pprint (macroexpand-1 form) s)))))
+                             ((fboundp op)
+                              (emit "not_macro" (let ((*print-case* :downcase))
+                                                  (prin1-to-string form))))
+                             (t (emit "refused" (format nil "~a is not defined in the image: ~
+                                                             only macros it defines are expanded"
+                                                        op))))))
+                (dolist (s read-created) (unintern s package))))
+          (error (e) (emit "error" (princ-to-string e)))))))
+
+(defun apropos* (pattern package-name)
+  (let ((package (and package-name (string/= package-name "")
+                      (target-package package-name))))
+    (if (and package-name (string/= package-name "") (null package))
+        (emit "unknown_package" (format nil "no package named ~a" package-name))
+        (let* ((symbols (apropos-list pattern package))
+               (n (length symbols)))
+          (emit "ok"
+                (with-output-to-string (s)
+                  (dolist (symbol (subseq symbols 0 (min n 100)))
+                    (format s "~s~:[~; function~]~:[~; macro~]~:[~; variable~]~%"
+                            symbol (and (fboundp symbol) (not (macro-function symbol)))
+                            (macro-function symbol) (boundp symbol)))
+                  (when (> n 100) (format s "... and ~d more~%" (- n 100)))))))))

@@ -1,0 +1,191 @@
+;;;; lispshell's read-eval-print loop for SBCL, typed into a fresh `sbcl` once (see
+;;;; lispshell/lisp/sbcl.py and the frame format in lispshell/lisp/session.py). session.py then
+;;;; calls (%lispshell::main NONCE) in COMMON-LISP-USER.
+(defpackage "%LISPSHELL" (:use "COMMON-LISP"))
+(in-package "%LISPSHELL")
+(defvar *in* sb-impl::*stdin*)
+(defvar *out* sb-impl::*stdout*)
+(defvar *evaluating* nil "True while user code runs: only then does an interrupt unwind.")
+
+(defun seg (marker tag)
+  ;; The marker is the session's secret: it lives only in MAIN's frame and is passed down,
+  ;; never in a variable that code in the image could read (see session.py).
+  (write-string marker *out*)
+  (write-char tag *out*))
+
+(defun safe-string (thunk)
+  "THUNK's string, or a note if printing it fails (a broken PRINT-OBJECT must not hurt us)."
+  (handler-case (funcall thunk)
+    (serious-condition (c)
+      (format nil "#<error printing: ~A>" (ignore-errors (type-of c))))))
+
+(defun package-label (p)
+  (let ((best (package-name p)))
+    (dolist (n (package-nicknames p) best)
+      (when (< (length n) (length best)) (setf best n)))))
+
+(defparameter *skipped-frames*
+  '("%LISPSHELL::" "SB-KERNEL::%SIGNAL" "(SIGNAL " "(ERROR " "(CERROR " "SB-KERNEL:%SIGNAL"
+    "SB-INT:%BREAK" "SB-KERNEL::%BREAK" "(BREAK " "(INVOKE-DEBUGGER " "SB-DEBUG::" "(FLET " "SB-UNIX::"
+    "SB-THREAD::" "(LAMBDA () :IN SB-UNIX" "SB-KERNEL::INTERNAL-ERROR" "SB-KERNEL:INTERNAL-ERROR"
+    "SB-SYS:INVOKE-INTERRUPTION" "SB-SYS::INVOKE-INTERRUPTION" "foreign function"))
+
+(defun backtrace-lines ()
+  "Up to 12 frames between the signal and our loop, one line each."
+  (let ((lines '()) (started nil))
+    (ignore-errors
+     (sb-debug::map-backtrace
+      (lambda (frame)
+        (let ((text (safe-string
+                     (lambda ()
+                       (let ((*print-length* 5) (*print-level* 3) (*print-pretty* nil))
+                         (with-output-to-string (s) (sb-debug::print-frame-call frame s)))))))
+          (cond ((or (search "SIMPLE-EVAL-IN-LEXENV" text) (search "(EVAL " text)
+                     (search "%LISPSHELL::EVAL-FORMS" text))
+                 (return-from backtrace-lines (nreverse lines)))
+                ((and (not started)
+                      (some (lambda (p) (search p text)) *skipped-frames*)))
+                (t (setf started t)
+                   (push (if (> (length text) 300) (concatenate 'string (subseq text 0 300) "...") text)
+                         lines)
+                   (when (>= (length lines) 12)
+                     (return-from backtrace-lines (nreverse lines)))))))
+      :count 60))
+    (nreverse lines)))
+
+(defun describe-condition (c)
+  (list (safe-string (lambda () (let ((*package* (find-package "COMMON-LISP-USER")))
+                                  (prin1-to-string (type-of c)))))
+        (safe-string (lambda () (princ-to-string c)))
+        (backtrace-lines)))
+
+(defun eval-forms (code history)
+  "Evaluate each form of CODE in turn, as the REPL would; the last form's values.
+   HISTORY false leaves the REPL variables (- + ++ +++ * ** *** / // ///) alone."
+  (let ((stream (make-string-input-stream code))
+        (eof '#:eof)
+        (vals '()))
+    (loop
+      (let ((form (read stream nil eof)))
+        (when (eq form eof) (return vals))
+        (when history (setf - form))
+        (setf vals (multiple-value-list (eval form)))
+        (when history
+          (setf +++ ++ ++ + + form
+                /// // // / / vals
+                *** ** ** * * (first vals)))))))
+
+(defun run-eval (code history marker)
+  "Evaluate CODE and print its values; NIL, or (type message backtrace) if it failed."
+  (let* ((empty (make-string-input-stream ""))
+         (io (make-two-way-stream empty *out*))
+         (*standard-input* empty) (*standard-output* *out*) (*error-output* *out*)
+         (*trace-output* *out*) (*terminal-io* io) (*query-io* io) (*debug-io* io))
+    (catch 'abort-eval
+      (handler-bind ((serious-condition
+                       (lambda (c) (throw 'abort-eval (describe-condition c)))))
+        (let ((sb-ext:*invoke-debugger-hook*
+                (lambda (c hook) (declare (ignore hook)) (throw 'abort-eval (describe-condition c))))
+              (*debugger-hook* nil)
+              (*evaluating* t))
+          (dolist (v (eval-forms code history))
+            (seg marker #\V)
+            (terpri *out*)  ; start at column 0, or the pretty printer breaks lines early
+            (prin1 v *out*))))
+      nil)))
+
+(defun answer-eval (code history marker)
+  (let ((err (run-eval code history marker)))
+    (when err
+      (seg marker #\E) (write-string (first err) *out*)
+      (seg marker #\M) (write-string (second err) *out*)
+      (dolist (line (third err)) (seg marker #\B) (write-string line *out*)))))
+
+(defun completions (prefix)
+  "Symbols accessible in the current package whose names start with PREFIX; PKG: and PKG::
+   prefixes look in that package. Names come back in the case the prefix was typed in."
+  (let* ((colon (position #\: prefix))
+         (pkg-name (and colon (subseq prefix 0 colon)))
+         (internal (and colon (< (1+ colon) (length prefix)) (char= (char prefix (1+ colon)) #\:)))
+         (name (if colon (subseq prefix (+ colon (if internal 2 1))) prefix))
+         (pkg (if pkg-name (find-package (string-upcase pkg-name)) *package*))
+         (down (notany #'upper-case-p prefix))
+         (seen (make-hash-table :test 'equal))
+         (out '()))
+    (when pkg
+      (flet ((consider (sym)
+               (let ((sn (symbol-name sym)))
+                 (when (and (>= (length sn) (length name))
+                            (string-equal name sn :end2 (length name)))
+                   (let ((full (concatenate 'string (or (and colon (subseq prefix 0 (+ colon (if internal 2 1)))) "")
+                                            (if down (string-downcase sn) sn))))
+                     (unless (gethash full seen)
+                       (setf (gethash full seen) t)
+                       (push full out)))))))
+        (if (and pkg-name (not internal))
+            (do-external-symbols (s pkg) (consider s))
+            (do-symbols (s pkg) (consider s)))))
+    (unless colon
+      (dolist (p (list-all-packages))
+        (dolist (n (cons (package-name p) (package-nicknames p)))
+          (when (and (>= (length n) (length name)) (string-equal name n :end2 (length name)))
+            (push (concatenate 'string (if down (string-downcase n) n) ":") out)))))
+    (let ((sorted (sort out #'string<)))
+      (if (> (length sorted) 500) (subseq sorted 0 500) sorted))))
+
+(defun answer-completions (prefix marker)
+  (dolist (c (ignore-errors (completions prefix)))
+    (seg marker #\V) (write-string c *out*)))
+
+(defun read-request ()
+  "The next request: kind character, text and id. The header is <kind><length> <id>.
+   Blank lines (a newline left over by the REPL that read the bootstrap) are skipped;
+   end of input ends SBCL."
+  (loop
+    (let ((line (read-line *in* nil nil)))
+      (unless line (sb-ext:exit :code 0 :abort t))
+      (when (plusp (length line))
+        (let* ((space (position #\Space line))
+               (n (parse-integer line :start 1 :end space))
+               (text (make-string n)))
+          (read-sequence text *in*)
+          (return (values (char line 0) text (subseq line (1+ space)))))))))
+
+(defun thread-debugger-hook (condition hook)
+  "An unhandled error in a thread of the user's: --disable-debugger would end all of SBCL.
+   Say so on standard output and end only that thread."
+  (declare (ignore hook))
+  (ignore-errors
+   (format *out* "~&;; unhandled ~A in thread ~S: ~A~%"
+           (safe-string (lambda () (prin1-to-string (type-of condition))))
+           (sb-thread:thread-name sb-thread:*current-thread*)
+           (safe-string (lambda () (princ-to-string condition))))
+   (finish-output *out*))
+  (sb-thread:abort-thread))
+
+(defun main (nonce)
+  (setf sb-ext:*invoke-debugger-hook* 'thread-debugger-hook)
+  (setf *package* (find-package "COMMON-LISP-USER"))
+  (let ((id "0") (marker (concatenate 'string (string (code-char 30)) nonce)))
+    (loop
+      ;; Each answer ends with the package and the id of its request, so a stray answer
+      ;; can never be taken for the next one.
+      (handler-case
+          (handler-bind ((sb-sys:interactive-interrupt
+                           ;; SIGINT outside an eval (it raced with the answer): ignore it.
+                           (lambda (c) (unless *evaluating* (continue c)))))
+            (seg marker #\P) (write-string (package-label *package*) *out*)
+            (seg marker #\D) (write-string id *out*)
+            (terpri *out*)  ; also puts the column back to 0 (FRESH-LINE, ~&)
+            (finish-output *out*)
+            (multiple-value-bind (kind text request-id) (read-request)
+              (setf id request-id)
+              (case kind
+                (#\E (answer-eval text t marker))
+                (#\N (answer-eval text nil marker))   ; N: an eval that leaves * ** *** alone
+                (#\C (answer-completions text marker))
+                (#\Q (sb-ext:exit :code 0 :abort t)))))
+        (error (c)
+          (ignore-errors
+           (seg marker #\E) (write-string "LISPSHELL-PROTOCOL-ERROR" *out*)
+           (seg marker #\M) (write-string (safe-string (lambda () (princ-to-string c))) *out*)))))))
