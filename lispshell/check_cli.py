@@ -13,8 +13,9 @@ import argparse
 import difflib
 import os
 import sys
-import tempfile
+from pathlib import Path
 
+from lispshell import files
 from lispshell.syntax.dialects import EXTENSIONS, resolve_dialect
 from lispshell.syntax.repair import repair
 from lispshell.syntax.validate import validate
@@ -108,17 +109,21 @@ class _Checker:
             return
         try:
             with open(path, "rb") as f:
-                text = f.read().decode("utf-8", "surrogateescape")
+                data = f.read()
         except OSError as exc:
             self.say(f"{path}: error: cannot read: {exc.strerror or exc}", err=True)
             self.io_error = True
             return
+        text = data.decode("utf-8", "surrogateescape")
         fixed = self.check_text(path, text, dialect)
         if fixed is not None and self.args.fix:
+            # through a symlink, not over it; refused if the file changed since it was read
             try:
-                _write_atomically(path, fixed.encode("utf-8", "surrogateescape"))
-            except OSError as exc:
-                self.say(f"{path}: error: cannot write: {exc.strerror or exc}", err=True)
+                files.write_file(Path(os.path.realpath(path)),
+                                 fixed.encode("utf-8", "surrogateescape"),
+                                 expected=files.digest(data))
+            except files.FileError as exc:
+                self.say(f"{path}: error: cannot write: {exc.message}", err=True)
                 self.io_error = True
 
     def check_text(self, name: str, text: str, dialect: str, to_stderr: bool = False):
@@ -163,32 +168,11 @@ _CLOSE = {"paren": ")", "bracket": "]", "brace": "}"}
 
 
 def _lisp_files(root: str):
-    for base, dirs, files in os.walk(root):
+    for base, dirs, names in os.walk(root):
         dirs[:] = [d for d in dirs if not d.startswith(".")]
-        for name in files:
+        for name in names:
             if os.path.splitext(name)[1].lower() in EXTENSIONS:
                 yield os.path.join(base, name)
-
-
-def _write_atomically(path: str, data: bytes) -> None:
-    """Write via a temporary file in the same directory and a rename; keep the file's mode."""
-    path = os.path.realpath(path)          # write through a symlink, not over it
-    directory = os.path.dirname(path)
-    mode = os.stat(path).st_mode & 0o7777
-    fd, tmp = tempfile.mkstemp(dir=directory, prefix=".lispshell-check-")
-    try:
-        with os.fdopen(fd, "wb") as f:
-            f.write(data)
-            f.flush()
-            os.fsync(f.fileno())
-        os.chmod(tmp, mode)
-        os.replace(tmp, path)
-    except BaseException:
-        try:
-            os.unlink(tmp)
-        except OSError:
-            pass
-        raise
 
 
 if __name__ == "__main__":

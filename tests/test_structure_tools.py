@@ -375,12 +375,12 @@ def test_kill_keeps_a_comment_from_swallowing_the_closer():
 def test_a_failed_write_leaves_the_file_and_no_temp_file(tmp_path, ctx, monkeypatch):
     # The rename is the one step that can fail after the temporary file exists (disk full,
     # permissions): simulate that failure and check nothing is left half done.
-    from lispshell.syntax import edit
+    from lispshell import files
     f = write(tmp_path / "w.lisp", b"(defun f () (a) (b))\n")
 
-    def refuse(src, dst):
+    def refuse(src, dst, **dir_fds):
         raise PermissionError(13, "Permission denied")
-    monkeypatch.setattr(edit.os, "replace", refuse)
+    monkeypatch.setattr(files.os, "replace", refuse)
     r = call(ctx, "sexp_kill", file_path="w.lisp", target="(a)")
     assert r["error"]["code"] == "IO_ERROR" and "unchanged" in r["error"]["message"]
     assert f.read_bytes() == b"(defun f () (a) (b))\n"

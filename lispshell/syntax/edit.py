@@ -4,29 +4,24 @@ A `Source` is the text a tool works on, from a file or from a string. The text i
 it was read (CRLF included), so bytes outside an edit never change; inserted text gets the
 file's own line ending. `apply` splices one Edit in, re-indents only the lines the edit
 produced, and parses the result: an edit that would leave the text unbalanced never gets out.
-`write` replaces the file atomically (temporary file in the same folder, fsync, rename) with
-its mode kept, after checking that nobody changed the file since it was read.
+`write` replaces the file through lispshell.files (inside the root, without following a
+symlink swapped in, atomically, keeping mode, owner, links and extended attributes), after
+checking that nobody changed the file since it was read.
 """
 from __future__ import annotations
 
-import hashlib
-import os
 import re
 import stat
-import tempfile
 from dataclasses import dataclass
 from pathlib import Path
 
+from lispshell import files
+from lispshell.files import MAX_FILE_BYTES, digest  # noqa: F401 - part of this API
 from lispshell.syntax.cst import LineIndex, StructureError, parse
 from lispshell.syntax.indent import reindent
 from lispshell.syntax.paredit import Edit
 
-MAX_FILE_BYTES = 8 * 1024 * 1024
 BOM = "\ufeff"
-
-
-def digest(data: bytes) -> str:
-    return hashlib.sha256(data).hexdigest()[:16]
 
 
 @dataclass
@@ -38,6 +33,7 @@ class Source:
     bom: bool = False
     hash: str = ""
     mode: int | None = None
+    root: Path | None = None   # the file was opened through this root, and is written so
 
     def encode(self, text: str) -> bytes:
         return ((BOM if self.bom else "") + text).encode("utf-8")
@@ -56,21 +52,11 @@ def from_code(code: str, dialect: str) -> Source:
     return Source(text, dialect, None, _newline_of(text), bom, digest(code.encode("utf-8")))
 
 
-def load(path: Path, dialect: str) -> Source:
+def load(path: Path, dialect: str, root: Path | None = None) -> Source:
     try:
-        st = path.stat()
-    except FileNotFoundError:
-        raise StructureError("NOT_FOUND", f"no such file: {path}")
-    except OSError as exc:
-        raise StructureError("IO_ERROR", f"cannot read {path}: {exc.strerror}")
-    if not stat.S_ISREG(st.st_mode):
-        raise StructureError("BAD_INPUT", f"{path} is not a regular file")
-    if st.st_size > MAX_FILE_BYTES:
-        raise StructureError("TOO_LARGE", f"{path} is larger than {MAX_FILE_BYTES} bytes")
-    try:
-        data = path.read_bytes()
-    except OSError as exc:
-        raise StructureError("IO_ERROR", f"cannot read {path}: {exc.strerror}")
+        data, st = files.read_file(path, root)
+    except files.FileError as exc:
+        raise StructureError(exc.code, exc.message)
     try:
         decoded = data.decode("utf-8")
     except UnicodeDecodeError as exc:
@@ -78,7 +64,7 @@ def load(path: Path, dialect: str) -> Source:
     bom = decoded.startswith(BOM)
     text = decoded[1:] if bom else decoded
     return Source(text, dialect, path, _newline_of(text), bom, digest(data),
-                  stat.S_IMODE(st.st_mode))
+                  stat.S_IMODE(st.st_mode), root)
 
 
 def parse_source(src: Source):
@@ -165,35 +151,12 @@ def _indent_alone(piece: str, column: int, dialect: str) -> str:
 
 
 def write(src: Source, new_text: str) -> str:
-    """Replace the file atomically with `new_text`; the new hash. Refuses if it changed."""
+    """Write `new_text` over the file `src` was read from; the new hash. Refused (STALE) if
+    the file changed since it was read, as late as the write allows."""
     assert src.path is not None
-    path = src.path
     try:
-        current = digest(path.read_bytes())
-    except OSError as exc:
-        raise StructureError("IO_ERROR", f"cannot read {path}: {exc.strerror}")
-    if current != src.hash:
-        raise StructureError("STALE", f"{path} changed while the edit was prepared; "
-                             "nothing was written", suggestion="Read it again and retry")
-    data = src.encode(new_text)
-    try:
-        fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
-    except OSError as exc:
-        raise StructureError("IO_ERROR", f"cannot write next to {path}: {exc.strerror}; "
-                             "the file is unchanged")
-    try:
-        with os.fdopen(fd, "wb") as fh:
-            fh.write(data)
-            fh.flush()
-            os.fsync(fh.fileno())
-        if src.mode is not None:
-            os.chmod(tmp, src.mode)
-        os.replace(tmp, path)
-    except OSError as exc:
-        try:
-            os.unlink(tmp)
-        except OSError:
-            pass
-        raise StructureError("IO_ERROR", f"cannot write {path}: {exc.strerror}; "
-                             "the file is unchanged")
-    return digest(data)
+        return files.write_file(src.path, src.encode(new_text), src.root, expected=src.hash)
+    except files.FileError as exc:
+        if exc.code == "STALE":
+            raise StructureError("STALE", exc.message, suggestion="Read it again and retry")
+        raise StructureError(exc.code, exc.message)

@@ -112,7 +112,7 @@ def _source(args: dict, ctx: ToolContext, *, writing: bool = False) -> editing.S
         return editing.from_code(args["code"], _dialect_for(args, ctx, None))
     path = ctx.resolve_path(args["file_path"])
     try:
-        src = editing.load(path, _dialect_for(args, ctx, path))
+        src = editing.load(path, _dialect_for(args, ctx, path), ctx.root)
     except StructureError as exc:
         raise _error(exc)
     known = _hashes(ctx).get(str(path))
@@ -414,7 +414,7 @@ def _references_in_folder(folder: Path, args: dict, ctx: ToolContext, symbol: st
             p = ctx.resolve_path(str(p))   # a symlink may lead out of the root
             if not p.is_file():
                 continue
-            src = editing.load(p, _dialect_for(args, ctx, p))
+            src = editing.load(p, _dialect_for(args, ctx, p), ctx.root)
             root = editing.parse_source(src)
         except (ToolError, StructureError):
             skipped.append(str(p.relative_to(folder)) if p.is_relative_to(folder) else str(p))
