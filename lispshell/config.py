@@ -7,15 +7,18 @@ from __future__ import annotations
 import copy
 import os
 import tomllib
+from importlib import resources
 from pathlib import Path
 from typing import Any
 
 import platformdirs
 
 APP = "lispshell"
-PROJECT_ROOT = Path(__file__).resolve().parent.parent
-DEFAULT_CONFIG = PROJECT_ROOT / "config" / "default.toml"
-PROMPTS_DIR = PROJECT_ROOT / "prompts"
+# The top-level config/ and prompts/ are the source; lispshell/data/ links to them and the wheel
+# carries them, so these read the same from a checkout and from an installed package.
+DATA = resources.files("lispshell.data")
+DEFAULT_CONFIG = DATA / "config" / "default.toml"
+PROMPTS_DIR = DATA / "prompts"
 
 
 class ConfigError(Exception):
@@ -58,13 +61,13 @@ def merge(base: dict, override: dict) -> dict:
     return out
 
 
-def _read(path: Path) -> dict:
+def _read(path) -> dict:
+    """A TOML file (a Path, or a package resource); {} when it does not exist."""
     try:
-        with open(path, "rb") as f:
-            return tomllib.load(f)
+        return tomllib.loads(path.read_bytes().decode("utf-8"))
     except FileNotFoundError:
         return {}
-    except (tomllib.TOMLDecodeError, OSError) as exc:
+    except (tomllib.TOMLDecodeError, UnicodeDecodeError, OSError) as exc:
         raise ConfigError(f"{path}: {exc}") from None
 
 
