@@ -55,6 +55,7 @@ TEN_MIB = {
     "clojure": '(let [line (apply str (repeat 1023 \\x))] (dotimes [i 10240] (println line)) :done)',
 }
 DONE_REPLY = {"sbcl": b"\n:DONE\n", "guile": b"\ndone\n", "clojure": b"\n:done\n"}
+TEN_MIB_CHARS = 10240 * 1024      # what each TEN_MIB form prints: the run fails if less arrived
 BOOT_WAIT = {"sbcl": 5, "guile": 10, "clojure": 30}
 
 
@@ -119,8 +120,18 @@ class Session:
         assert r.values == ["3"], r
 
     def eval_ten_mib(self) -> None:
-        r = self.s.eval(TEN_MIB[self.s.lisp])
-        assert r.ok and r.output_dropped > 0, r
+        # As the person's evals run: every character streamed to a callback (which counts
+        # them), only the cap kept.
+        received = 0
+
+        def count(chunk: str) -> None:
+            nonlocal received
+            received += len(chunk)
+        r = self.s.eval(TEN_MIB[self.s.lisp], on_output=count)
+        assert r.ok, r
+        if received < TEN_MIB_CHARS:
+            raise SystemExit(f"{self.s.lisp}: only {received} of {TEN_MIB_CHARS} characters of "
+                             "output arrived: the 10 MiB figure would be meaningless")
 
     def close(self) -> None:
         self.s.close()
@@ -155,16 +166,23 @@ def run_lispshell(lisp: str, text: str) -> tuple[float, int, int]:
         src = Path(tmp) / "forms.lisp"
         src.write_text(text)
         env = dict(os.environ, LISPSHELL_STATE_DIR=tmp, LISPSHELL_CONFIG_DIR=tmp)
-        with open(src) as stdin, open(os.devnull, "w") as devnull:
+        with open(src) as stdin:
             t = time.perf_counter()
-            proc = subprocess.Popen([exe, "--lisp", lisp], stdin=stdin, stdout=devnull,
-                                    stderr=subprocess.PIPE, env=env)
+            proc = subprocess.Popen([exe, "--lisp", lisp, "--no-project"], stdin=stdin,
+                                    stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=env)
+            received = 0       # count what really arrived, the way a pipe reader would
+            while chunk := os.read(proc.stdout.fileno(), 1 << 20):
+                received += len(chunk)
             _, status, usage = os.wait4(proc.pid, 0)
             elapsed = time.perf_counter() - t
             proc.returncode = os.waitstatus_to_exitcode(status)
             err = proc.stderr.read().decode(errors="replace")
-    if proc.returncode != 0 and "dropped" not in err:
+    if proc.returncode != 0:
         raise RuntimeError(f"lispshell exited {proc.returncode}: {err[-500:]}")
+    expected = text.count("10240") * TEN_MIB_CHARS     # one per TEN_MIB form in the text
+    if received < expected:
+        raise SystemExit(f"lispshell --lisp {lisp}: only {received} of {expected} bytes of output "
+                         "arrived: the figure would be meaningless")
     return elapsed, usage.ru_maxrss * 1024, proc.returncode
 
 

@@ -9,6 +9,8 @@ import os
 import subprocess
 import sys
 
+import pytest
+
 from conftest import LISPSHELL
 
 
@@ -111,3 +113,30 @@ def test_non_interactive_path_does_not_import_prompt_toolkit_or_anthropic():
     r = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60,
                        stdin=subprocess.DEVNULL)
     assert r.stdout.splitlines() == ["3", "0 False False"], r.stderr
+
+
+# The person's own output and values are never cut (issue 9): only what the model keeps is.
+LINES = {"sbcl": '(dotimes (i 10000) (format t "line ~d xxxxxxxxxxxxxxx~%" i))',
+         "guile": '(do ((i 0 (+ i 1))) ((= i 10000)) (format #t "line ~a xxxxxxxxxxxxxxx~%" i))',
+         "clojure": '(dotimes [i 10000] (println (str "line " i " xxxxxxxxxxxxxxx")))'}
+EXPECTED = "".join(f"line {i} xxxxxxxxxxxxxxx\n" for i in range(10000))
+
+
+@pytest.mark.parametrize("lisp", ["sbcl", "guile", "clojure"])
+def test_every_line_of_a_big_output_reaches_stdout(lisp):
+    r = run("--lisp", lisp, "--no-project", "-e", LINES[lisp])
+    assert r.returncode == 0, r.stderr
+    assert r.stdout.startswith(EXPECTED) and len(EXPECTED) > 3 * 65536
+    assert "dropped" not in r.stderr and "not kept" not in r.stderr
+
+
+def test_a_script_on_stdin_prints_all_of_it():
+    r = run("--lisp", "sbcl", "--no-project", stdin=LINES["sbcl"] + "\n(+ 1 2)\n")
+    assert r.returncode == 0, r.stderr
+    assert r.stdout == EXPECTED + "NIL\n3\n"
+
+
+def test_a_one_megabyte_value_is_printed_whole():
+    r = run("--lisp", "sbcl", "--no-project", "-e", "(make-string 1000000 :initial-element #\\a)")
+    assert r.returncode == 0, r.stderr
+    assert r.stdout == '"' + "a" * 1000000 + '"\n'

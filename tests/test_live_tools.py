@@ -195,7 +195,7 @@ def test_eval_is_gated_refused_edited_and_capped(sessions, tmp_path):
     ctx.output_cap = 1000
     ctx.eval_timeout = 20.0
     loud = call_tool("eval", {"code": '(dotimes (i 2000) (write-line "0123456789"))'}, ctx)
-    assert "dropped" in loud["output_cut"] and len(loud["output"]) <= 1100
+    assert "not kept for you" in loud["output_cut"] and len(loud["output"]) <= 1100
 
     from lispshell.tools.live import eval_result
     ctx.output_cap = 100000

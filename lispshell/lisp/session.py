@@ -47,6 +47,9 @@ import pexpect
 
 LISPS = ("sbcl", "guile", "clojure")
 MARK = "\x1e"
+# The person's own values are shown whole up to this many characters each (a value that prints
+# forever is stopped by Ctrl-C); what the model and MCP keep is `output_cap`.
+PERSON_VALUE_CAP = 64 * 1024 * 1024
 READ_SIZE = 1 << 16   # per os.read: big enough for throughput, small enough not to mmap each time
 
 
@@ -95,8 +98,10 @@ class _Answer:
 
     SMALL_CAP = 4096  # error type, message line and backtrace frames
 
-    def __init__(self, cap: int, on_output: Callable[[str], None] | None):
+    def __init__(self, cap: int, on_output: Callable[[str], None] | None,
+                 value_cap: int | None = None):
         self.cap = cap
+        self.value_cap = cap if value_cap is None else value_cap
         self.on_output = on_output
         self.reset()
 
@@ -121,6 +126,9 @@ class _Answer:
         if not text:
             return
         if self.tag == "O":
+            # Streamed whole to the person; kept only up to the cap (for the model).
+            if self.on_output is not None:
+                self.on_output(text)
             room = self.cap - self.kept
             if room <= 0:
                 self.dropped += len(text)
@@ -130,11 +138,9 @@ class _Answer:
                 text = text[:room]
             self.kept += len(text)
             self.output.append(text)
-            if self.on_output is not None:
-                self.on_output(text)
             return
         cur = self.current
-        room = (self.cap if self.tag == "V" else self.SMALL_CAP) - cur[1]
+        room = (self.value_cap if self.tag == "V" else self.SMALL_CAP) - cur[1]
         if len(text) > room:
             cur[2] += len(text) - max(room, 0)
             text = text[:max(room, 0)]
@@ -394,11 +400,15 @@ class LispSession:
 
     # ------------------------------------------------------------------ eval
     def eval(self, code: str, *, timeout: float | None = None, output_cap: int | None = None,
-             on_output: Callable[[str], None] | None = None, history: bool = True) -> EvalResult:
+             on_output: Callable[[str], None] | None = None, history: bool = True,
+             value_cap: int | None = None) -> EvalResult:
         """Evaluate `code` (one or more forms, in order) and return what happened.
         Values are those of the last form. timeout=None waits as long as it takes (a person's
         own eval, which Ctrl-C can interrupt); a number interrupts the form when exceeded.
-        on_output gets printed output as it arrives (only the part within the cap).
+        on_output gets ALL printed output as it arrives, however much (the person sees it
+        whole); the result keeps the first `output_cap` characters and counts the rest in
+        `output_dropped` (for the model and MCP, which are told). Each value is kept up to
+        `value_cap` characters (default: `output_cap`; the person's evals pass PERSON_VALUE_CAP).
         history=False leaves the REPL variables (* ** *** + / in CL, *1 *2 *3 *e in Clojure)
         alone: for look-ups the person did not type.
         Raises LispStartError only if the Lisp cannot be started at all."""
@@ -411,8 +421,10 @@ class LispSession:
             # Did it die while idle? Then start afresh and evaluate there. (Not checked in a
             # burst of evals, where a waitpid per eval is a tenth of the cost: a death there
             # is still noticed, as a death during the eval.)
-            if (self._child is not None and time.monotonic() - self._answered_at > 0.5
-                    and not self._child_alive()):
+            # A death already seen (the REPL's toolbar asks `alive`) is always acted on.
+            if self._child is not None and (
+                    self._child.ptyproc.terminated
+                    or (time.monotonic() - self._answered_at > 0.5 and not self._child_alive())):
                 self._kill_child()
                 restarted = True
             if self._child is None:
@@ -422,7 +434,7 @@ class LispSession:
             started = time.monotonic()
             try:
                 result = self._eval_locked(code, timeout, output_cap, on_output, started,
-                                           "E" if history else "N")
+                                           "E" if history else "N", value_cap)
                 result.restarted = result.restarted or restarted
                 return result
             finally:
@@ -430,9 +442,10 @@ class LispSession:
                 self._interrupt_at = None
                 self._answered_at = time.monotonic()
 
-    def _eval_locked(self, code, timeout, output_cap, on_output, started, kind) -> EvalResult:
+    def _eval_locked(self, code, timeout, output_cap, on_output, started, kind,
+                     value_cap=None) -> EvalResult:
         cap = self.output_cap if output_cap is None else output_cap
-        answer = _Answer(cap, on_output)
+        answer = _Answer(cap, on_output, cap if value_cap is None else value_cap)
         timed_out = False
         deadline = None if timeout is None else started + timeout
         try:
@@ -445,7 +458,7 @@ class LispSession:
                     raise _Died("end of file")
                 if data:
                     text = self._decoder.decode(data)
-                    quick = self._quick(text, cap, on_output, started)
+                    quick = self._quick(text, cap, on_output, started, answer.value_cap)
                     if quick is not None:
                         return quick
                     self._pending = text
@@ -487,7 +500,8 @@ class LispSession:
                           interrupted=interrupted and not timed_out, restarted=False,
                           package=self.package, elapsed=time.monotonic() - started)
 
-    def _quick(self, text: str, cap: int, on_output, started: float) -> EvalResult | None:
+    def _quick(self, text: str, cap: int, on_output, started: float,
+               value_cap: int) -> EvalResult | None:
         """The result of a whole, ordinary answer (output and values within the cap, no
         error); None for anything else, which the general path then reads."""
         finish = f"{self._marker}D{self._request_id}\n"
@@ -501,7 +515,7 @@ class LispSession:
         package = None
         for p in parts[1:]:
             tag = p[:1]
-            if tag == "V" and len(p) <= cap:
+            if tag == "V" and len(p) <= value_cap:
                 values.append(p[2:] if p[1:2] == "\n" else p[1:])
             elif tag == "P" and package is None:
                 package = p[1:]

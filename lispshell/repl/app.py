@@ -296,6 +296,7 @@ class Repl:
 
     async def eval_form(self, code: str):
         """Evaluate one form the person typed, show it, and tell the LLM side about it."""
+        from lispshell.lisp.session import PERSON_VALUE_CAP
         session = self.session
         if session is None:
             session = self.start_session(self.lisp)
@@ -314,7 +315,8 @@ class Repl:
         with self._on_sigint(session.interrupt):
             try:
                 result = await loop.run_in_executor(
-                    None, partial(session.eval, code, timeout=None, on_output=on_output))
+                    None, partial(session.eval, code, timeout=None, on_output=on_output,
+                                  value_cap=PERSON_VALUE_CAP))
             except Exception as exc:
                 self.renderer.finish_line()
                 self.renderer.notice(f"Could not evaluate: {exc}")

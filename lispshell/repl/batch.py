@@ -45,8 +45,8 @@ def show_result(result, printer: _Printer, streamed: bool) -> bool:
     if not streamed and result.output:
         printer.output(result.output)
     err = result.error
-    if result.output_dropped:
-        printer.error(f"lispshell: {result.output_dropped} characters of output were dropped")
+    if result.output_dropped and not streamed:
+        printer.error(f"lispshell: {result.output_dropped} characters of output were not kept")
     if result.restarted:
         printer.error("lispshell: " + (err.message if err is not None else
                       "the Lisp process died; a fresh one was started"))
@@ -66,6 +66,8 @@ def show_result(result, printer: _Printer, streamed: bool) -> bool:
 
 
 def evaluate_text(session, text: str, lisp: str, printer: _Printer, source: str) -> bool:
+    from lispshell.lisp.session import PERSON_VALUE_CAP
+
     """Evaluate every form of `text` in order; False if any failed or the text has a problem."""
     forms, problem = split_forms(text, lisp)
     ok = True
@@ -77,7 +79,8 @@ def evaluate_text(session, text: str, lisp: str, printer: _Printer, source: str)
             streamed = True
             printer.output(chunk)
 
-        result = session.eval(form, timeout=None, on_output=on_output)
+        result = session.eval(form, timeout=None, on_output=on_output,
+                              value_cap=PERSON_VALUE_CAP)
         ok = show_result(result, printer, streamed) and ok
         if result.interrupted and not result.timed_out:
             return False  # the person pressed Ctrl-C: stop, as a shell script would

@@ -57,13 +57,17 @@ class Renderer:
             self.output(result.output)
         self.finish_line()
         err = result.error
-        if result.output_dropped:
-            self.notice(f"{result.output_dropped} characters of output were dropped.")
+        if result.output_dropped and not streamed:
+            self.notice(f"{result.output_dropped} characters of output were not kept.")
         if result.restarted:
-            self.notice(err.message if err is not None else
-                        "The Lisp process died; a fresh one was started "
+            # The Lisp had died; say so, then show what this eval did in the fresh one.
+            died_now = err is not None and err.type in ("lisp-died", "timeout", "interrupt")
+            self.notice(err.message if died_now else
+                        "The Lisp process had died; a fresh one was started "
                         "(earlier definitions are gone).")
-        elif result.interrupted:
+            if died_now:
+                return
+        if result.interrupted:
             if self.at_line_start:      # write over the terminal's own "^C" echo
                 self.console.file.write("\r")
             self.notice("Interrupted.")

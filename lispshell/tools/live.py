@@ -49,7 +49,8 @@ def eval_result(res: Any, timeout: float | None = None, text_cap: int = OUTPUT_C
         if cut:
             notes.append(f"{cut} characters cut from the middle of the output")
     if getattr(res, "output_dropped", 0):
-        notes.append(f"{res.output_dropped} more bytes of output were dropped (output cap)")
+        notes.append(f"{res.output_dropped} more characters of output were printed but not kept "
+                     "for you (output cap); the person saw them")
     if notes:
         out["output_cut"] = "; ".join(notes)
     values, cut = [], 0
