@@ -298,3 +298,19 @@ def test_the_default_dialect_is_the_sessions():
     assert r["stack"] == []                          # in CL, [ is a symbol constituent
     r = call_tool("delimiter_batch", {"stack": [], "ops": [], "docSlice": {"text": "[a"}})
     assert r["stack"] == ["bracket"]                 # no session: Clojure
+
+
+def test_an_inconsistent_doc_slice_is_refused_with_the_numbers():
+    """The spec's own example sends "(inc 1" (6 characters) for 310..320: neither at the
+    sentinel nor anywhere else is a closer placed; the answer says which numbers disagree."""
+    from lispshell.tools.registry import call_tool
+
+    r = call_tool("balance_and_resume", {"stack": [], "sentinel": 320, "mode": "suggest-fix",
+                                         "dialect": "clojure",
+                                         "docSlice": {"text": "(inc 1", "start": 310, "end": 320}})
+    assert r["ok"] is False and r["error"]["code"] == "BAD_INPUT"
+    assert "end - start = 320 - 310 = 10, but text has 6 characters" in r["error"]["message"]
+    ok = call_tool("balance_and_resume", {"stack": [], "sentinel": 316, "mode": "suggest-fix",
+                                          "dialect": "clojure",
+                                          "docSlice": {"text": "(inc 1", "start": 310, "end": 316}})
+    assert ok["ok"] is True and ok["fix"]["edits"] == [{"start": 316, "end": 316, "text": ")"}]

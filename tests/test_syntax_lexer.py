@@ -75,8 +75,10 @@ SCHEME_CASES = [
                              ("open", "#u8(", "paren"), ("atom", "2"), ("close", ")", "paren"),
                              ("open", "#vu8(", "paren"), ("atom", "3"),
                              ("close", ")", "paren")]),
+    # `|` is an ordinary constituent in Guile's default reader: |x y| is two symbols
     ("#t #f #:kw a'b |x y| #{a b}#", [("atom", "#t"), ("atom", "#f"), ("atom", "#:kw"),
-                                      ("atom", "a'b"), ("atom", "|x y|"), ("atom", "#{a b}#")]),
+                                      ("atom", "a'b"), ("atom", "|x"), ("atom", "y|"),
+                                      ("atom", "#{a b}#")]),
     ("{a}", [("atom", "{a}")]),                       # Guile reads { } as symbol constituents
     ("#'x #`y #,z #,@w", [("prefix", "#'"), ("atom", "x"), ("prefix", "#`"), ("atom", "y"),
                           ("prefix", "#,"), ("atom", "z"), ("prefix", "#,@"), ("atom", "w")]),

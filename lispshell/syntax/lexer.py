@@ -126,12 +126,14 @@ _CL = [
 # Guile reader directives: `#!r6rs` is a directive, any other `#!` starts a `#!...!#` comment.
 _DIRECTIVES = ("curly-infix-and-bracket-lists", "curly-infix", "no-fold-case", "fold-case",
                "r6rs", "r7rs")
-# Guile: { } are constituents; | ' ` , # are special only at the start of a token.
+# Guile: { } are constituents; ' ` , # are special only at the start of a token. `|` is an
+# ordinary constituent, as Guile's reader has it by default (`|x` is the symbol "|x"; R7RS
+# |symbols| need (read-enable 'r7rs-symbols) there).
 _SC_C = r"""[^\s()\[\]";]"""
 _SCHEME = [
     ("open:paren", r"\("),
     ("close:paren", r"\)"),
-    ("atom", rf"""[^\s()\[\]";'`,|#]{_SC_C}*|{_BAR}"""),
+    ("atom", rf"""[^\s()\[\]";'`,#]{_SC_C}*"""),
     ("open:bracket", r"\["),
     ("close:bracket", r"\]"),
     ("comment", r";[^\n]*"),
@@ -149,7 +151,6 @@ _SCHEME = [
     ("char_open", r"#\\\Z"),
     ("hash_other", rf"""#{_SC_C}*"""),
     ("string_open", _STRING_OPEN),
-    ("symbol_open", r"\|[\s\S]*"),
     ("atom", r"\S"),
 ]
 

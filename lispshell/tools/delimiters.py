@@ -21,7 +21,7 @@ _TYPE = {"type": "string", "enum": list(DELIM_TYPES)}
 _STACK = {"type": "array", "items": _TYPE, "description": "open delimiters, top last"}
 _COMMON = {
     "docSlice": {"type": "object", "description":
-                 "{text, start}: the text written since your last call, starting at document "
+                 "{text, start, end?}: the text written since your last call, starting at document "
                  "offset start. The stack advances over it (strings, comments, char literals "
                  "skipped), so send only the new part"},
     "lexState": {"type": "object", "description":
@@ -95,6 +95,14 @@ class _Slice:
                 raise ToolError("BAD_CURSOR", "docSlice.start must be a non-negative integer",
                                 field="docSlice.start")
             self.start = start
+            end = raw.get("end")
+            if end is not None and (isinstance(end, bool) or not isinstance(end, int)
+                                    or end - start != len(self.text)):
+                raise ToolError(
+                    "BAD_INPUT", f"docSlice is inconsistent: end - start = {end} - {start} = "
+                    f"{end - start if isinstance(end, int) else '?'}, but text has "
+                    f"{len(self.text)} characters; send the text that spans start..end",
+                    field="docSlice.end", start=start, end=end, text_length=len(self.text))
             if len(self.text) > core.MAX_SLICE:
                 raise ToolError("BAD_INPUT", f"docSlice.text has {len(self.text)} characters, "
                                 f"over the limit of {core.MAX_SLICE} (MAX_SLICE)",

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import importlib
 import json
+import os
 import re
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -74,14 +75,30 @@ class ToolContext:
         return self.session()
 
     def resolve_path(self, path: Any) -> Path:
-        """An absolute path for a file tool, refused if it leaves `root` (also through symlinks)."""
+        """An absolute path for a file tool, refused if it leaves `root` (also through symlinks).
+        Every way a path can be malformed gets its own clear BAD_INPUT, never an exception."""
         if not isinstance(path, str) or not path or "\0" in path:
-            raise ToolError("BAD_INPUT", "file_path must be a non-empty string")
-        p = Path(path).expanduser()
-        if self.root is None:
-            return p.resolve()
-        root = self.root.resolve()
-        resolved = (root / p).resolve() if not p.is_absolute() else p.resolve()
+            raise ToolError("BAD_INPUT", "file_path must be a non-empty string without NUL bytes")
+        try:
+            p = Path(path).expanduser()
+        except RuntimeError:
+            user = path[1:].split("/", 1)[0]
+            raise ToolError("BAD_INPUT", f"file_path starts with ~{user}, and there is no such "
+                            "user") from None
+        if len(os.fsencode(str(p))) > 4095:
+            raise ToolError("BAD_INPUT", "file_path is longer than the system allows (4095 bytes)")
+        if any(len(os.fsencode(part)) > 255 for part in p.parts):
+            raise ToolError("BAD_INPUT", "a name in file_path is longer than the system allows "
+                            "(255 bytes)")
+        try:
+            if self.root is None:
+                return p.resolve()
+            root = self.root.resolve()
+            resolved = (root / p).resolve() if not p.is_absolute() else p.resolve()
+        except RuntimeError:           # Python's word for a symlink loop
+            raise ToolError("BAD_INPUT", f"{path!r} is a symlink loop") from None
+        except OSError as exc:
+            raise ToolError("BAD_INPUT", f"cannot use {path!r}: {exc.strerror}") from None
         if resolved != root and root not in resolved.parents:
             raise ToolError("OUTSIDE_ROOT", f"{path!r} is outside the allowed root {str(root)!r}",
                             root=str(root))
@@ -199,10 +216,42 @@ def _check_value(where: str, value: Any, schema: dict) -> None:
                         field=where, limit=MAX_STRING)
 
 
+_SURROGATE = re.compile("[\ud800-\udfff]")
+
+
+def _no_surrogates(where: str, value: Any, depth: int = 0) -> None:
+    """A lone surrogate is not Unicode text: no file can hold it and no answer can echo it."""
+    if isinstance(value, str):
+        m = _SURROGATE.search(value)
+        if m:
+            raise ToolError("BAD_INPUT", f"{where} holds a lone surrogate (U+{ord(m.group()):04X} "
+                            f"at index {m.start()}), which is not valid Unicode text",
+                            field=where)
+    elif depth < 50 and isinstance(value, dict):
+        for k, v in value.items():
+            _no_surrogates(f"{where}.{k}", v, depth + 1)
+    elif depth < 50 and isinstance(value, list):
+        for i, v in enumerate(value[:100_000]):
+            _no_surrogates(f"{where}[{i}]", v, depth + 1)
+
+
+def _json_safe(value: Any) -> Any:
+    """The answer with any lone surrogate replaced (U+FFFD): it always encodes as UTF-8."""
+    if isinstance(value, str):
+        return _SURROGATE.sub("\ufffd", value) if _SURROGATE.search(value) else value
+    if isinstance(value, dict):
+        return {_json_safe(k): _json_safe(v) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [_json_safe(v) for v in value]
+    return value
+
+
 def validate_arguments(tool: Tool, arguments: Any) -> dict:
     """Check required fields and top-level types; unknown fields are ignored, as promised."""
     if not isinstance(arguments, dict):
         raise ToolError("BAD_INPUT", "arguments must be a JSON object")
+    for name, value in arguments.items():
+        _no_surrogates(str(name), value)
     schema = tool.input_schema
     for name in schema.get("required", []):
         if name not in arguments or arguments[name] is None:
@@ -225,14 +274,14 @@ def call_tool(name: str, arguments: dict, context: ToolContext | None = None) ->
         result = tool.handler(args, context or ToolContext())
         result = dict(result)
         result.setdefault("ok", True)
-        return result
     except ToolError as exc:
-        return {"ok": False, "error": exc.to_dict()}
+        result = {"ok": False, "error": exc.to_dict()}
     except RecursionError:
-        return {"ok": False, "error": {"code": "TOO_DEEP", "message": "input nested too deeply"}}
+        result = {"ok": False, "error": {"code": "TOO_DEEP", "message": "input nested too deeply"}}
     except Exception as exc:  # a bug of ours: say so plainly, without a traceback
-        return {"ok": False, "error": {"code": "INTERNAL",
-                                       "message": f"{name} failed: {type(exc).__name__}: {exc}"}}
+        result = {"ok": False, "error": {"code": "INTERNAL",
+                                         "message": f"{name} failed: {type(exc).__name__}: {exc}"}}
+    return _json_safe(result)
 
 
 def result_text(result: dict) -> str:

@@ -390,7 +390,11 @@ def find_references(args: dict, ctx: ToolContext) -> dict:
         raise ToolError("BAD_INPUT", "symbol is empty")
     if args.get("file_path") is not None and args.get("code") is None:
         path = ctx.resolve_path(args["file_path"])
-        if path.is_dir():
+        try:
+            is_dir = path.is_dir()
+        except OSError as exc:
+            raise ToolError("BAD_INPUT", f"cannot use {args['file_path']!r}: {exc.strerror}")
+        if is_dir:
             return _references_in_folder(path, args, ctx, symbol)
     src = _source(args, ctx)
     tree = FormTree(src)
