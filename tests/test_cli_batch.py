@@ -140,3 +140,32 @@ def test_a_one_megabyte_value_is_printed_whole():
     r = run("--lisp", "sbcl", "--no-project", "-e", "(make-string 1000000 :initial-element #\\a)")
     assert r.returncode == 0, r.stderr
     assert r.stdout == '"' + "a" * 1000000 + '"\n'
+
+
+@pytest.mark.parametrize("lisp, before, exit_form, status", [
+    ("sbcl", '(princ "a")', "(sb-ext:exit :code 3)", 3),
+    ("guile", '(display "a")', "(exit 0)", 0),
+    ("guile", '(display "a")', "(exit 5)", 5),
+    ("clojure", '(print "a")', "(System/exit 4)", 4),
+])
+def test_exiting_the_lisp_ends_the_run_with_its_status(lisp, before, exit_form, status):
+    """As `sbcl < file`: nothing after the exit runs, and the run's status is the Lisp's."""
+    after = {"sbcl": '(princ "after-exit")', "guile": '(display "after-exit")',
+             "clojure": '(print "after-exit")'}[lisp]
+    r = run("--lisp", lisp, "--no-project", stdin=f"{before}\n{exit_form}\n{after}\n")
+    assert r.returncode == status, r.stderr
+    assert "after-exit" not in r.stdout and r.stdout.startswith("a")
+    assert "died" not in r.stderr and "fresh" not in r.stderr
+    e = run("--lisp", lisp, "--no-project", "-e", exit_form, "-e", "(+ 1 2)")
+    assert (e.returncode, e.stdout) == (status, "")
+
+
+def test_a_closed_pipe_ends_the_run_quietly():
+    proc = subprocess.Popen([LISPSHELL, "--no-project", "-e", '(loop (princ "x"))'],
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                            stdin=subprocess.DEVNULL)
+    assert proc.stdout.read(10) == b"x" * 10
+    proc.stdout.close()                          # what `| head -c 10` does
+    assert proc.wait(timeout=60) == 141
+    err = proc.stderr.read().decode()
+    assert "Traceback" not in err and "BrokenPipe" not in err

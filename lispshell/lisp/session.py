@@ -76,6 +76,7 @@ class EvalResult:
     restarted: bool = False          # the child died during the eval; a fresh one now runs
     package: str = ""                # current package / module / namespace after the eval
     elapsed: float = 0.0             # seconds
+    exit_code: int | None = None     # the code made the Lisp exit, with this status
 
     @property
     def ok(self) -> bool:
@@ -529,6 +530,7 @@ class LispSession:
                           time.monotonic() - started)
 
     def _after_death(self, answer, exc, timed_out, timeout, started) -> EvalResult:
+        exit_code = None
         if isinstance(exc, _Unresponsive):
             what = (f"Evaluation timed out after {timeout:g} s" if timed_out
                     else "Evaluation was interrupted")
@@ -537,9 +539,16 @@ class LispSession:
                    "Definitions from before are gone.")
             etype = "timeout" if timed_out else "interrupt"
         else:
-            msg = (f"The {self.lisp} process died ({self._exit_status()}) during the evaluation; "
-                   "a fresh one was started. Definitions from before are gone.")
-            etype = "lisp-died"
+            status = self._exit_status()
+            exit_code = self._child.exitstatus if self._child is not None else None
+            if exit_code is not None:   # it exited by itself: (exit), (sb-ext:exit), System/exit
+                msg = (f"The {self.lisp} process exited with status {exit_code} during the "
+                       "evaluation; a fresh one was started. Definitions from before are gone.")
+                etype = "lisp-exited"
+            else:
+                msg = (f"The {self.lisp} process died ({status}) during the evaluation; "
+                       "a fresh one was started. Definitions from before are gone.")
+                etype = "lisp-died"
         self._kill_child()
         restarted = False
         if not self._closed:
@@ -552,7 +561,8 @@ class LispSession:
                           output_dropped=answer.dropped, timed_out=timed_out,
                           interrupted=self._interrupt_at is not None and not timed_out,
                           restarted=restarted, package=self.package,
-                          elapsed=time.monotonic() - started)
+                          elapsed=time.monotonic() - started,
+                          exit_code=exit_code if etype == "lisp-exited" else None)
 
     def interrupt(self) -> None:
         """Interrupt the running eval (safe from any thread); it returns interrupted=True."""

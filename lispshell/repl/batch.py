@@ -9,6 +9,7 @@ text a script can read.
 """
 from __future__ import annotations
 
+import os
 import sys
 from typing import IO
 
@@ -65,10 +66,18 @@ def show_result(result, printer: _Printer, streamed: bool) -> bool:
     return bool(result.ok)
 
 
+class LispExited(Exception):
+    """The code made the Lisp exit: the run ends there, with the Lisp's status (`sbcl < file`)."""
+
+    def __init__(self, code: int):
+        super().__init__(code)
+        self.code = code
+
+
 def evaluate_text(session, text: str, lisp: str, printer: _Printer, source: str) -> bool:
+    """Evaluate every form of `text` in order; False if any failed or the text has a problem."""
     from lispshell.lisp.session import PERSON_VALUE_CAP
 
-    """Evaluate every form of `text` in order; False if any failed or the text has a problem."""
     forms, problem = split_forms(text, lisp)
     ok = True
     for form in forms:
@@ -81,6 +90,9 @@ def evaluate_text(session, text: str, lisp: str, printer: _Printer, source: str)
 
         result = session.eval(form, timeout=None, on_output=on_output,
                               value_cap=PERSON_VALUE_CAP)
+        if result.exit_code is not None:
+            printer.finish_line()
+            raise LispExited(result.exit_code)
         ok = show_result(result, printer, streamed) and ok
         if result.interrupted and not result.timed_out:
             return False  # the person pressed Ctrl-C: stop, as a shell script would
@@ -106,9 +118,17 @@ def _run(texts: list[tuple[str, str]], lisp: str, config: dict,
         for source, text in texts:
             ok = evaluate_text(session, text, lisp, printer, source) and ok
         return 0 if ok else 1
+    except LispExited as exc:
+        return exc.code
     except KeyboardInterrupt:
         printer.error("lispshell: interrupted")
         return 130
+    except BrokenPipeError:
+        # The reader went away (`| head`): stop quietly, as Unix tools do, and make sure no
+        # later flush of standard output complains about it again.
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+        return 141
     finally:
         session.close()
 

@@ -61,7 +61,8 @@ class Renderer:
             self.notice(f"{result.output_dropped} characters of output were not kept.")
         if result.restarted:
             # The Lisp had died; say so, then show what this eval did in the fresh one.
-            died_now = err is not None and err.type in ("lisp-died", "timeout", "interrupt")
+            died_now = err is not None and err.type in ("lisp-died", "lisp-exited", "timeout",
+                                                         "interrupt")
             self.notice(err.message if died_now else
                         "The Lisp process had died; a fresh one was started "
                         "(earlier definitions are gone).")

@@ -42,7 +42,12 @@
                                         (recur v)))))]
                           (when-not (identical? v none)
                             (seg w \V)
-                            (pr v))
+                            ;; Bounded as the standard tools bound it: an infinite lazy seq
+                            ;; ends in "...", a self-referencing atom at a depth, within a
+                            ;; second, instead of printing forever.
+                            (binding [*print-length* (or *print-length* 100000)
+                                      *print-level* (or *print-level* 500)]
+                              (pr v)))
                           (locking lock (reset! running nil))
                           nil)
                         (catch Throwable t

@@ -61,6 +61,32 @@
             (if (eof-object? form)
                 vals
                 (loop (call-with-values (lambda () (primitive-eval form)) list)))))))
+    (define (match-exit-status args)
+      (let ((status (if (pair? args) (car args) 0)))
+        (cond ((eq? status #t) 0) ((eq? status #f) 1) ((integer? status) status) (else 0))))
+    (define (deeper-than? v limit)
+      ;; Whether V nests pairs or vectors more than LIMIT deep, walked without recursion and
+      ;; with a budget (a shared or circular structure is not walked forever).
+      (let loop ((todo (list (cons v 0))) (budget 1000000))
+        (cond ((or (null? todo) (zero? budget)) #f)
+              (else
+               (let ((x (caar todo)) (d (cdar todo)) (rest (cdr todo)))
+                 (cond ((> d limit) #t)
+                       ((pair? x) (loop (cons* (cons (car x) (+ d 1)) (cons (cdr x) d) rest)
+                                        (- budget 1)))
+                       ((vector? x)
+                        (let add ((i (- (min 1000 (vector-length x)) 1)) (rest rest))
+                          (if (< i 0)
+                              (loop rest (- budget 1))
+                              (add (- i 1) (cons (cons (vector-ref x i) (+ d 1)) rest)))))
+                       (else (loop rest (- budget 1)))))))))
+    (define (write-value v)
+      ;; Guile's `write` recurses on the C stack: a value nested some 50,000 deep kills the
+      ;; process. Those are printed by the Scheme-level truncated printer instead (its own
+      ;; stack grows as needed), cut at a generous width.
+      (if (deeper-than? v 10000)
+          ((@ (ice-9 pretty-print) truncated-print) v out #:width 1000000)
+          (write v out)))
     (define (printable vals)
       (if (and (= (length vals) 1) (unspecified? (car vals))) '() vals))
     (define (run-eval code)
@@ -69,7 +95,14 @@
         (call-with-prompt tag
           (lambda ()
             (with-exception-handler
-             (lambda (exn) (abort-to-prompt tag (describe exn (make-stack #t))))
+             (lambda (exn)
+               (when (and (false-if-exception ((@ (ice-9 exceptions) exception-kind) exn))
+                          (eq? ((@ (ice-9 exceptions) exception-kind) exn) 'quit))
+                 ;; (exit n): the Lisp exits with the code's status, as `guile < file` does
+                 (let ((args ((@ (ice-9 exceptions) exception-args) exn)))
+                   (force-output out)
+                   (primitive-exit (match-exit-status args))))
+               (abort-to-prompt tag (describe exn (make-stack #t))))
              (lambda ()
                (let ((empty (open-input-string "")))
                  (parameterize ((current-input-port empty)
@@ -77,7 +110,7 @@
                                 (current-error-port out)
                                 (current-warning-port out))
                    (set! evaluating #t)
-                   (for-each (lambda (v) (seg #\V) (write v out))
+                   (for-each (lambda (v) (seg #\V) (write-value v))
                              (printable (eval-forms code)))
                    (set! evaluating #f)
                    #f)))))

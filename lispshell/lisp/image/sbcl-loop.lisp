@@ -91,7 +91,10 @@
           (dolist (v (eval-forms code history))
             (seg marker #\V)
             (terpri *out*)  ; start at column 0, or the pretty printer breaks lines early
-            (prin1 v *out*))))
+            ;; Circle-aware, as SLIME prints: a circular list, vector or struct is shown with
+            ;; #n= labels instead of printing until the heap is gone.
+            (let ((*print-circle* t))
+              (prin1 v *out*)))))
       nil)))
 
 (defun answer-eval (code history marker)
