@@ -11,7 +11,6 @@ import inspect
 from dataclasses import dataclass
 from typing import Any, Callable
 
-from rich.table import Table
 from rich.text import Text
 
 QUIT = object()
@@ -26,6 +25,8 @@ class Command:
 
 
 def _help(repl, arg: str):
+    from rich.table import Table     # only ,help draws a table: not paid for at start-up
+
     table = Table.grid(padding=(0, 2))
     for cmd in repl.commands.all():
         table.add_row(Text("," + cmd.name + (" " + cmd.usage if cmd.usage else ""), style="bold"),
