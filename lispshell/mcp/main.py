@@ -147,5 +147,9 @@ def _raise_keyboard_interrupt(signum, frame):
 async def _serve_stdio(server) -> None:
     from mcp.server.stdio import stdio_server
 
-    async with stdio_server() as (read_stream, write_stream):
-        await server.run(read_stream, write_stream, server.create_initialization_options())
+    from lispshell.mcp.wire import claimed_stdio
+
+    # Every line gets an answer: malformed ones are answered by lispshell.mcp.wire.
+    with claimed_stdio() as (stdin, stdout):
+        async with stdio_server(stdin, stdout) as (read_stream, write_stream):
+            await server.run(read_stream, write_stream, server.create_initialization_options())
