@@ -120,3 +120,19 @@ def test_a_looping_symlink_does_not_break_a_folder_search(ctx):
     check("find_references", result)
     assert result["ok"] is True and result["count"] >= 1, result
     assert Path(ctx.root, "ok.lisp").exists()
+
+
+@pytest.mark.parametrize("tool, code", [("read_module", "(" * 30_000),
+                                        ("validate_syntax", "(" * 1_000_000),
+                                        ("repair_syntax", "(" * 1_000_000),
+                                        ("sexp_wrap", "(" * 30_000 + ")" * 30_000)])
+def test_absurdly_deep_text_is_refused_at_once(tool, code):
+    args = {"code": code, "dialect": "cl", **({"path": [0]} if tool == "sexp_wrap" else {})}
+    result = call_tool(tool, args)
+    assert result["error"]["code"] == "TOO_DEEP", result
+    assert "over the limit of 2000" in result["error"]["message"]
+
+
+def test_deep_but_real_nesting_still_works():
+    code = "(" * 1500 + "x" + ")" * 1500
+    assert call_tool("validate_syntax", {"code": code, "dialect": "cl"})["valid"] is True

@@ -19,6 +19,7 @@ from lispshell import files
 from lispshell.files import MAX_FILE_BYTES, digest  # noqa: F401 - part of this API
 from lispshell.syntax.cst import LineIndex, StructureError, parse
 from lispshell.syntax.indent import reindent
+from lispshell.syntax.limits import check_nesting
 from lispshell.syntax.paredit import Edit
 
 BOM = "\ufeff"
@@ -61,6 +62,7 @@ def load(path: Path, dialect: str, root: Path | None = None) -> Source:
         decoded = data.decode("utf-8")
     except UnicodeDecodeError as exc:
         raise StructureError("BAD_ENCODING", f"{path} is not UTF-8 (byte {exc.start})")
+    check_nesting(decoded, dialect, str(path))
     bom = decoded.startswith(BOM)
     text = decoded[1:] if bom else decoded
     return Source(text, dialect, path, _newline_of(text), bom, digest(data),

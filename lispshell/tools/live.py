@@ -17,6 +17,7 @@ VALUE_CAP = 8000  # characters per printed value sent back
 OUTPUT_CAP = 16000  # characters of printed output sent back to the model per eval
 RECORD_CAP = 4000  # the same for the person's own evals, which the model reads as history
 LOOKUP_CAP = 4 * 1024 * 1024  # a look-up's whole answer, read before it is cut for the model
+LOOKUP_ARG_CAP = 64 * 1024    # the longest name or form a look-up takes
 
 
 # Every definition goes to the LLM on every request: `package` and `symbol` are explained once,
@@ -163,6 +164,9 @@ def eval_tool(args: dict, ctx: ToolContext) -> dict:
 def _introspect(function: str, text: str, args: dict, ctx: ToolContext) -> tuple[str, str]:
     if not isinstance(text, str) or not text.strip():
         raise ToolError("BAD_INPUT", "the name or form is empty")
+    if len(text) > LOOKUP_ARG_CAP:     # no name or macro form is that long; sending it is slow
+        raise ToolError("TOO_LARGE", f"the name or form is {len(text)} characters long, over "
+                        f"the limit of {LOOKUP_ARG_CAP} for a look-up", limit=LOOKUP_ARG_CAP)
     session = ctx.lisp()
     form = call_form(session.lisp, function, text, args.get("package") or "")
     # A look-up must not shift the person's `*` / `*1` history: they did not type it.

@@ -263,6 +263,30 @@ def validate_arguments(tool: Tool, arguments: Any) -> dict:
     return {k: v for k, v in arguments.items() if k in props or not props}
 
 
+# Source text arguments: refused at once when nested absurdly deep (lispshell.syntax.limits).
+_SOURCE_ARGUMENTS = ("code", "new_source", "form")
+
+
+def _check_nesting(args: dict, context: ToolContext | None) -> None:
+    from lispshell.syntax.cst import StructureError
+    from lispshell.syntax.dialects import resolve_dialect
+    from lispshell.syntax.limits import check_nesting
+
+    for key in _SOURCE_ARGUMENTS:
+        text = args.get(key)
+        if not isinstance(text, str):
+            continue
+        try:
+            dialect = resolve_dialect(args.get("dialect") or (context and context.dialect)
+                                      or "cl")
+        except ValueError:
+            dialect = "cl"
+        try:
+            check_nesting(text, dialect, key)
+        except StructureError as exc:
+            raise ToolError(exc.code, exc.message, **exc.extra) from None
+
+
 def call_tool(name: str, arguments: dict, context: ToolContext | None = None) -> dict:
     """Run a tool by name. Always answers a JSON-able dict with "ok"; never raises for bad input."""
     tool = get_tool(name) if isinstance(name, str) else None
@@ -271,6 +295,7 @@ def call_tool(name: str, arguments: dict, context: ToolContext | None = None) ->
                                        "tools": sorted(_REGISTRY)}}
     try:
         args = validate_arguments(tool, arguments)
+        _check_nesting(args, context)
         result = tool.handler(args, context or ToolContext())
         result = dict(result)
         result.setdefault("ok", True)
