@@ -175,11 +175,12 @@ def _clean_leftovers(parent: int, name: str) -> None:
 
 
 def write_file(path: Path, data: bytes, root: Path | None = None, *,
-               expected: str | None = None) -> str:
+               expected: str | None = None, journal: bool = True, tool: str = "") -> str:
     """Replace the contents of the existing file `path` with `data`; the new hash.
 
     `expected`: the hash of the bytes the edit was made from; the write is refused with STALE
-    if the file no longer has it."""
+    if the file no longer has it. The change is recorded in the undo journal
+    (lispshell.journal) unless `journal` is false (an undo itself)."""
     parent, name = _open_parent(path, root)
     try:
         _clean_leftovers(parent, name)
@@ -198,6 +199,13 @@ def write_file(path: Path, data: bytes, root: Path | None = None, *,
             os.close(fd)
     finally:
         os.close(parent)
+    if journal:
+        try:
+            from lispshell import journal as undo_journal
+            undo_journal.record(path, current, digest(current),
+                                digest(data), tool)
+        except OSError:
+            pass    # the edit is made; only its undo is lost (the state directory is unwritable)
     return digest(data)
 
 

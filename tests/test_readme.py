@@ -37,8 +37,11 @@ def test_every_flag_is_documented():
     flags = [s for action in build_parser()._actions for s in action.option_strings
              if s.startswith("--") and s != "--help"]
     assert [f for f in flags if f not in README] == []
-    for flag in ["--fix", "--diff", "--dialect", "--root", "--allow-eval", "--http"]:
+    for flag in ["--fix", "--diff", "--dialect", "--root", "--allow-eval", "--http", "--tools",
+                 "--list"]:
         assert flag in README
+    for command in ["lispshell check", "lispshell mcp", "lispshell hook", "lispshell undo"]:
+        assert command in README
 
 
 def test_every_config_key_is_documented():

@@ -10,7 +10,7 @@ import pytest
 from lispshell.tools.registry import ToolContext, all_tools, call_tool
 
 STRUCTURE_TOOLS = {
-    "read_module", "read_form", "replace_form", "insert_form", "delete_form", "find_references",
+    "read_module", "read_form", "replace_form", "insert_form", "delete_form", "undo_edit", "find_references",
     "list_module_exports", "check_syntax", "sexp_wrap", "sexp_unwrap", "sexp_raise",
     "sexp_slurp_forward", "sexp_slurp_backward", "sexp_barf_forward", "sexp_barf_backward",
     "sexp_kill", "sexp_transpose", "sexp_split", "sexp_join", "sexp_show_structure",
@@ -29,6 +29,9 @@ def test_registered_with_honest_flags_and_lean_descriptions():
         assert not tool.evaluates
         assert len(tool.description) < 300, name
         props = tool.input_schema["properties"]
+        if name == "undo_edit":      # only files are journaled; an undo has nothing to preview
+            assert set(props) == {"file_path"}
+            continue
         assert "file_path" in props and "code" in props
         if not tool.read_only:
             assert {"dry_run", "expected_hash"} <= set(props)

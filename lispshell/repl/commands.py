@@ -115,6 +115,23 @@ def _load_system(repl, arg: str):
     return _project_tool(repl, "load_system", {"name": arg.strip()})
 
 
+def _undo(repl, arg: str):
+    from pathlib import Path
+
+    from lispshell import journal
+
+    target = Path(arg.strip()).expanduser().absolute() if arg.strip() else None
+    try:
+        done = journal.undo(target)
+    except journal.UndoError as exc:
+        repl.renderer.notice(f"Nothing undone: {exc.message}")
+    except OSError as exc:
+        repl.renderer.notice(f"Nothing undone: the undo journal cannot be read ({exc.strerror})")
+    else:
+        repl.renderer.notice(f"Undid {done['undid']} of {done['when']}: {done['file']} has its "
+                             "bytes from before it again.")
+
+
 BUILTIN = [
     Command("help", "list the commands and keys", _help),
     Command("quit", "leave lispshell (Ctrl-D on an empty line does the same)", _quit),
@@ -125,6 +142,8 @@ BUILTIN = [
     Command("load", "compile and load a file into the image, with its warnings", _load, "FILE"),
     Command("load-system", "load an ASDF system (Common Lisp), with its warnings", _load_system,
             "NAME"),
+    Command("undo", "put back the last change lispshell's tools made to FILE (or to any file)",
+            _undo, "[FILE]"),
 ]
 
 

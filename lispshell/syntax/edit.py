@@ -152,12 +152,14 @@ def _indent_alone(piece: str, column: int, dialect: str) -> str:
     return out[column:]
 
 
-def write(src: Source, new_text: str) -> str:
+def write(src: Source, new_text: str, tool: str = "") -> str:
     """Write `new_text` over the file `src` was read from; the new hash. Refused (STALE) if
-    the file changed since it was read, as late as the write allows."""
+    the file changed since it was read, as late as the write allows. `tool` names the change
+    in the undo journal."""
     assert src.path is not None
     try:
-        return files.write_file(src.path, src.encode(new_text), src.root, expected=src.hash)
+        return files.write_file(src.path, src.encode(new_text), src.root, expected=src.hash,
+                                tool=tool)
     except files.FileError as exc:
         if exc.code == "STALE":
             raise StructureError("STALE", exc.message, suggestion="Read it again and retry")

@@ -153,7 +153,7 @@ def _finish(src: editing.Source, change: editing.Change, args: dict, ctx: ToolCo
         result["code"] = ((editing.BOM if src.bom else "") + change.new_text)
         return result
     try:
-        new_hash = editing.write(src, change.new_text)
+        new_hash = editing.write(src, change.new_text, tool=operation)
     except StructureError as exc:
         raise _error(exc)
     _hashes(ctx)[str(src.path)] = new_hash
@@ -576,3 +576,23 @@ def sexp_get_enclosing(args: dict, ctx: ToolContext) -> dict:
     if src.path is not None:
         result["hash"] = src.hash
     return result
+
+
+@register("undo_edit",
+          "Undo the last change lispshell's tools (or `lispshell check --fix`, or its Claude Code "
+          "hook) made to a file: the file gets back the bytes it had before. Refused if the "
+          "file changed since lispshell wrote it.",
+          _schema(addressing("file_path"), required=("file_path",)),
+          group="structure", read_only=False, destructive=True)
+def undo_edit(args: dict, ctx: ToolContext) -> dict:
+    from lispshell import journal
+
+    path = ctx.resolve_path(args["file_path"])
+    try:
+        done = journal.undo(path, ctx.root)
+    except journal.UndoError as exc:
+        raise ToolError(exc.code, exc.message)
+    except OSError as exc:
+        raise ToolError("IO_ERROR", f"the undo journal cannot be read: {exc.strerror}")
+    _hashes(ctx)[str(path)] = done["restored_hash"]
+    return {**done, "file_path": args["file_path"]}

@@ -1,0 +1,112 @@
+"""`lispshell hook`: Claude Code's PostToolUse hook for the agent's own edits of Lisp files.
+
+Claude Code runs it after its Edit, Write and MultiEdit tools with the hook's JSON on standard
+input (`tool_name`, `tool_input.file_path`, ...). For a Lisp file that no longer reads, the
+repair lispshell is sure enough of is written back (journaled: `lispshell undo` puts it back)
+and the agent is told exactly what changed; when only a guess is possible the hook blocks with
+`path:line:col` and the best candidate, so the model fixes it at once. Anything else (another
+kind of file, a file that reads, a payload that is not about a file) is silent, exit 0, fast:
+nothing but the table of Lisp file extensions is imported before the extension is known.
+
+settings.json:
+  {"hooks": {"PostToolUse": [{"matcher": "Edit|Write|MultiEdit",
+                              "hooks": [{"type": "command", "command": "lispshell hook"}]}]}}
+"""
+from __future__ import annotations
+
+import json
+import os
+import sys
+
+from lispshell.syntax.dialects import EXTENSIONS    # a table, no other imports
+
+APPLIED_LEVELS = ("certain", "likely")
+
+
+def _say(payload: dict) -> int:
+    sys.stdout.write(json.dumps(payload, ensure_ascii=False) + "\n")
+    return 0
+
+
+def _position(text: str, offset: int) -> str:
+    line = text.count("\n", 0, offset) + 1
+    return f"{line}:{offset - (text.rfind(chr(10), 0, offset) + 1) + 1}"
+
+
+def _describe(text: str, edits: list[dict]) -> list[str]:
+    out = []
+    for e in edits:
+        where = _position(text, e["start"])
+        removed = text[e["start"]:e["end"]]
+        if removed and e["text"]:
+            out.append(f"{where}: replaced {removed!r} with {e['text']!r}")
+        elif removed:
+            out.append(f"{where}: removed {removed!r}")
+        else:
+            out.append(f"{where}: inserted {e['text']!r}")
+    return out
+
+
+def assess(text: str, dialect: str) -> tuple[str, list[dict], str]:
+    """(repaired text, edits, level) with level certain / likely / guess."""
+    from lispshell.syntax.repair import repair
+
+    answer = repair(text, dialect)
+    fixed, edits = answer[0], answer[1]
+    level = getattr(answer, "level", None) or (answer[3] if len(answer) > 3 and
+                                               isinstance(answer[3], str) else None)
+    if level is None:
+        level = "certain" if answer[2] else "guess"
+    return fixed, edits, level
+
+
+def run(stdin: str) -> int:
+    try:
+        event = json.loads(stdin)
+    except ValueError:
+        return 0                  # not a hook payload: nothing of ours to do
+    tool_input = event.get("tool_input") if isinstance(event, dict) else None
+    path = tool_input.get("file_path") if isinstance(tool_input, dict) else None
+    if not isinstance(path, str) or os.path.splitext(path)[1].lower() not in EXTENSIONS:
+        return 0
+    if not os.path.isabs(path) and isinstance(event.get("cwd"), str):
+        path = os.path.join(event["cwd"], path)
+
+    from pathlib import Path
+
+    from lispshell import files
+    from lispshell.syntax.dialects import resolve_dialect
+    from lispshell.syntax.validate import validate
+
+    try:
+        data, _ = files.read_file(Path(path))
+        text = data.decode("utf-8")
+    except (files.FileError, UnicodeDecodeError):
+        return 0                  # gone, a directory, not text: not ours to judge
+    dialect = resolve_dialect(path)
+    checked = validate(text, dialect)
+    if checked.ok:
+        return 0
+    fixed, edits, level = assess(text, dialect)
+    changes = _describe(text, edits)
+    if level in APPLIED_LEVELS and validate(fixed, dialect).ok and edits:
+        try:
+            files.write_file(Path(path), fixed.encode("utf-8"), expected=files.digest(data),
+                             tool="lispshell hook")
+        except files.FileError as exc:
+            return _say({"decision": "block",
+                         "reason": f"{path} does not read ({checked.errors[0].message}), and lispshell "
+                                   f"could not write its repair: {exc.message}"})
+        note = (f"lispshell repaired {path} after your edit ({level}): " + "; ".join(changes)
+                + ". The file reads now; `lispshell undo` puts the edit back.")
+        return _say({"hookSpecificOutput": {"hookEventName": "PostToolUse",
+                                            "additionalContext": note}})
+    first = checked.errors[0]
+    candidate = ("; best guess: " + "; ".join(changes)) if changes else ""
+    return _say({"decision": "block",
+                 "reason": f"{path}:{first.line}:{first.col}: {first.message}. Not repaired: "
+                           f"more than one repair fits{candidate}. Fix the delimiters yourself."})
+
+
+def main(argv: list[str] | None = None) -> int:
+    return run(sys.stdin.read())
