@@ -50,7 +50,10 @@ class Repl:
         self.lisp = lisp
         self.config = config
         self.options = options
-        self.renderer = Renderer(console, int((config.get("repl") or {}).get("backtrace_lines", 12)))
+        from lispshell.repl.pager import pager_command
+
+        self.renderer = Renderer(console, int((config.get("repl") or {}).get("backtrace_lines", 12)),
+                                 pager_command(config))
         self.console = self.renderer.console
         self.sessions: dict = {}                 # lisp name -> LispSession, kept when switching
         self.commands = CommandTable(lambda: getattr(self.llm, "commands", None) or {})

@@ -69,6 +69,15 @@ def _history(repl, arg: str):
         repl.renderer.print(Text(f"{number:5d}  ", style="dim") + Text(entry))
 
 
+def _last(repl, arg: str):
+    """The last value or error (with every backtrace frame), whole, in the pager."""
+    renderer = repl.renderer
+    if not renderer.last:
+        renderer.notice("Nothing to show yet: ,last shows the last value or error.")
+    elif not renderer.page(renderer.last):
+        renderer.print(*renderer.last, sep="\n")
+
+
 async def _project_tool(repl, tool: str, args: dict) -> None:
     """`,load` and `,load-system`: the project tools, run for the person (no gate: they typed
     it), with the file's output streamed and each diagnostic shown."""
@@ -139,6 +148,7 @@ BUILTIN = [
     Command("lisp", "switch to another Lisp (each keeps its own image and history)", _lisp,
             "NAME"),
     Command("history", "show the last N inputs for this Lisp (default 20)", _history, "[N]"),
+    Command("last", "show the last value or error (every backtrace frame) in the pager", _last),
     Command("load", "compile and load a file into the image, with its warnings", _load, "FILE"),
     Command("load-system", "load an ASDF system (Common Lisp), with its warnings", _load_system,
             "NAME"),

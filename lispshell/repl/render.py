@@ -5,6 +5,9 @@ line (all of them: CL's multiple values, Guile's `values`); errors are red with 
 the backtrace is dimmed; notices from lispshell itself are italic and start with `;`.
 Output that ends without a newline gets one before anything else is printed, so the prompt
 always starts on a clean line.
+
+Values and errors taller than the screen go to a pager (see pager.py) instead of scrolling
+everything else away; the last value or error is kept, whole, for `,last`.
 """
 from __future__ import annotations
 
@@ -24,9 +27,12 @@ STYLE_DIM = "dim"
 class Renderer:
     """Owns the console and the 'is the cursor at the start of a line' bookkeeping."""
 
-    def __init__(self, console: Console | None = None, backtrace_lines: int = 12):
+    def __init__(self, console: Console | None = None, backtrace_lines: int = 12,
+                 pager: list[str] | None = None):
         self.console = console or Console(highlight=False, soft_wrap=True)
         self.backtrace_lines = backtrace_lines
+        self.pager = pager              # the pager command; None: never page
+        self.last: list = []            # the last value(s) or error, whole, for `,last`
         self.at_line_start = True
         self._lock = threading.Lock()   # output arrives on the eval thread
 
@@ -79,21 +85,57 @@ class Renderer:
         elif not result.values:
             self.print(Text("; No values", style=STYLE_DIM))
         else:
-            for value in result.values:
-                self.print(Text(value, style=STYLE_VALUE))
+            self.last = [Text(value, style=STYLE_VALUE) for value in result.values]
+            if not self.page_if_tall(self.last, "\n".join(result.values)):
+                self.print(*self.last, sep="\n")
 
     def error(self, err) -> None:
         head = Text()
         if err.type:
             head.append(f"{err.type}: ", style=STYLE_ERROR)
         head.append(err.message or "", style="red")
+        trace = [Text("  " + line, style=STYLE_BACKTRACE) for line in err.backtrace or []]
+        self.last = [head, *trace]
+        if self.page_if_tall([head], head.plain):
+            return
         self.print(head)
-        trace = list(err.backtrace or [])
         shown = trace[: self.backtrace_lines]
         for line in shown:
-            self.print(Text("  " + line, style=STYLE_BACKTRACE))
+            self.print(line)
         if len(trace) > len(shown):
-            self.print(Text(f"  ... {len(trace) - len(shown)} more frames", style=STYLE_BACKTRACE))
+            self.print(Text(f"  ... {len(trace) - len(shown)} more frames (,last shows them)",
+                            style=STYLE_BACKTRACE))
+
+    # Paging -----------------------------------------------------------------------------
+    def page_if_tall(self, renderables: list, plain: str) -> bool:
+        """Page `renderables` (whose text is `plain`) when taller than the screen; True if
+        they were shown that way. A short note stays in the scrollback."""
+        if self.pager is None or not self.console.is_terminal:
+            return False
+        from lispshell.repl.pager import screen_lines
+
+        width, height = self.console.size
+        lines = screen_lines(plain, width)
+        if lines < height - 1:
+            return False
+        if not self.page(renderables):
+            return False
+        self.notice(f"{len(plain):,} characters ({lines:,} lines) shown in the pager; "
+                    ",last shows them again.")
+        return True
+
+    def page(self, renderables: list) -> bool:
+        """Show `renderables` in the pager (False, said, if it could not run)."""
+        from lispshell.repl.pager import run_pager
+
+        self.finish_line()
+        with self.console.capture() as capture:
+            self.console.print(*renderables, sep="\n", soft_wrap=True)
+        why = run_pager(self.pager, capture.get()) if self.pager else "paging is off"
+        if why:
+            self.notice(why)
+            return False
+        return True
 
     def syntax_problem(self, text: str, problem) -> None:
         """A positioned reader error: where, the line, a caret under the spot."""
