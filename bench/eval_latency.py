@@ -37,7 +37,8 @@ import pexpect
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from lispshell.lisp.session import LispSession, dialect_module  # noqa: E402
+from lispshell.lisp.dialects import get_dialect  # noqa: E402
+from lispshell.lisp.session import LispSession  # noqa: E402
 
 ADD = "(+ 1 2)"
 LOOPS = {  # the floor: the smallest read-eval-print loop each Lisp has
@@ -63,7 +64,7 @@ class Floor:
     """The Lisp's own minimal loop, over pipes or a raw pty, driven with bare os calls."""
 
     def __init__(self, lisp: str, pty: bool):
-        command = dialect_module(lisp).DEFAULT_COMMAND
+        command = list(get_dialect(lisp).command)
         env = dict(os.environ, LC_ALL="C.UTF-8", LANG="C.UTF-8", TERM="dumb")
         if pty:
             self.proc = pexpect.spawn(command[0], command[1:], env=env, echo=False,

@@ -306,8 +306,8 @@ def apply(project: Project, config: dict, lisp: str) -> dict:
     lisp_cfg = out.setdefault("lisp", {}).setdefault(lisp, {})
     base = lisp_cfg.get("command")
     if not base:
-        from lispshell.lisp.session import dialect_module
-        base = dialect_module(lisp).DEFAULT_COMMAND
+        from lispshell.lisp.dialects import get_dialect
+        base = list(get_dialect(lisp).command)
     if isinstance(base, str):
         base = shlex.split(base)
     lisp_cfg["command"] = project.command(list(base))

@@ -18,7 +18,8 @@ The result must be one symbol and nothing else (`foo) (delete-file "x") (` is re
 
 The helpers are defined once per image, in their own package / namespace / module, by code
 that is itself passed as a string (loaded from a string stream), so the person's package
-never gets our symbols. The code is in lispshell/lisp/image/*-introspect.*. Each call is one form that defines them if missing, then calls one.
+never gets our symbols. The code is in lispshell/lisp/image/*-introspect.*, and the form that
+calls it is each dialect's `introspect_form` (lispshell/lisp/dialects.py).
 
 Answers come back on standard output: a first line `@@lispshell <status> <length>`, then the
 text, `length` characters (code points) of it, which end the output. The answer is taken by
@@ -27,47 +28,17 @@ searching for the last marker: a value or docstring that holds marker text is on
 """
 from __future__ import annotations
 
-from lispshell.lisp.image import code
+from lispshell.lisp.dialects import get_dialect, string_literal
 
 MARK = "@@lispshell "
 
-# ---------------------------------------------------------------------------- Common Lisp
-CL_SETUP = code("sbcl-introspect.lisp")
-
-# ---------------------------------------------------------------------------- Clojure
-CLJ_SETUP = code("clojure-introspect.clj")
-
-# ---------------------------------------------------------------------------- Guile
-GUILE_SETUP = code("guile-introspect.scm")
-
-
-def string_literal(text: str) -> str:
-    """`text` as a string literal that CL, Clojure and Guile all read back unchanged."""
-    return '"' + text.replace("\\", "\\\\").replace('"', '\\"') + '"'
+__all__ = ["MARK", "call_form", "parse_answer", "string_literal"]
 
 
 def call_form(lisp: str, function: str, *args: str) -> str:
     """One form that defines the helpers if this image lacks them, then calls `function` on
     `args`, each passed as a string literal (never spliced as code)."""
-    lits = " ".join(string_literal(a) for a in args)
-    if lisp == "sbcl":
-        return ('(progn (unless (find-package "LISPSHELL.INTROSPECT") '
-                '(let ((*package* (make-package "LISPSHELL.INTROSPECT" :use (list "CL")))) '
-                f'(load (make-string-input-stream {string_literal(CL_SETUP)})))) '
-                f'(funcall (find-symbol "{function.upper()}" "LISPSHELL.INTROSPECT") {lits}))')
-    if lisp == "clojure":
-        fn = function
-        return ('(do (when-not (and (find-ns (quote lispshell.introspect)) '
-                f'(ns-resolve (quote lispshell.introspect) (quote {fn}))) '
-                f'(binding [*ns* *ns*] (load-string {string_literal(CLJ_SETUP)}))) '
-                f'((ns-resolve (quote lispshell.introspect) (quote {fn})) {lits} *ns*))')
-    if lisp == "guile":
-        return ('((module-ref (or (let ((m (resolve-module (quote (lispshell introspect)) #f #f #:ensure #f))) '
-                f'(and m (module-variable m (quote {function})) m)) '
-                f'(begin (eval-string {string_literal(GUILE_SETUP)}) '
-                '(resolve-module (quote (lispshell introspect)) #f #f #:ensure #f))) '
-                f'(quote {function})) {lits} (current-module))')
-    raise ValueError(f"unknown Lisp {lisp!r}")
+    return get_dialect(lisp).introspect_form(function, *args)
 
 
 def parse_answer(output: str) -> tuple[str, str] | None:

@@ -2,8 +2,8 @@ r"""One live child Lisp (SBCL, Guile or Clojure) behind one small interface.
 
 How it works
 - The child is started with pexpect on a pty put in raw mode before the Lisp runs (no echo,
-  no line editing, so no 4096-byte line limit and no CR/LF translation). Each dialect module
-  (`sbcl.py`, `guile.py`, `clojure.py`) has a bootstrap: a small read-eval-print loop that we
+  no line editing, so no 4096-byte line limit and no CR/LF translation). Each dialect record
+  (`dialects.py`) names a bootstrap: a small read-eval-print loop that we
   type into the stock REPL once. From then on the stock REPL is never seen again.
 - Requests are length-prefixed: `<kind><length> <id>\n<text>` (kind E = eval, N = eval
   without touching the REPL variables, C = completions), so forms of any size and content
@@ -30,7 +30,6 @@ from __future__ import annotations
 import atexit
 import codecs
 import errno
-import importlib
 import math
 import os
 import secrets
@@ -45,7 +44,8 @@ from typing import Callable
 
 import pexpect
 
-LISPS = ("sbcl", "guile", "clojure")
+from lispshell.lisp.dialects import NAMES as LISPS, get_dialect  # noqa: F401 (LISPS: API)
+
 MARK = "\x1e"
 # The person's own values are shown whole up to this many characters each (a value that prints
 # forever is stopped by Ctrl-C); what the model and MCP keep is `output_cap`.
@@ -85,12 +85,6 @@ class EvalResult:
 
 class LispStartError(RuntimeError):
     """The Lisp could not be started at all (command not found, bootstrap failed)."""
-
-
-def dialect_module(lisp: str):
-    if lisp not in LISPS:
-        raise ValueError(f"unknown Lisp {lisp!r}: expected one of {', '.join(LISPS)}")
-    return importlib.import_module(f"lispshell.lisp.{lisp}")
 
 
 class _Answer:
@@ -202,9 +196,9 @@ class LispSession:
     def __init__(self, lisp: str, command: list[str] | None = None, *,
                  eval_timeout: float = 30.0, output_cap: int = 65536,
                  interrupt_grace: float = 2.0, boot_timeout: float = 60.0):
-        self.dialect = dialect_module(lisp)
+        self.dialect = get_dialect(lisp)
         self.lisp = lisp
-        self.command = list(command or self.dialect.DEFAULT_COMMAND)
+        self.command = list(command or self.dialect.command)
         self.eval_timeout = eval_timeout    # the default programmatic callers pass as `timeout`
         self.output_cap = output_cap
         self.interrupt_grace = interrupt_grace
@@ -225,7 +219,6 @@ class LispSession:
         self._closed = False
         self._answered_at = 0.0              # when the last eval ended
         self._code_length = self.dialect.code_length
-        self._prepare = self.dialect.prepare
         _live_sessions.add(self)
 
     # ------------------------------------------------------------------ lifecycle
@@ -450,7 +443,7 @@ class LispSession:
         timed_out = False
         deadline = None if timeout is None else started + timeout
         try:
-            self._send(kind, self._prepare(code))
+            self._send(kind, code)
             if not self._pending:
                 # Most answers are small and come in one read: take them apart at once.
                 limit = started + 0.25 if deadline is None else min(started + 0.25, deadline)
@@ -487,7 +480,7 @@ class LispSession:
         except (_Died, _Unresponsive) as exc:
             return self._after_death(answer, exc, timed_out, timeout, started)
         error = answer.error()
-        interrupted = error is not None and error.type == self.dialect.INTERRUPT_TYPE and (
+        interrupted = error is not None and error.type == self.dialect.interrupt_type and (
             timed_out or self._interrupt_at is not None)
         if timed_out and error is not None and interrupted:
             error = LispError("timeout", f"Evaluation timed out after {timeout:g} s and was "
@@ -764,10 +757,10 @@ def _raw_stdin() -> None:
 
 def make_session(lisp: str, config: dict) -> LispSession:
     """A session for `lisp` built from the effective configuration (see config/default.toml)."""
-    dialect = dialect_module(lisp)
+    dialect = get_dialect(lisp)
     lisp_cfg = (config.get("lisp") or {}).get(lisp) or {}
     sess_cfg = config.get("session") or {}
-    command = lisp_cfg.get("command") or dialect.DEFAULT_COMMAND
+    command = lisp_cfg.get("command") or dialect.command
     if isinstance(command, str):
         import shlex
         command = shlex.split(command)

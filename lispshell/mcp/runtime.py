@@ -10,10 +10,10 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from lispshell.lisp.dialects import NAMES as LISPS  # noqa: F401 (used by mcp.main)
 from lispshell.tools.gate import EvalGate
 from lispshell.tools.registry import Tool, ToolContext, ToolError, all_tools, call_tool, get_tool
 
-LISPS = ("sbcl", "guile", "clojure")
 LIVE_GROUPS = frozenset({"live", "project"})   # tools that need a live image
 
 RESTARTED_NOTICE = ("The Lisp image had died and was restarted before this call: definitions "
@@ -144,5 +144,5 @@ def _syntax_dialect(lisp: str | None) -> str | None:
     file extension or their `dialect` argument."""
     if lisp is None:
         return None
-    from lispshell.syntax.dialects import resolve_dialect
-    return resolve_dialect(lisp)
+    from lispshell.lisp.dialects import get_dialect
+    return get_dialect(lisp).syntax

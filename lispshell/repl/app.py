@@ -33,15 +33,13 @@ from functools import partial
 
 from rich.text import Text
 
+from lispshell.lisp.dialects import get_dialect
 from lispshell.repl.commands import QUIT, CommandTable
 from lispshell.repl.forms import split_forms
-from lispshell.syntax.dialects import resolve_dialect
 from lispshell.repl.render import Renderer
 from lispshell.repl.route import COMMAND, LLM, route
 
 
-# Shown until the child reports its own (so the prompt does not change when it is ready).
-STARTING_PACKAGE = {"sbcl": "CL-USER", "guile": "(guile-user)", "clojure": "user"}
 LLM_LOAD_DELAY = 0.3     # seconds after the first prompt starts (see _after_prompt_started)
 
 
@@ -73,7 +71,7 @@ class Repl:
 
     @property
     def dialect(self) -> str:
-        return resolve_dialect(self.lisp)
+        return get_dialect(self.lisp).syntax
 
     def print_above(self, *renderables, **kwargs) -> None:
         """Print rich renderables above the prompt (safe from any thread, prompt or not)."""
@@ -183,7 +181,7 @@ class Repl:
 
     def prompt_message(self):
         session = self.session
-        package = getattr(session, "package", "") or STARTING_PACKAGE.get(self.lisp, self.lisp)
+        package = getattr(session, "package", "") or _starting_package(self.lisp)
         return [("bold ansigreen", package), ("", "> ")]
 
     def toolbar(self):
@@ -200,7 +198,7 @@ class Repl:
             state = "stopped (restarts on the next eval)"
         else:
             state = "ready"
-        parts = [self.lisp, (getattr(session, "package", "") or STARTING_PACKAGE.get(self.lisp, "?"))
+        parts = [self.lisp, (getattr(session, "package", "") or _starting_package(self.lisp))
                  if session else "-", state]
         if self.llm is not None and not self._llm_failed:
             try:
@@ -473,6 +471,14 @@ class Repl:
             where = ""
         self.renderer.finish_line()
         self.renderer.notice(f"Internal error: {type(exc).__name__}: {exc}{where}")
+
+
+def _starting_package(lisp: str) -> str:
+    """Shown until the image reports its own (so the prompt does not change when it is ready)."""
+    try:
+        return get_dialect(lisp).starting_package
+    except ValueError:
+        return lisp
 
 
 @contextmanager

@@ -29,10 +29,17 @@ from rich.console import Console
 from rich.syntax import Syntax
 from rich.text import Text
 
+from lispshell.lisp.dialects import SBCL, get_dialect
 from lispshell.tools.gate import Decision, EvalGate
 
-LEXER = {"sbcl": "common-lisp", "guile": "scheme", "clojure": "clojure"}
 QUESTION = "Evaluate? [y]es / [n]o (+ reason) / [a]lways this session / [e]dit   (default: no) "
+
+
+def _dialect(lisp: str):
+    try:
+        return get_dialect(lisp)
+    except ValueError:
+        return SBCL
 
 
 def flush_typeahead() -> None:
@@ -122,7 +129,6 @@ def edit_in_editor(code: str, suffix: str) -> str | None:
             pass
 
 
-SUFFIX = {"sbcl": ".lisp", "guile": ".scm", "clojure": ".clj"}
 
 
 class TerminalConfirm:
@@ -161,7 +167,7 @@ class TerminalConfirm:
         count = f" ({index} of {total})" if total > 1 else ""
         title = ("your edited code" if edited else "the model wants to evaluate") + where + count
         self.console.print(Text(f"── {title} ──", style="bold magenta"))
-        self.console.print(Syntax(code, LEXER.get(self.lisp(), "common-lisp"), theme="ansi_dark",
+        self.console.print(Syntax(code, _dialect(self.lisp()).lexer, theme="ansi_dark",
                                   background_color="default", word_wrap=True))
 
     async def ask(self, code: str, index: int = 1, total: int = 1) -> Decision:
@@ -180,7 +186,7 @@ class TerminalConfirm:
                 return Decision(True, code, edited=edited)
             if key == "e":
                 new = await asyncio.get_running_loop().run_in_executor(
-                    None, edit_in_editor, code, SUFFIX.get(self.lisp(), ".lisp"))
+                    None, edit_in_editor, code, _dialect(self.lisp()).suffixes[0])
                 if new is None:
                     self.console.print(Text("; the editor failed; nothing changed", style="yellow"))
                 elif new.strip() and new != code:

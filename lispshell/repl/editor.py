@@ -36,11 +36,17 @@ from lispshell.repl.route import INCOMPLETE, route
 
 def pygments_lexer(lisp: str):
     """Pygments' lexer class for a Lisp (imported on demand: each module costs a little)."""
-    from pygments.lexers import lisp as lisp_lexers
-    from pygments.lexers import jvm
+    from pygments.lexers import find_lexer_class_by_name
 
-    return {"sbcl": lisp_lexers.CommonLispLexer, "guile": lisp_lexers.SchemeLexer,
-            "clojure": jvm.ClojureLexer}.get(lisp, lisp_lexers.CommonLispLexer)
+    return find_lexer_class_by_name(_dialect(lisp).lexer)
+
+
+def _dialect(lisp: str):
+    from lispshell.lisp.dialects import SBCL, get_dialect
+    try:
+        return get_dialect(lisp)
+    except ValueError:
+        return SBCL
 
 
 class SafeFileHistory(FileHistory):
@@ -189,7 +195,7 @@ def make_prompt_session(repl, lisp: str) -> PromptSession:
         key_bindings=key_bindings(repl),
         bottom_toolbar=repl.toolbar,
         enable_open_in_editor=True,
-        tempfile_suffix={"guile": ".scm", "clojure": ".clj"}.get(lisp, ".lisp"),  # editor modes
+        tempfile_suffix=_dialect(lisp).suffixes[0],  # editor modes
         mouse_support=False,
     )
     session.lispshell_completer = completer      # so an eval can invalidate its cache

@@ -13,7 +13,7 @@ from __future__ import annotations
 import argparse
 import sys
 
-LISPS = ("sbcl", "guile", "clojure")
+from lispshell.lisp.dialects import NAMES as LISPS
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -22,7 +22,7 @@ def build_parser() -> argparse.ArgumentParser:
         description="A REPL in front of a live SBCL, Guile or Clojure, with an LLM at your side. "
                     "Lisp forms go to the Lisp, prose goes to the LLM, ,help lists the commands.",
         epilog="Subcommands: `lispshell check FILE...` (syntax check), `lispshell mcp` (MCP server).")
-    p.add_argument("--lisp", choices=LISPS, metavar="{sbcl,guile,clojure}",
+    p.add_argument("--lisp", choices=LISPS, metavar="{" + ",".join(LISPS) + "}",
                    help="which Lisp to run (default: default_lisp in the config, sbcl)")
     p.add_argument("-e", "--eval", dest="forms", action="append", metavar="FORM", default=[],
                    help="evaluate FORM, print its result and exit (repeatable; evaluated in order)")

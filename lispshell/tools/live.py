@@ -96,24 +96,12 @@ def in_package(lisp: str, package: str, code: str) -> str:
     """One form that evaluates `code` (all its forms, in order) with `package` (a CL package,
     Guile module such as "(app util)", or Clojure namespace) current, and leaves the person's
     own current package as it was. The code travels as a string literal and is read there."""
-    from lispshell.lisp.introspect import string_literal
+    from lispshell.lisp.dialects import get_dialect
 
-    pkg, text = string_literal(package), string_literal(code)
-    if lisp == "sbcl":
-        return ("(let ((*package* (or (find-package " + pkg + ") (find-package (string-upcase "
-                + pkg + ")) (error \"No package named ~A.\" " + pkg + ")))) "
-                "(with-input-from-string (s " + text + ") (let ((vals nil) (eof (list nil))) "
-                "(loop for form = (read s nil eof) until (eq form eof) "
-                "do (setf vals (multiple-value-list (eval form)))) (values-list vals))))")
-    if lisp == "clojure":
-        return ("(binding [*ns* (or (find-ns (symbol " + pkg + ")) (throw (ex-info (str \"No "
-                "namespace named \" " + pkg + " \".\") {})))] (load-string " + text + "))")
-    if lisp == "guile":
-        return ("(let ((m (resolve-module (map string->symbol (string-tokenize (string-trim-both "
-                + pkg + " (char-set #\\( #\\))))) #f #f #:ensure #f))) (if m (eval-string "
-                + text + " m) (error (string-append \"No module named \" " + pkg
-                + "))))")
-    raise ToolError("BAD_INPUT", f"eval in a package is not known for {lisp!r}")
+    try:
+        return get_dialect(lisp).in_package_form(package, code)
+    except ValueError:
+        raise ToolError("BAD_INPUT", f"eval in a package is not known for {lisp!r}") from None
 
 
 @register(

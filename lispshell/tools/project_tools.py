@@ -21,13 +21,12 @@ import re
 from pathlib import Path
 from typing import Any
 
+from lispshell.lisp.dialects import get_dialect
 from lispshell.lisp.image import code
 from lispshell.lisp.introspect import string_literal
 from lispshell.syntax import cst
 from lispshell.tools.registry import ToolContext, ToolError, register
 
-HELPER_FILES = {"sbcl": "sbcl-project.lisp", "guile": "guile-project.scm",
-                "clojure": "clojure-project.clj"}
 ANSWER_CAP = 4 * 1024 * 1024      # a helper's answer (JSON) is at most this long
 FORM_LINES = 40                   # lines of a definition's form shown with it
 MAX_XREF = 200                    # callers / references listed
@@ -38,29 +37,16 @@ _PACKAGE = {"type": "string"}
 
 
 def helper_code(lisp: str) -> str:
-    return code(HELPER_FILES[lisp])
+    return code(get_dialect(lisp).project_file)
 
 
 def helper_form(lisp: str, function: str, *args: str) -> str:
     """One form that defines the helpers if this image lacks them, then calls `function` on
     `args`, each a string literal."""
-    lits = " ".join(string_literal(a) for a in args)
-    code = string_literal(helper_code(lisp))
-    if lisp == "sbcl":
-        return ('(progn (unless (find-package "LISPSHELL.PROJECT") '
-                '(let ((*package* (make-package "LISPSHELL.PROJECT" :use (list "CL")))) '
-                f'(load (make-string-input-stream {code})))) '
-                f'(funcall (find-symbol "{function.upper()}" "LISPSHELL.PROJECT") {lits}))')
-    if lisp == "clojure":
-        return ("(do (when-not (find-ns 'lispshell.project) "
-                f"(binding [*ns* *ns*] (load-string {code}))) "
-                f"((ns-resolve 'lispshell.project '{function}) {lits}))")
-    if lisp == "guile":
-        return ("((module-ref (or (resolve-module '(lispshell project) #f #f #:ensure #f) "
-                f"(begin (save-module-excursion (lambda () (eval-string {code}))) "
-                "(resolve-module '(lispshell project) #f #f #:ensure #f))) "
-                f"'{function}) {lits})")
-    raise ToolError("BAD_INPUT", f"project tools do not know the Lisp {lisp!r}")
+    try:
+        return get_dialect(lisp).project_form(function, *args)
+    except ValueError:
+        raise ToolError("BAD_INPUT", f"project tools do not know the Lisp {lisp!r}") from None
 
 
 def _decode(printed: str) -> Any:
@@ -396,9 +382,7 @@ def load_file_tool(args: dict, ctx: ToolContext) -> dict:
     if not path.is_file():
         raise ToolError("NOT_FOUND", f"no such file: {args['file_path']}")
     lisp = ctx.lisp().lisp
-    shown = {"sbcl": f"(load (compile-file {string_literal(str(path))}))",
-             "guile": f"(load-compiled (compile-file {string_literal(str(path))}))",
-             "clojure": f"(load-file {string_literal(str(path))})"}[lisp]
+    shown = get_dialect(lisp).load_file_shown(str(path))
     _gate(ctx, shown)
     answer, res = call_helper(ctx, "load-file", str(path))
     return _load_answer(ctx, _normalize_load(lisp, path, answer), res, {"file": str(path)})

@@ -1,0 +1,173 @@
+"""What each Lisp *is*, one record per dialect: the single place per-Lisp facts live.
+
+How lispshell *reaches* a Lisp is a transport (a pty child it starts: `session.py`; an nREPL,
+Swank or Guile REPL-server connection: `nrepl.py`, `swank.py`, `guile_server.py`), kept apart
+from the dialect, in the way pexpect's `replwrap` keeps one mechanism and describes each REPL
+as data. Adding a fourth Lisp is one more record here (and its in-image code under `image/`).
+
+The in-image code (`image/*-loop.*`, `*-introspect.*`, `*-project.*`) is named here; the forms
+below that call it pass every argument as a string literal, never spliced as code (see
+`introspect.py` for the reading rules they keep).
+
+SBCL: the loop lives in its own package, %LISPSHELL. Conditions never reach the debugger: a
+`handler-bind` on SERIOUS-CONDITION (which includes SB-SYS:INTERACTIVE-INTERRUPT, what SIGINT
+signals) records type, message and a short backtrace, then unwinds to the loop.
+
+Guile: the stock REPL compiles every form, and Guile 3.0.8 dies after about 1,900 compiled forms
+("Too many root sets"); the loop evaluates with `primitive-eval` instead. Errors are caught with
+a non-unwinding handler, so the nested `[1]>` debugger never appears.
+
+Clojure: not /usr/bin/clojure (Debian's wrapper runs rlwrap, whose escape codes put readers out
+of step) but clojure.main. SIGINT kills a JVM unless handled: the loop installs a handler that
+stops the eval's thread (Thread.stop). Java counts characters in UTF-16 units, hence its
+`code_length`.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Callable
+
+from lispshell.lisp.image import code as image_code
+
+
+def _chars(text: str) -> int:
+    return len(text)
+
+
+def _utf16_units(text: str) -> int:
+    return len(text.encode("utf-16-le", errors="surrogatepass")) // 2
+
+
+def string_literal(text: str) -> str:
+    """`text` as a string literal that CL, Clojure and Guile all read back unchanged."""
+    return '"' + text.replace("\\", "\\\\").replace('"', '\\"') + '"'
+
+
+@dataclass(frozen=True)
+class Dialect:
+    name: str                      # what --lisp and ,lisp take: "sbcl"
+    syntax: str                    # the syntax dialect (lispshell.syntax): "cl" | "scheme" | "clojure"
+    display: str                   # for people: "SBCL"
+    starting_package: str          # shown in the prompt until the image reports its own
+    lexer: str                     # Pygments' name for the highlighter
+    suffixes: tuple[str, ...]      # source file suffixes; the first names temporary files
+    command: tuple[str, ...]       # how to start it as a child
+    interrupt_type: str            # the error type the loop reports for an interrupted eval
+    loop_file: str                 # image/ files: the framed read-eval-print loop,
+    introspect_file: str           # the look-up helpers,
+    project_file: str              # and the project helpers
+    code_length: Callable[[str], int]            # a request's length as the loop counts it
+    _bootstrap: Callable[[str, str], str]        # (loop code, nonce) -> what starts the loop
+    _introspect_call: Callable[[str, str, str], str]  # (setup, function, literals) -> form
+    _project_call: Callable[[str, str, str], str]
+    _in_package: Callable[[str, str], str]       # (package literal, code literal) -> form
+    _load_file_shown: Callable[[str], str]       # (path literal) -> what the gate shows
+
+    def bootstrap(self, nonce: str) -> str:
+        return self._bootstrap(image_code(self.loop_file), nonce)
+
+    def introspect_form(self, function: str, *args: str) -> str:
+        """One form that defines the look-up helpers if this image lacks them, then calls
+        `function` on `args`, each passed as a string literal."""
+        return self._introspect_call(string_literal(image_code(self.introspect_file)), function,
+                                     " ".join(string_literal(a) for a in args))
+
+    def project_form(self, function: str, *args: str) -> str:
+        return self._project_call(string_literal(image_code(self.project_file)), function,
+                                  " ".join(string_literal(a) for a in args))
+
+    def in_package_form(self, package: str, code: str) -> str:
+        """One form that evaluates `code` (all its forms, in order) with `package` current and
+        leaves the person's own current package as it was."""
+        return self._in_package(string_literal(package), string_literal(code))
+
+    def load_file_shown(self, path: str) -> str:
+        return self._load_file_shown(string_literal(path))
+
+
+SBCL = Dialect(
+    name="sbcl", syntax="cl", display="SBCL", starting_package="CL-USER", lexer="common-lisp",
+    suffixes=(".lisp", ".cl", ".asd", ".lsp"),
+    command=("sbcl", "--noinform", "--no-sysinit", "--no-userinit", "--disable-debugger"),
+    interrupt_type="SB-SYS:INTERACTIVE-INTERRUPT",
+    loop_file="sbcl-loop.lisp", introspect_file="sbcl-introspect.lisp",
+    project_file="sbcl-project.lisp", code_length=_chars,
+    _bootstrap=lambda loop, nonce: (
+        loop + f'\n(in-package "COMMON-LISP-USER")\n(%lispshell::main "{nonce}")\n'),
+    _introspect_call=lambda setup, fn, lits: (
+        '(progn (unless (find-package "LISPSHELL.INTROSPECT") '
+        '(let ((*package* (make-package "LISPSHELL.INTROSPECT" :use (list "CL")))) '
+        f'(load (make-string-input-stream {setup})))) '
+        f'(funcall (find-symbol "{fn.upper()}" "LISPSHELL.INTROSPECT") {lits}))'),
+    _project_call=lambda setup, fn, lits: (
+        '(progn (unless (find-package "LISPSHELL.PROJECT") '
+        '(let ((*package* (make-package "LISPSHELL.PROJECT" :use (list "CL")))) '
+        f'(load (make-string-input-stream {setup})))) '
+        f'(funcall (find-symbol "{fn.upper()}" "LISPSHELL.PROJECT") {lits}))'),
+    _in_package=lambda pkg, text: (
+        "(let ((*package* (or (find-package " + pkg + ") (find-package (string-upcase "
+        + pkg + ")) (error \"No package named ~A.\" " + pkg + ")))) "
+        "(with-input-from-string (s " + text + ") (let ((vals nil) (eof (list nil))) "
+        "(loop for form = (read s nil eof) until (eq form eof) "
+        "do (setf vals (multiple-value-list (eval form)))) (values-list vals))))"),
+    _load_file_shown=lambda path: f"(load (compile-file {path}))",
+)
+
+GUILE = Dialect(
+    name="guile", syntax="scheme", display="Guile", starting_package="(guile-user)",
+    lexer="scheme", suffixes=(".scm", ".ss", ".sld", ".sls"),
+    command=("guile", "--no-auto-compile", "-q"), interrupt_type="interrupt",
+    loop_file="guile-loop.scm", introspect_file="guile-introspect.scm",
+    project_file="guile-project.scm", code_length=_chars,
+    # The loop is a procedure of the nonce: applied to it.
+    _bootstrap=lambda loop, nonce: "(" + loop + f' "{nonce}")\n',
+    _introspect_call=lambda setup, fn, lits: (
+        '((module-ref (or (let ((m (resolve-module (quote (lispshell introspect)) #f #f #:ensure #f))) '
+        f'(and m (module-variable m (quote {fn})) m)) '
+        f'(begin (eval-string {setup}) '
+        '(resolve-module (quote (lispshell introspect)) #f #f #:ensure #f))) '
+        f'(quote {fn})) {lits} (current-module))'),
+    _project_call=lambda setup, fn, lits: (
+        "((module-ref (or (resolve-module '(lispshell project) #f #f #:ensure #f) "
+        f"(begin (save-module-excursion (lambda () (eval-string {setup}))) "
+        "(resolve-module '(lispshell project) #f #f #:ensure #f))) "
+        f"'{fn}) {lits})"),
+    _in_package=lambda pkg, text: (
+        "(let ((m (resolve-module (map string->symbol (string-tokenize (string-trim-both "
+        + pkg + " (char-set #\\( #\\))))) #f #f #:ensure #f))) (if m (eval-string "
+        + text + " m) (error (string-append \"No module named \" " + pkg + "))))"),
+    _load_file_shown=lambda path: f"(load-compiled (compile-file {path}))",
+)
+
+CLOJURE = Dialect(
+    name="clojure", syntax="clojure", display="Clojure", starting_package="user",
+    lexer="clojure", suffixes=(".clj", ".cljc", ".edn"),
+    command=("java", "-cp", "/usr/share/java/clojure.jar", "clojure.main"),
+    interrupt_type="interrupt",
+    loop_file="clojure-loop.clj", introspect_file="clojure-introspect.clj",
+    project_file="clojure-project.clj", code_length=_utf16_units,
+    _bootstrap=lambda loop, nonce: "(" + loop + f' "{nonce}")\n',
+    _introspect_call=lambda setup, fn, lits: (
+        '(do (when-not (and (find-ns (quote lispshell.introspect)) '
+        f'(ns-resolve (quote lispshell.introspect) (quote {fn}))) '
+        f'(binding [*ns* *ns*] (load-string {setup}))) '
+        f'((ns-resolve (quote lispshell.introspect) (quote {fn})) {lits} *ns*))'),
+    _project_call=lambda setup, fn, lits: (
+        "(do (when-not (find-ns 'lispshell.project) "
+        f"(binding [*ns* *ns*] (load-string {setup}))) "
+        f"((ns-resolve 'lispshell.project '{fn}) {lits}))"),
+    _in_package=lambda pkg, text: (
+        "(binding [*ns* (or (find-ns (symbol " + pkg + ")) (throw (ex-info (str \"No "
+        "namespace named \" " + pkg + " \".\") {})))] (load-string " + text + "))"),
+    _load_file_shown=lambda path: f"(load-file {path})",
+)
+
+DIALECTS: dict[str, Dialect] = {d.name: d for d in (SBCL, GUILE, CLOJURE)}
+NAMES = tuple(DIALECTS)
+
+
+def get_dialect(name: str) -> Dialect:
+    try:
+        return DIALECTS[name]
+    except (KeyError, TypeError):
+        raise ValueError(f"unknown Lisp {name!r}: expected one of {', '.join(NAMES)}") from None
