@@ -104,6 +104,20 @@ class Display:
     def notice(self, message: str) -> None:
         self._rec("notice", message)
 
+    # Progress, for a display that shows the person the turn is alive (a spinner).
+    def turn(self, running: bool) -> None:
+        """A question's turn starts (True) or has ended, however it ended (False)."""
+
+    def waiting(self, what: str) -> None:
+        """A request is on its way (`what`: "thinking")."""
+
+    def tokens(self, output: int) -> None:
+        """Output tokens of the turn's finished requests so far."""
+
+    def tool_start(self, name: str, args: dict, asks: bool) -> None:
+        """A tool call starts; `asks`: the eval gate will ask the person first."""
+        self._rec("tool_start", name, args)
+
     def error(self, message: str) -> None:
         self._rec("error", message)
 
@@ -258,6 +272,7 @@ class Agent:
         self._fit_context()
         turn = Usage()
         self.turns.append(turn)
+        self.display.turn(True)
         try:
             for _round in range(self.settings.max_tool_rounds):
                 content, stop = await self._one_request(client, turn)
@@ -293,6 +308,7 @@ class Agent:
             self.display.notice(f"Stopped after {self.settings.max_tool_rounds} tool rounds "
                                 f"([llm] max_tool_rounds). Ask again to let it continue.")
         finally:
+            self.display.turn(False)
             self.total = self.total.plus(turn) if turn.requests else self.total
             self.conv.repair()
 
@@ -300,6 +316,7 @@ class Agent:
         """Stream one response. Returns (content blocks, stop_reason), or (None, None) after
         an error. On cancel, keeps the finished text (marked) and re-raises."""
         stream = None
+        self.display.waiting("thinking")
         try:
             async with client.messages.stream(**self.request_params()) as stream:
                 async for event in stream:
@@ -321,6 +338,7 @@ class Agent:
             return None, None
         self.display.end_text()
         turn.add(final.usage)
+        self.display.tokens(turn.output)
         content = [_plain_block(b) for b in final.content]
         return [b for b in content if b], final.stop_reason
 
@@ -357,6 +375,8 @@ class Agent:
                 if use in evals:
                     self.ctx.extra["eval_index"] = evals.index(use) + 1
                     self.ctx.extra["eval_total"] = len(evals)
+                self.display.tool_start(use["name"], use["input"],
+                                        asks=use in evals and self.gate_mode == "ask")
                 result = await asyncio.to_thread(call_tool, use["name"], use["input"], self.ctx)
                 self.display.tool(use["name"], use["input"], result)
                 results.append((use["id"], result_text(result), not result.get("ok", False)))

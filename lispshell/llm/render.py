@@ -6,11 +6,15 @@ until its closing fence and then printed highlighted; only the unfinished tail (
 line, and the last few lines of an open code block) lives in a small transient `Live`.
 
 Tool calls are one compact line each (`eval (+ 5 7) → 12`); `,tools on` shows full arguments
-and results.
+and results. While the turn runs, the REPL's status line (see lispshell/repl/render.py) says what
+it waits for (`thinking`, or the tool call now running), the time since the question and the
+output tokens so far; an eval that runs without asking (YOLO) is shown, whole, before it runs.
 """
 from __future__ import annotations
 
 import json
+import time
+from contextlib import nullcontext
 
 from rich.console import Console, Group
 from rich.markdown import Markdown
@@ -63,18 +67,84 @@ def summarize(name: str, args: dict, result: dict, width: int = 60) -> tuple[str
 
 
 class RichDisplay(Display):
-    def __init__(self, console: Console, code_lexer: str = "common-lisp"):
+    def __init__(self, console: Console, code_lexer: str = "common-lisp", renderer=None,
+                 where=lambda: ("", "")):
         super().__init__(record=False)
         self.console = console
         self.code_lexer = code_lexer
+        self.renderer = renderer          # the REPL's Renderer (its status line), or None
+        self.where = where                # () -> (lisp, package) the model's evals run in
         self._buf = ""
         self._fence: str | None = None   # the language of the open code block, if any
         self._code: list[str] = []
         self._live = None
+        self._started = 0.0               # the turn's start (monotonic)
+        self._doing = "thinking"
+        self._tokens = 0                  # output tokens of finished requests
+        self._streamed = 0                # characters of the request streaming now
+        self._holds: dict[str, object] = {}   # why the status line is held -> its context
+
+    # -- progress (the status line)
+    def turn(self, running: bool) -> None:
+        if self.renderer is None:
+            return
+        if running:
+            self._started, self._tokens, self._streamed = time.monotonic(), 0, 0
+            self._doing = "thinking"
+            self.renderer.status(self.status_text)
+        else:
+            self._stop_live()
+            for why in list(self._holds):
+                self._release(why)
+            self.renderer.status(None)
+
+    def waiting(self, what: str) -> None:
+        self._doing = what
+
+    def tokens(self, output: int) -> None:
+        self._tokens, self._streamed = output, 0
+
+    def status_text(self) -> str:
+        tokens = self._tokens + self._streamed // 4     # about 4 characters a token
+        return (f"{self._doing} · {time.monotonic() - self._started:.1f} s · "
+                f"{'~' if self._streamed else ''}{tokens:,} tokens · Ctrl-C stops")
+
+    def _hold(self, why: str) -> None:
+        if self.renderer is not None and why not in self._holds:
+            hold = self.renderer.status_held()
+            hold.__enter__()
+            self._holds[why] = hold
+
+    def _release(self, why: str) -> None:
+        hold = self._holds.pop(why, None)
+        if hold is not None:
+            hold.__exit__(None, None, None)
+
+    def _quiet(self):
+        """Printing: erase the status line first, and keep it away meanwhile."""
+        return self.renderer.status_held() if self.renderer is not None else nullcontext()
+
+    def tool_start(self, name: str, args: dict, asks: bool) -> None:
+        super().tool_start(name, args, asks)
+        self._stop_live()
+        width = max(20, min(100, self.console.width - 40))
+        self._doing = summarize(name, args, {"ok": True}, width)[0]
+        if asks:
+            self._hold("question")        # the gate's question owns the screen
+        elif name == "eval" and isinstance(args.get("code"), str):
+            lisp, package = self.where()
+            where = f" in {lisp} {package}".rstrip() if lisp else ""
+            with self._quiet():
+                self.console.print(Text(f"── the model evaluates (YOLO){where} ──",
+                                        style="bold magenta"))
+                self.console.print(Syntax(args["code"], LEXERS.get(lisp, None) or self.code_lexer,
+                                          theme="ansi_dark", background_color="default",
+                                          word_wrap=True))
 
     # -- streaming text
     def text(self, delta: str) -> None:
         super().text(delta)
+        self._streamed += len(delta)
         self._buf += delta
         while "\n" in self._buf:
             line, self._buf = self._buf.split("\n", 1)
@@ -121,6 +191,8 @@ class RichDisplay(Display):
             parts.append(Text("\n".join(self._code[-LIVE_LINES:]), style="dim"))
         if self._buf:
             parts.append(Text(self._buf))
+        if self.renderer is not None and self._started:
+            parts.append(Text(self.status_text(), style="dim"))
         return Group(*parts)
 
     def _update_live(self) -> None:
@@ -128,6 +200,8 @@ class RichDisplay(Display):
             return
         if self._live is None:
             from rich.live import Live
+
+            self._hold("live")
 
             self._live = Live(self._tail(), console=self.console, transient=True,
                               auto_refresh=False, vertical_overflow="crop")
@@ -142,36 +216,43 @@ class RichDisplay(Display):
                 live.stop()
             except Exception:
                 pass
+        self._release("live")
 
     def _print(self, renderable) -> None:
         if self._live is not None:
             self._live.console.print(renderable)  # printed above the live tail
         else:
-            self.console.print(renderable)
+            with self._quiet():
+                self.console.print(renderable)
 
     # -- tools and notices
     def tool(self, name: str, args: dict, result: dict) -> None:
         super().tool(name, args, result)
         self._stop_live()
+        self._release("question")
+        self._doing = "thinking"
         width = max(20, min(100, self.console.width - 20))
         call, outcome, ok = summarize(name, args, result, width)
         line = Text("  ")
         line.append(call, style="cyan")
         line.append(" → ", style="dim")
         line.append(outcome, style="green" if ok else "red")
-        self.console.print(line)
-        if self.show_tools:
-            self.console.print(Text("    args: " + json.dumps(args, ensure_ascii=False, indent=None),
-                                    style="dim"))
-            self.console.print(Text("    result: " + json.dumps(result, ensure_ascii=False),
-                                    style="dim"))
+        with self._quiet():
+            self.console.print(line)
+            if self.show_tools:
+                self.console.print(Text("    args: " + json.dumps(args, ensure_ascii=False),
+                                        style="dim"))
+                self.console.print(Text("    result: " + json.dumps(result, ensure_ascii=False),
+                                        style="dim"))
 
     def notice(self, message: str) -> None:
         super().notice(message)
         self._stop_live()
-        self.console.print(Text("; " + message, style="italic yellow"))
+        with self._quiet():
+            self.console.print(Text("; " + message, style="italic yellow"))
 
     def error(self, message: str) -> None:
         super().error(message)
         self._stop_live()
-        self.console.print(Text("; " + message, style="bold red"))
+        with self._quiet():
+            self.console.print(Text("; " + message, style="bold red"))

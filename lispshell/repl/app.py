@@ -313,6 +313,10 @@ class Repl:
             self.renderer.output(chunk)
 
         loop = asyncio.get_running_loop()
+        started = time.monotonic()
+        # No prompt (so no toolbar) while a form runs: a form silent for a while gets a status.
+        self.renderer.status(lambda: f"{self.lisp} busy · {time.monotonic() - started:.1f} s · "
+                                     "Ctrl-C interrupts", delay=0.5)
         with self._on_sigint(session.interrupt):
             try:
                 result = await loop.run_in_executor(
@@ -322,6 +326,8 @@ class Repl:
                 self.renderer.finish_line()
                 self.renderer.notice(f"Could not evaluate: {exc}")
                 return None
+            finally:
+                self.renderer.status(None)
         self.renderer.result(result, streamed)
         self._after_eval()
         await self._record_eval(code, result)

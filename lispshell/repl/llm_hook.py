@@ -76,7 +76,9 @@ class LLM:
                                    "yellow")
         if conversation is None:
             conversation = new_conversation({"lisp": repl.lisp})
-        self.display = RichDisplay(repl.console)
+        self.display = RichDisplay(
+            repl.console, renderer=getattr(repl, "renderer", None),
+            where=lambda: (repl.lisp, getattr(repl.session, "package", "") or ""))
         self.agent = Agent(settings=LLMSettings.from_config(cfg, getattr(options, "model", None)),
                            conversation=conversation, ctx=self.ctx, system=system_prompt(repl.lisp),
                            display=self.display)

@@ -6,6 +6,11 @@ the backtrace is dimmed; notices from lispshell itself are italic and start with
 Output that ends without a newline gets one before anything else is printed, so the prompt
 always starts on a clean line.
 
+While the shell waits (a form that runs long and prints nothing, the model thinking or a tool
+running) a one-line status sits at the bottom: a spinner, what it waits for, the time so far,
+and the key that stops it. It is drawn on a line of its own and erased before anything else is
+written, so it never mixes with the output.
+
 Values and errors taller than the screen go to a pager (see pager.py) instead of scrolling
 everything else away; the last value or error is kept, whole, for `,last`.
 """
@@ -13,6 +18,8 @@ from __future__ import annotations
 
 import sys
 import threading
+import time
+from contextlib import contextmanager
 
 from rich.console import Console
 from rich.text import Text
@@ -22,6 +29,9 @@ STYLE_ERROR = "bold red"
 STYLE_BACKTRACE = "dim"
 STYLE_NOTICE = "italic yellow"
 STYLE_DIM = "dim"
+SPINNER = "⠋⠙⠹⠸⠼⠴⠦⠧⠇⠏"
+STATUS_TICK = 0.1       # seconds between spinner frames
+ERASE_LINE = "\r\x1b[2K"
 
 
 class Renderer:
@@ -35,6 +45,69 @@ class Renderer:
         self.last: list = []            # the last value(s) or error, whole, for `,last`
         self.at_line_start = True
         self._lock = threading.Lock()   # output arrives on the eval thread
+        self._status = None             # (label() -> str, shown after this monotonic time)
+        self._status_drawn = False
+        self._status_held = 0           # > 0: something else owns the bottom line
+        self._status_thread: threading.Thread | None = None
+        self._last_output = 0.0
+
+    # The status line ----------------------------------------------------------------------
+    def status(self, label, delay: float = 0.0) -> None:
+        """Show `label()` (called at each tick) with a spinner after `delay` seconds of
+        silence, until status(None)."""
+        with self._lock:
+            self._erase_status()
+            self._status = None if label is None else (label, time.monotonic() + delay)
+        if label is not None and self.console.is_terminal and (
+                self._status_thread is None or not self._status_thread.is_alive()):
+            self._status_thread = threading.Thread(target=self._tick, daemon=True,
+                                                   name="lispshell-status")
+            self._status_thread.start()
+
+    @contextmanager
+    def status_held(self):
+        """The bottom line belongs to someone else meanwhile (a question, a live tail)."""
+        with self._lock:
+            self._erase_status()
+            self._status_held += 1
+        try:
+            yield
+        finally:
+            with self._lock:
+                self._status_held -= 1
+
+    def _tick(self) -> None:
+        frame = 0
+        while True:
+            time.sleep(STATUS_TICK)
+            with self._lock:
+                status = self._status
+                if status is None:
+                    self._status_thread = None
+                    return
+                label, after = status
+                now = time.monotonic()
+                if (self._status_held or not self.at_line_start or now < after
+                        or now - self._last_output < 0.5):
+                    continue
+                try:
+                    text = f"{SPINNER[frame % len(SPINNER)]} {label()}"
+                except Exception:
+                    continue
+                frame += 1
+                width = max(10, self.console.width - 1)   # never wrap: \r must reach its start
+                stream = self.console.file or sys.stdout
+                stream.write(f"{ERASE_LINE}\x1b[2m{text[:width]}\x1b[0m")
+                stream.flush()
+                self._status_drawn = True
+
+    def _erase_status(self) -> None:
+        """Erase a drawn status line (the lock is held)."""
+        if self._status_drawn:
+            stream = self.console.file or sys.stdout
+            stream.write(ERASE_LINE)
+            stream.flush()
+            self._status_drawn = False
 
     # Streaming output -------------------------------------------------------------------
     def output(self, chunk: str) -> None:
@@ -42,6 +115,8 @@ class Renderer:
         if not chunk:
             return
         with self._lock:
+            self._erase_status()
+            self._last_output = time.monotonic()
             stream = self.console.file or sys.stdout
             stream.write(chunk)
             stream.flush()
@@ -50,6 +125,7 @@ class Renderer:
     def finish_line(self) -> None:
         """End a line left open by output without a trailing newline."""
         with self._lock:
+            self._erase_status()
             if not self.at_line_start:
                 stream = self.console.file or sys.stdout
                 stream.write("\n")
@@ -152,4 +228,5 @@ class Renderer:
     def print(self, *renderables, **kwargs) -> None:
         self.finish_line()
         with self._lock:
+            self._erase_status()
             self.console.print(*renderables, **kwargs)
