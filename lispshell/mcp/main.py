@@ -41,6 +41,11 @@ def make_parser(default_lisp: str) -> argparse.ArgumentParser:
     parser.add_argument("--lisp", choices=[*LISPS, "none"], default=None,
                         help=f"the live Lisp for eval/describe/... (default: {default_lisp}); "
                              "'none' serves only the text and file tools")
+    parser.add_argument("--connect", nargs="?", const="", metavar="URL",
+                        help="serve a running image instead of starting one: nrepl://HOST:PORT, "
+                             "swank://HOST:PORT, guile://HOST:PORT or guile:///SOCKET; a bare "
+                             "port means nREPL on this machine, no URL reads .nrepl-port in the "
+                             "root or a parent. A lost connection is reopened, never restarted")
     parser.add_argument("--root", type=Path, default=None,
                         help="file tools may only read and write inside this directory "
                              "(default: the current directory)")
@@ -73,7 +78,18 @@ def parse_args(argv: list[str], config: dict) -> tuple[Options, dict]:
     if not root.is_dir():
         raise SystemExit(f"lispshell mcp: --root {str(root)!r} is not a directory")
     lisp = args.lisp or default_lisp
-    if args.lisp != "none":
+    connect = None
+    if args.connect is not None:
+        from lispshell.lisp.connection import ConnectError, parse_target
+        try:
+            target = parse_target(args.connect, start=root)
+        except ConnectError as exc:
+            raise SystemExit(f"lispshell mcp: {exc}") from None
+        if args.lisp and args.lisp != target.lisp:
+            raise SystemExit(f"lispshell mcp: --lisp {args.lisp} does not match {target.url}, "
+                             f"a {target.lisp} image")
+        lisp, connect = target.lisp, target.url
+    elif args.lisp != "none":
         from lispshell import project as project_mod
         try:
             config, lisp, notice = project_mod.configure(
@@ -92,7 +108,8 @@ def parse_args(argv: list[str], config: dict) -> tuple[Options, dict]:
         except ToolSpecError as exc:
             raise SystemExit(f"lispshell mcp: --tools: {exc}") from None
     return Options(lisp=None if args.lisp == "none" else lisp, root=root.resolve(),
-                   allow_eval=args.allow_eval, http=args.http, tools=selected), config
+                   allow_eval=args.allow_eval, http=args.http, tools=selected,
+                   connect=connect), config
 
 
 def main(argv: list[str] | None = None) -> int:

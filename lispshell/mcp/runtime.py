@@ -29,13 +29,17 @@ class Options:
     allow_eval: bool = False
     http: tuple[str, int] | None = None
     tools: tuple[str, ...] | None = None   # the names `--tools` selected; None: every tool
+    connect: str | None = None   # --connect: the URL of a running image to use instead of a child
 
 
 class LiveImage:
-    """The child Lisp: started on first use, reused, restarted if it died."""
+    """The child Lisp: started on first use, reused, restarted if it died. Or, with `connect`,
+    a running image: connected on first use, and reconnected (never restarted) if the
+    connection was lost."""
 
-    def __init__(self, lisp: str, config: dict):
+    def __init__(self, lisp: str, config: dict, connect: str | None = None):
         self.lisp = lisp
+        self.connect = connect
         self._config = config
         self._session = None
         self._lock = threading.Lock()
@@ -44,17 +48,27 @@ class LiveImage:
     def get(self):
         with self._lock:
             try:
-                if self._session is None:
+                if self._session is None and self.connect is not None:
+                    from lispshell.lisp.connection import connect_session
+                    self._session = connect_session(self.connect, self._config)
+                elif self._session is None:
                     from lispshell.lisp.session import make_session  # pexpect: on first use
                     session = make_session(self.lisp, self._config)
                     session.start()
                     self._session = session
+                elif getattr(self._session, "is_connection", False):
+                    if not self._session.alive:
+                        self._session.reconnect()   # a new connection; the image is untouched
                 elif not self._session.alive:
                     self._session.restart()
                     self.restarts += 1
             except ToolError:
                 raise
-            except Exception as exc:  # no such program, a bootstrap that failed...
+            except Exception as exc:  # no such program, a bootstrap that failed, nothing listening
+                if self.connect is not None:
+                    raise ToolError("NOT_CONNECTED", f"{exc}. The image is not restarted by "
+                                    "lispshell; once its server listens again, the next call "
+                                    "connects.") from None
                 message = f"could not start {self.lisp}: {type(exc).__name__}: {exc}"
                 raise ToolError("LISP_START_FAILED", message) from None
             return self._session
@@ -79,7 +93,7 @@ class Runtime:
         self.eval_timeout = float(session_cfg.get("eval_timeout", 30.0))
         self.output_cap = int(session_cfg.get("output_cap", 65536))
         self.confirm_timeout = config.get("mcp", {}).get("confirm_timeout") or None
-        self.image = LiveImage(options.lisp, config) if options.lisp else None
+        self.image = LiveImage(options.lisp, config, options.connect) if options.lisp else None
         self.dialect = _syntax_dialect(options.lisp)
         # Lives as long as the server: the structural tools remember here the hash of each file
         # as the model last read it, so an edit of a file changed since then is refused.

@@ -2,7 +2,9 @@
 
 The `Repl` object is what the LLM side integrates against. What it may rely on:
 
-  repl.session        the current LispSession (None only if the Lisp could not be started)
+  repl.session        the current LispSession, or connection to someone's image (nREPL, Swank,
+                      Guile server: see lispshell/lisp/connection.py); None only if the Lisp
+                      could not be started
   repl.lisp           the current Lisp's name: "sbcl" | "guile" | "clojure"
   repl.dialect        its syntax dialect: "cl" | "scheme" | "clojure"
   repl.console        the rich Console everything is printed with
@@ -45,7 +47,8 @@ LLM_LOAD_DELAY = 0.3     # seconds after the first prompt starts (see _after_pro
 
 class Repl:
     def __init__(self, lisp: str, config: dict, options, console=None):
-        self.lisp = lisp
+        self.lisp = lisp                          # the current session's dialect
+        self.key = lisp                           # its key in `sessions`: a Lisp's name or a URL
         self.config = config
         self.options = options
         from lispshell.repl.pager import pager_command
@@ -53,7 +56,7 @@ class Repl:
         self.renderer = Renderer(console, int((config.get("repl") or {}).get("backtrace_lines", 12)),
                                  pager_command(config))
         self.console = self.renderer.console
-        self.sessions: dict = {}                 # lisp name -> LispSession, kept when switching
+        self.sessions: dict = {}   # lisp name -> LispSession, URL -> connection; kept when switching
         self.commands = CommandTable(lambda: getattr(self.llm, "commands", None) or {})
         self.llm = None
         self._llm_future: asyncio.Future | None = None
@@ -67,7 +70,7 @@ class Repl:
     # What the LLM side reads ------------------------------------------------------------
     @property
     def session(self):
-        return self.sessions.get(self.lisp)
+        return self.sessions.get(self.key)
 
     @property
     def dialect(self) -> str:
@@ -110,6 +113,7 @@ class Repl:
             self.renderer.notice(f"Cannot start {lisp}: {exc}")
             return None
         self.sessions[lisp] = session
+        self.key = self.lisp = lisp
         self._start_failed.pop(lisp, None)
         if self._loop is not None and self._loop.is_running():
             asyncio.ensure_future(self._watch_boot(lisp, session))
@@ -130,6 +134,11 @@ class Repl:
             if self.start_session(self.lisp):
                 self.renderer.notice(f"Started {self.lisp}.")
             return None
+        if getattr(session, "is_connection", False):
+            self.renderer.notice(f"{session.url} is someone's image, not one lispshell started: "
+                                 "it is never restarted from here. ,reconnect opens a new "
+                                 "connection; ,lisp NAME starts a Lisp of lispshell's own.")
+            return None
         try:
             await asyncio.get_running_loop().run_in_executor(None, session.restart)
         except Exception as exc:
@@ -146,14 +155,77 @@ class Repl:
         if name not in known:
             self.renderer.notice(f"Unknown Lisp {name!r}; configured: " + ", ".join(sorted(known)))
             return None
-        if name == self.lisp and self.session is not None:
+        if name == self.key and self.session is not None:
             self.renderer.notice(f"Already running {name}.")
             return None
-        self.lisp = name
+        self.key = self.lisp = name
         if self.session is None:
             self.start_session(name)
         self.renderer.notice(f"Switched to {name}" + (" (starting)" if self.session is not None
                                                       and not self.session.ready else "") + ".")
+        return None
+
+    # Connections to images lispshell did not start (,connect ,disconnect ,reconnect) -------
+    async def connect(self, text: str | None, first: bool = False):
+        """Connect to `text` (a URL, a port, or "" for a port file) and make it current; an
+        existing connection to the same address is switched to. Returns the session or None.
+        `first` (--connect): on failure the address stays current, so that nothing else is
+        evaluated in its place (a Lisp of lispshell's own is started only when asked)."""
+        from lispshell.lisp.connection import ConnectError, connect_session, parse_target
+
+        try:
+            target = parse_target(text)
+        except ConnectError as exc:
+            self.renderer.notice(str(exc))
+            if first:
+                self.key = "(not connected)"
+            return None
+        if first:
+            self.key, self.lisp = target.url, target.lisp
+        session = self.sessions.get(target.url)
+        if session is None:
+            self.renderer.notice(f"Connecting to {target.url}...")
+            try:
+                session = await asyncio.get_running_loop().run_in_executor(
+                    None, partial(connect_session, target, self.config))
+            except Exception as exc:   # ConnectError, or a server that answers nonsense
+                self.renderer.notice(f"Not connected: {exc}")
+                return None
+            self.sessions[target.url] = session
+        self.key, self.lisp = target.url, target.lisp
+        self.renderer.notice(f"Connected to {target.url} ({session.dialect.display}, "
+                             f"{session.package or session.dialect.starting_package}). "
+                             "The image is theirs: ,disconnect leaves it running.")
+        return session
+
+    async def disconnect(self):
+        session = self.session
+        if not getattr(session, "is_connection", False):
+            self.renderer.notice("Not connected to an image (the current Lisp is lispshell's "
+                                 "own; ,quit ends it).")
+            return None
+        await asyncio.get_running_loop().run_in_executor(None, session.close)
+        del self.sessions[self.key]
+        self.renderer.notice(f"Disconnected from {session.url}; the image keeps running there.")
+        rest = [k for k in self.sessions]
+        if rest:
+            self.key = rest[-1]
+            self.lisp = getattr(self.sessions[self.key], "lisp", self.key)
+            self.renderer.notice(f"Now on {self.key}.")
+        return None
+
+    async def reconnect(self):
+        session = self.session
+        if not getattr(session, "is_connection", False):
+            self.renderer.notice("The current Lisp is not a connection (,connect URL makes one).")
+            return None
+        try:
+            await asyncio.get_running_loop().run_in_executor(None, session.reconnect)
+        except Exception as exc:
+            self.renderer.notice(f"Not connected: {exc}")
+            return None
+        self.renderer.notice(f"Reconnected to {session.url} (the image's definitions are as "
+                             "they were there).")
         return None
 
     def history_entries(self) -> list[str]:
@@ -188,6 +260,9 @@ class Repl:
         session = self.session
         if session is None:
             state = "no Lisp (,restart)"
+        elif getattr(session, "is_connection", False):
+            state = ("busy" if session.busy else "connected" if session.ready
+                     else "not connected (,reconnect)")
         elif self.lisp in self._start_failed and not getattr(session, "ready", True):
             state = "failed to start (,restart)"
         elif not getattr(session, "ready", True):
@@ -198,7 +273,7 @@ class Repl:
             state = "stopped (restarts on the next eval)"
         else:
             state = "ready"
-        parts = [self.lisp, (getattr(session, "package", "") or _starting_package(self.lisp))
+        parts = [self.key, (getattr(session, "package", "") or _starting_package(self.lisp))
                  if session else "-", state]
         if self.llm is not None and not self._llm_failed:
             try:
@@ -216,7 +291,11 @@ class Repl:
     # The loop ---------------------------------------------------------------------------
     async def run(self) -> int:
         self._loop = asyncio.get_running_loop()
-        self.start_session(self.lisp)
+        connect = getattr(self.options, "connect", None)
+        if connect is not None:
+            await self.connect(connect, first=True)   # failed: evals say so; nothing starts
+        else:
+            self.start_session(self.lisp)
         try:
             with typeahead_mode():   # between prompts; each prompt sets its own raw mode
                 await self._read_eval_print_loop()
@@ -300,10 +379,16 @@ class Repl:
         from lispshell.lisp.session import PERSON_VALUE_CAP
         session = self.session
         if session is None:
+            if self.key != self.lisp:
+                self.renderer.notice(f"Not connected to {self.key}: ,connect URL, or ,lisp NAME "
+                                     "for a Lisp of lispshell's own.")
+                return None
             session = self.start_session(self.lisp)
             if session is None:
                 return None
-        if not getattr(session, "ready", True) and not await self._wait_until_ready(session):
+        if getattr(session, "is_connection", False):
+            pass    # a lost connection answers not-connected at once; it is never started here
+        elif not getattr(session, "ready", True) and not await self._wait_until_ready(session):
             return None
         streamed = False
 

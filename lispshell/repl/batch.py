@@ -102,16 +102,22 @@ def evaluate_text(session, text: str, lisp: str, printer: _Printer, source: str)
     return ok
 
 
-def _run(texts: list[tuple[str, str]], lisp: str, config: dict,
+def _run(texts: list[tuple[str, str]], lisp: str, config: dict, target=None,
          out: IO[str] | None = None, err: IO[str] | None = None) -> int:
-    from lispshell.lisp.session import make_session
-
+    """`target` (a connection.Target): evaluate in that running image instead of a child;
+    it is disconnected at the end and keeps running."""
     printer = _Printer(out or sys.stdout, err or sys.stderr)
     try:
-        session = make_session(lisp, config)
-        session.start(wait=True)
-    except Exception as exc:  # a missing binary, a bad command in the config...
-        printer.error(f"lispshell: cannot start {lisp}: {exc}")
+        if target is not None:
+            from lispshell.lisp.connection import connect_session
+            session = connect_session(target, config)
+        else:
+            from lispshell.lisp.session import make_session
+            session = make_session(lisp, config)
+            session.start(wait=True)
+    except Exception as exc:  # a missing binary, a bad command in the config, nothing listening
+        printer.error(f"lispshell: {exc}" if target is not None
+                      else f"lispshell: cannot start {lisp}: {exc}")
         return 2
     try:
         ok = True
@@ -133,16 +139,16 @@ def _run(texts: list[tuple[str, str]], lisp: str, config: dict,
         session.close()
 
 
-def run_forms(forms: list[str], lisp: str, config: dict) -> int:
+def run_forms(forms: list[str], lisp: str, config: dict, target=None) -> int:
     """`lispshell -e FORM -e FORM`: evaluate each, print its results, exit."""
-    return _run([(f"-e #{i}", form) for i, form in enumerate(forms, 1)], lisp, config)
+    return _run([(f"-e #{i}", form) for i, form in enumerate(forms, 1)], lisp, config, target)
 
 
-def run_stream(stream: IO[str], lisp: str, config: dict) -> int:
+def run_stream(stream: IO[str], lisp: str, config: dict, target=None) -> int:
     """`lispshell < file`: evaluate every form read from `stream`, in order."""
     try:
         text = stream.read()
     except UnicodeDecodeError as exc:
         print(f"lispshell: standard input is not UTF-8 text: {exc}", file=sys.stderr)
         return 2
-    return _run([("<stdin>", text)], lisp, config)
+    return _run([("<stdin>", text)], lisp, config, target)

@@ -57,6 +57,26 @@ def _lisp(repl, arg: str):
     return repl.switch_lisp(name)
 
 
+def _connect(repl, arg: str):
+    if not arg.strip():
+        links = [k for k, s in repl.sessions.items() if getattr(s, "is_connection", False)]
+        if links:
+            repl.renderer.notice("Connections: " + ", ".join(
+                k + (" (current)" if k == repl.key else "") for k in links)
+                + ". ,connect URL switches or connects; ,lisp NAME goes back to a Lisp of "
+                "lispshell's own.")
+            return None
+    return repl.connect(arg.strip())
+
+
+def _disconnect(repl, arg: str):
+    return repl.disconnect()
+
+
+def _reconnect(repl, arg: str):
+    return repl.reconnect()
+
+
 def _history(repl, arg: str):
     try:
         count = int(arg) if arg.strip() else 20
@@ -147,6 +167,11 @@ BUILTIN = [
     Command("restart", "kill the Lisp process and start a fresh one", _restart),
     Command("lisp", "switch to another Lisp (each keeps its own image and history)", _lisp,
             "NAME"),
+    Command("connect", "connect to a running image (nrepl://, swank://, guile://; a port; "
+            "nothing: .nrepl-port) or switch to it; no URL with connections open lists them",
+            _connect, "[URL]"),
+    Command("disconnect", "close the current connection; the image keeps running", _disconnect),
+    Command("reconnect", "connect again to the current connection's address", _reconnect),
     Command("history", "show the last N inputs for this Lisp (default 20)", _history, "[N]"),
     Command("last", "show the last value or error (every backtrace frame) in the pager", _last),
     Command("load", "compile and load a file into the image, with its warnings", _load, "FILE"),

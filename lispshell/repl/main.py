@@ -26,6 +26,12 @@ def build_parser() -> argparse.ArgumentParser:
                    help="which Lisp to run (default: default_lisp in the config, sbcl)")
     p.add_argument("-e", "--eval", dest="forms", action="append", metavar="FORM", default=[],
                    help="evaluate FORM, print its result and exit (repeatable; evaluated in order)")
+    p.add_argument("--connect", nargs="?", const="", metavar="URL",
+                   help="use a running image instead of starting one: nrepl://HOST:PORT "
+                        "(Clojure), swank://HOST:PORT (Common Lisp), guile://HOST:PORT or "
+                        "guile:///SOCKET (Guile's REPL server); a bare port means nREPL on this "
+                        "machine; no URL reads .nrepl-port here or in a parent directory. "
+                        "The image is never restarted or killed by lispshell")
     p.add_argument("--project", metavar="DIR",
                    help="start the Lisp with the project in DIR (ASDF system, deps.edn, "
                         "project.clj, Guile modules); by default the current directory's project")
@@ -66,6 +72,21 @@ def main(argv: list[str] | None = None) -> int:
     except config_mod.ConfigError as exc:
         print(f"lispshell: bad config: {exc}", file=sys.stderr)
         return 2
+    target = None
+    if options.connect is not None:
+        # The image is theirs, with their project loaded: no project, no --lisp of ours.
+        from lispshell.lisp.connection import ConnectError, parse_target
+        try:
+            target = parse_target(options.connect)
+        except ConnectError as exc:
+            print(f"lispshell: {exc}", file=sys.stderr)
+            return 2
+        if options.lisp and options.lisp != target.lisp:
+            print(f"lispshell: --lisp {options.lisp} does not match {target.url}, a "
+                  f"{target.lisp} image", file=sys.stderr)
+            return 2
+        options.connect = target.url
+        return _run(options, config, target.lisp, target)
     from lispshell import project as project_mod
     try:
         config, lisp, notice = project_mod.configure(
@@ -80,12 +101,15 @@ def main(argv: list[str] | None = None) -> int:
         known = ", ".join(sorted(config.get("lisp") or {})) or "none"
         print(f"lispshell: unknown Lisp {lisp!r} (configured: {known})", file=sys.stderr)
         return 2
+    return _run(options, config, lisp, None)
 
+
+def _run(options, config: dict, lisp: str, target) -> int:
     if options.forms:
         from lispshell.repl.batch import run_forms
-        return run_forms(options.forms, lisp, config)
+        return run_forms(options.forms, lisp, config, target)
     if not sys.stdin.isatty():
         from lispshell.repl.batch import run_stream
-        return run_stream(sys.stdin, lisp, config)
+        return run_stream(sys.stdin, lisp, config, target)
     from lispshell.repl.app import run_interactive
     return run_interactive(lisp, config, options)

@@ -1,0 +1,260 @@
+"""Connections to a Lisp image someone else started: the transports beside the pty child.
+
+A transport is how lispshell reaches a Lisp; the dialect (`dialects.py`) is what the Lisp is.
+Each transport is a few lines of data in `TRANSPORTS` plus one module:
+
+    nrepl://host:port            Clojure's nREPL (bencode over TCP)           nrepl.py
+    swank://host:port            SLIME's Swank, Common Lisp                   swank.py
+    guile://host:port            Guile's REPL server (`guile --listen`)       guile_server.py
+    guile:///path/to/socket      the same over a Unix socket
+
+A connection offers the same interface as `session.LispSession` (eval, interrupt, completions,
+start, close, alive, ready, busy, package, lisp), so the REPL, the tools and MCP need not ask
+which they have. What differs is what lispshell may do to the image: nothing beyond sending it
+code. It never kills or restarts a connected image: a lost connection ends the eval with a
+`connection-lost` error, `alive` turns false, and `reconnect()` (`,reconnect`) opens a new one
+to the same address. `close()` (`,disconnect`) leaves the image running.
+"""
+from __future__ import annotations
+
+import os
+import re
+import socket
+import threading
+from dataclasses import dataclass
+from pathlib import Path
+
+from lispshell.lisp.dialects import get_dialect
+from lispshell.lisp.session import EvalResult, LispError, LispStartError
+
+
+@dataclass(frozen=True)
+class Transport:
+    scheme: str          # the URL scheme
+    lisp: str            # the dialect it speaks
+    module: str          # lispshell.lisp.<module>.Session is its session class
+    interrupt: str       # how Ctrl-C reaches the running eval (for ,help and the docs)
+
+
+TRANSPORTS = {t.scheme: t for t in (
+    Transport("nrepl", "clojure", "nrepl", "nREPL's interrupt op"),
+    Transport("swank", "sbcl", "swank", "Swank's :emacs-interrupt; the debugger it opens is "
+                                        "answered with the abort restart"),
+    Transport("guile", "guile", "guile_server", "a second connection that interrupts the "
+                                                "first one's thread"),
+)}
+
+# Port files that tools write next to a project: nREPL's is the one with a convention.
+PORT_FILES = ((".nrepl-port", "nrepl"),)
+
+
+class ConnectError(LispStartError):
+    """No connection could be made (a bad URL, nothing listening, not the expected protocol)."""
+
+
+@dataclass(frozen=True)
+class Target:
+    scheme: str
+    host: str = ""
+    port: int = 0
+    path: str = ""       # a Unix socket (guile:///path)
+
+    @property
+    def url(self) -> str:
+        if self.path:
+            return f"{self.scheme}://{self.path}"
+        host = f"[{self.host}]" if ":" in self.host else self.host
+        return f"{self.scheme}://{host}:{self.port}"
+
+    @property
+    def transport(self) -> Transport:
+        return TRANSPORTS[self.scheme]
+
+    @property
+    def lisp(self) -> str:
+        return self.transport.lisp
+
+
+def find_port_file(start: Path | None = None) -> Target | None:
+    """The first port file in `start` (default: the current directory) or a parent."""
+    here = Path(start or os.getcwd()).resolve()
+    for folder in (here, *here.parents):
+        for name, scheme in PORT_FILES:
+            f = folder / name
+            try:
+                text = f.read_text(encoding="utf-8").strip()
+            except (OSError, UnicodeDecodeError):
+                continue
+            if text.isdigit() and 0 < int(text) < 65536:
+                return Target(scheme, "127.0.0.1", int(text))
+            raise ConnectError(f"{f} does not hold a port number: {text[:40]!r}")
+    return None
+
+
+def parse_target(text: str | None, start: Path | None = None) -> Target:
+    """A Target from `--connect`'s argument: a URL, a bare port (nREPL on this machine), or
+    nothing (a port file in the current directory or a parent). Raises ConnectError."""
+    text = (text or "").strip()
+    if not text:
+        found = find_port_file(start)
+        if found is None:
+            raise ConnectError("no address given and no .nrepl-port file in "
+                               f"{Path(start or os.getcwd()).resolve()} or its parents; "
+                               "give one, e.g. --connect nrepl://localhost:7888")
+        return found
+    if text.isdigit():
+        return Target("nrepl", "127.0.0.1", _port(text, text))
+    m = re.fullmatch(r"([a-z]+)://(.*)", text)
+    if not m or m[1] not in TRANSPORTS:
+        known = ", ".join(f"{s}://" for s in TRANSPORTS)
+        raise ConnectError(f"cannot connect to {text!r}: expected a URL starting with {known} "
+                           "or a port number")
+    scheme, rest = m[1], m[2]
+    if rest.startswith("/"):
+        if scheme != "guile":
+            raise ConnectError(f"{scheme}:// takes host:port, not a socket path")
+        return Target(scheme, path=rest)
+    hm = re.fullmatch(r"\[([0-9a-fA-F:.]+)\]:(\d+)/?|([^:/\[\]]+):(\d+)/?", rest)
+    if not hm:
+        raise ConnectError(f"cannot connect to {text!r}: expected {scheme}://HOST:PORT")
+    host = hm[1] or hm[3]
+    return Target(scheme, host, _port(hm[2] or hm[4], text))
+
+
+def _port(digits: str, text: str) -> int:
+    port = int(digits)
+    if not 0 < port < 65536:
+        raise ConnectError(f"cannot connect to {text!r}: {port} is not a port number")
+    return port
+
+
+def open_socket(target: Target, timeout: float) -> socket.socket:
+    """A connected socket to `target` (TCP or Unix), blocking, with no timeout once open."""
+    try:
+        if target.path:
+            sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+            sock.settimeout(timeout)
+            sock.connect(target.path)
+        else:
+            sock = socket.create_connection((target.host, target.port), timeout=timeout)
+            sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
+    except OSError as exc:
+        raise ConnectError(f"cannot connect to {target.url}: {exc.strerror or exc}") from None
+    sock.settimeout(None)
+    return sock
+
+
+class Connection:
+    """What every transport shares: the address, the state the REPL shows, the locks, and
+    the rule that a lost connection is reported and never 'restarted'."""
+
+    is_connection = True
+    pid = None            # not ours: there is no process lispshell could signal
+
+    def __init__(self, target: Target, *, eval_timeout: float = 30.0, output_cap: int = 65536,
+                 interrupt_grace: float = 2.0, connect_timeout: float = 10.0):
+        self.target = target
+        self.url = target.url
+        self.lisp = target.lisp
+        self.dialect = get_dialect(self.lisp)
+        self.eval_timeout = eval_timeout
+        self.output_cap = output_cap
+        self.interrupt_grace = interrupt_grace
+        self.connect_timeout = connect_timeout
+        self.package = ""
+        self.busy = False
+        self.ready = False
+        self.generation = 0
+        self.lost_reason = ""          # why the last connection ended, if it did
+        self._lock = threading.Lock()          # one exchange at a time
+        self._send_lock = threading.Lock()     # interrupts are sent from other threads
+        self._closed = False
+
+    # -- lifecycle ------------------------------------------------------------------------
+    @property
+    def alive(self) -> bool:
+        return self.ready
+
+    def start(self, wait: bool = True) -> None:
+        """Connect (if not connected). `wait` is accepted for the LispSession interface:
+        connecting is quick, so it always waits. Raises ConnectError."""
+        with self._lock:
+            if not self.ready:
+                self._closed = False
+                self._connect()
+                self.generation += 1
+                self.ready = True
+                self.lost_reason = ""
+
+    def reconnect(self) -> None:
+        """Drop the connection (if any) and open a new one to the same address."""
+        with self._lock:
+            self._drop()
+        self.start()
+
+    def restart(self) -> None:
+        raise LispStartError(f"lispshell does not restart an image it did not start "
+                             f"({self.url}); ,reconnect opens a new connection to it")
+
+    def close(self) -> None:
+        """Disconnect; the image keeps running."""
+        self._closed = True
+        with self._lock:
+            self._drop()
+
+    def _lost(self, why: str) -> None:
+        """The connection broke: forget it (the image itself is not touched)."""
+        self.lost_reason = why
+        self._drop()
+
+    def lost_result(self, answer, started: float, elapsed: float) -> EvalResult:
+        why = f" ({self.lost_reason})" if self.lost_reason else ""
+        message = (f"The connection to {self.url} was lost{why}. lispshell did not touch the "
+                   "image; ,reconnect to connect again.")
+        return EvalResult(output=answer.text_output() if answer else "", values=[],
+                          error=LispError("connection-lost", message),
+                          output_dropped=answer.dropped if answer else 0,
+                          package=self.package, elapsed=elapsed)
+
+    def not_connected(self) -> EvalResult:
+        why = f" ({self.lost_reason})" if self.lost_reason else ""
+        return EvalResult(error=LispError(
+            "not-connected", f"Not connected to {self.url}{why}; ,reconnect to connect again."),
+            package=self.package)
+
+    # -- what each transport provides -------------------------------------------------------
+    def _connect(self) -> None:
+        raise NotImplementedError
+
+    def _drop(self) -> None:
+        """Close the socket(s); called with the lock held. Must not raise."""
+        raise NotImplementedError
+
+    def __repr__(self) -> str:
+        state = "busy" if self.busy else ("connected" if self.ready else "not connected")
+        return f"<{type(self).__name__} {self.url} {state} package={self.package!r}>"
+
+    def __enter__(self):
+        self.start()
+        return self
+
+    def __exit__(self, *exc):
+        self.close()
+
+
+def connect_session(target: Target | str | None, config: dict, start: bool = True):
+    """A session on `target` (a Target, or `--connect`'s text), built from the configuration's
+    [session] settings; connected unless start=False. Raises ConnectError."""
+    import importlib
+
+    if not isinstance(target, Target):
+        target = parse_target(target)
+    sess_cfg = config.get("session") or {}
+    module = importlib.import_module(f"lispshell.lisp.{target.transport.module}")
+    session = module.Session(target,
+                             eval_timeout=float(sess_cfg.get("eval_timeout", 30.0)),
+                             output_cap=int(sess_cfg.get("output_cap", 65536)),
+                             interrupt_grace=float(sess_cfg.get("interrupt_grace", 2.0)))
+    if start:
+        session.start()
+    return session

@@ -1,0 +1,35 @@
+;; lispshell's helper in a Clojure image reached over nREPL (see lispshell/lisp/nrepl.py): the
+;; `caught` hook nREPL calls with an eval's exception keeps its type, message and first frames,
+;; keyed by the request's id, and `take-error` prints them for lispshell's next request.
+;; Loaded once per image, into its own namespace; the person's namespaces get nothing.
+(ns lispshell.nrepl)
+
+(defonce ^:private errors (atom {}))
+
+(defn- frame-lines [elements]
+  (->> elements
+       (map (fn [^StackTraceElement e]
+              (str (clojure.lang.Compiler/demunge (.getClassName e)) "."
+                   (.getMethodName e) " (" (.getFileName e) ":" (.getLineNumber e) ")")))
+       (take-while (fn [^String s] (not (.startsWith s "clojure.lang.Compiler"))))
+       (take 12)))
+
+(defn- describe [^Throwable t]
+  (let [tri (clojure.main/ex-triage (Throwable->map t))
+        ^Throwable root (loop [^Throwable c t] (if-let [n (.getCause c)] (recur n) c))
+        data (ex-data root)]
+    (list* (str (or (:clojure.error/class tri) (.getName (class root))))
+           (str (or (:clojure.error/cause tri) (.getMessage root) "")
+                (if data (str " " (pr-str data)) ""))
+           (frame-lines (.getStackTrace root)))))
+
+(defn caught [^Throwable t]
+  (let [msg (some-> (resolve 'nrepl.middleware.interruptible-eval/*msg*) deref)
+        report (try (describe t) (catch Throwable _ (list (.getName (class t)) (str t))))]
+    (swap! errors (fn [m] (assoc (if (> (count m) 100) {} m) (str (:id msg)) report)))))
+
+(defn take-error [id]
+  (let [report (get @errors id)]
+    (swap! errors dissoc id)
+    (print (apply str (interpose (char 31) report)))
+    (flush)))

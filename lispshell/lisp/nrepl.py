@@ -1,0 +1,297 @@
+"""nREPL: a Clojure image reached over its nREPL server (`lispshell --connect nrepl://host:port`).
+
+The protocol (nREPL 1.0, as CIDER and Calva speak it): bencoded maps over TCP. `clone` makes a
+session (its own `*ns*`, `*1`, `*e`); `eval` answers with any number of `out`/`err` messages as
+the code prints, a `value` (and `ns`) per top-level form, `ex`/`root-ex` and status
+`eval-error` when it throws, and finally status `done`; `interrupt` stops the eval that
+carries the given id (status `interrupted`); `completions` lists candidates.
+
+Two sessions per connection: the person's (their evals, the model's `eval`: `*1` and `*e` move
+as at any REPL) and a quiet one for look-ups and completions (history=False), evaluated in the
+person's current namespace, so a `describe` never shifts `*1`.
+
+Errors: nREPL would print them to `*err*` (`clojure.main/repl-caught`). We name our own hook
+instead (`lispshell.nrepl/caught`, lispshell/lisp/image/clojure-nrepl.clj, loaded once per
+image) that keeps type, message and frames by request id; after `eval-error` the quiet session
+asks for them. Values are printed by nREPL with a quota (the value cap), so `(range)` ends.
+"""
+from __future__ import annotations
+
+import secrets
+import select
+import time
+
+from lispshell.lisp.bencode import DecodeError, Decoder, encode
+from lispshell.lisp.connection import ConnectError, Connection, open_socket
+from lispshell.lisp.dialects import string_literal
+from lispshell.lisp.image import code as image_code
+from lispshell.lisp.session import EvalResult, LispError, _Answer
+
+READ_SIZE = 1 << 16
+CAUGHT = "lispshell.nrepl/caught"
+
+
+class _Lost(Exception):
+    """The socket closed or spoke something other than bencode."""
+
+
+class Session(Connection):
+    def _connect(self) -> None:
+        self._sock = open_socket(self.target, self.connect_timeout)
+        self._decoder = Decoder()
+        self._inbox: list[dict] = []
+        self._interrupt_at: float | None = None
+        self._current: tuple[str, str] | None = None   # (session, id) of the running eval
+        deadline = time.monotonic() + max(self.connect_timeout, 30.0)
+        try:
+            self._sid = self._clone(deadline)
+            self._quiet = self._clone(deadline)
+            # The helper namespace, unless an earlier connection loaded it already.
+            setup = ("(binding [*ns* *ns*] (when-not (find-ns 'lispshell.nrepl) (load-string "
+                     + string_literal(image_code("clojure-nrepl.clj")) + ")) (str *ns*))")
+            rid = self._send_new({"op": "eval", "code": setup, "session": self._quiet})
+            values, failed = [], False
+            for m in self._replies(rid, deadline):
+                values += [m["value"]] if "value" in m else []
+                failed = failed or "eval-error" in (m.get("status") or [])
+            if failed or not values:
+                raise ConnectError(f"{self.url}: the nREPL server could not load lispshell's "
+                                   "helper namespace")
+            self.package = values[-1].strip('"') or "user"
+        except (_Lost, TimeoutError) as exc:
+            self._drop()
+            raise ConnectError(f"{self.url} did not answer as an nREPL server: "
+                               f"{exc or 'no answer'}") from None
+
+    def _clone(self, deadline: float) -> str:
+        rid = self._send_new({"op": "clone"})
+        for m in self._replies(rid, deadline):
+            if "new-session" in m:
+                return m["new-session"]
+        raise _Lost("clone gave no session")
+
+    def _drop(self) -> None:
+        sock = getattr(self, "_sock", None)
+        self._sock = None
+        self.ready = False
+        if sock is not None:
+            try:
+                sock.close()
+            except OSError:
+                pass
+
+    def close(self) -> None:
+        """Disconnect, ending our two nREPL sessions (not the server, not the image)."""
+        sock = getattr(self, "_sock", None)
+        if sock is not None and self.ready and not self.busy:
+            for sid in (self._sid, self._quiet):
+                try:
+                    self._send({"op": "close", "session": sid, "id": secrets.token_hex(6)})
+                except _Lost:
+                    break
+        super().close()
+
+    # -- the wire ----------------------------------------------------------------------------
+    def _send(self, message: dict) -> None:
+        sock = self._sock
+        if sock is None:
+            raise _Lost("not connected")
+        data = encode(message)
+        with self._send_lock:
+            try:
+                sock.sendall(data)
+            except OSError as exc:
+                raise _Lost(exc.strerror or str(exc)) from None
+
+    def _send_new(self, message: dict) -> str:
+        rid = secrets.token_hex(8)
+        self._send(dict(message, id=rid))
+        return rid
+
+    def _next(self, deadline: float | None) -> dict | None:
+        """The next message, or None once `deadline` passes. Raises _Lost."""
+        while not self._inbox:
+            sock = self._sock
+            if sock is None:
+                raise _Lost("not connected")
+            wait = None if deadline is None else max(0.0, deadline - time.monotonic())
+            try:
+                readable, _, _ = select.select([sock], [], [], wait)
+            except (OSError, ValueError) as exc:
+                raise _Lost(str(exc)) from None
+            if not readable:
+                return None
+            try:
+                data = sock.recv(READ_SIZE)
+            except OSError as exc:
+                raise _Lost(exc.strerror or str(exc)) from None
+            if not data:
+                raise _Lost("the server closed the connection")
+            try:
+                self._inbox.extend(self._decoder.feed(data))
+            except DecodeError as exc:
+                raise _Lost(f"not nREPL: {exc}") from None
+        return self._inbox.pop(0)
+
+    def _replies(self, rid: str, deadline: float | None):
+        """The replies to request `rid` up to and including the one whose status holds
+        `done`; others (late replies to a request given up on) are dropped."""
+        while True:
+            m = self._next(deadline)
+            if m is None:
+                raise TimeoutError
+            if not isinstance(m, dict) or m.get("id") != rid:
+                continue
+            yield m
+            if "done" in (m.get("status") or []):
+                return
+
+    # -- eval ---------------------------------------------------------------------------------
+    def eval(self, code: str, *, timeout: float | None = None, output_cap: int | None = None,
+             on_output=None, history: bool = True, value_cap: int | None = None) -> EvalResult:
+        """As `LispSession.eval`. history=False evaluates in the quiet session, in the
+        person's current namespace."""
+        cap = self.output_cap if output_cap is None else output_cap
+        answer = _Answer(cap, on_output)
+        with self._lock:
+            if not self.ready:
+                return self.not_connected()
+            started = time.monotonic()
+            self.busy = True
+            self._interrupt_at = None
+            try:
+                return self._eval_locked(code, timeout, answer, history,
+                                         cap if value_cap is None else value_cap, started)
+            except _Lost as exc:
+                self._lost(str(exc))
+                return self.lost_result(answer, started, time.monotonic() - started)
+            finally:
+                self.busy = False
+                self._current = None
+                self._interrupt_at = None
+
+    def _eval_locked(self, code, timeout, answer, history, value_cap, started) -> EvalResult:
+        sid = self._sid if history else self._quiet
+        message = {"op": "eval", "code": code, "session": sid,
+                   "nrepl.middleware.caught/caught": CAUGHT,
+                   "nrepl.middleware.print/quota": max(1, value_cap)}
+        if not history and self.package:
+            message["ns"] = self.package
+        rid = self._send_new(message)
+        self._current = (sid, rid)
+        deadline = None if timeout is None else started + timeout
+        value, failed, interrupted, truncated, timed_out, gave_up = None, False, False, False, \
+            False, False
+        problem = None
+        while True:
+            limit = time.monotonic() + 0.25
+            if deadline is not None and not timed_out:
+                limit = min(limit, deadline)
+            if self._interrupt_at is not None:
+                limit = min(limit, self._interrupt_at + self.interrupt_grace)
+            m = self._next(limit)
+            if m is None:
+                now = time.monotonic()
+                if self._interrupt_at is not None and now >= self._interrupt_at + self.interrupt_grace:
+                    gave_up = True     # the image did not answer the interrupt: stop waiting
+                    break
+                if deadline is not None and now >= deadline and not timed_out:
+                    timed_out = True
+                    self._send_interrupt()
+                continue
+            if not isinstance(m, dict) or m.get("id") != rid:
+                continue               # a late reply to a request given up on earlier
+            if "out" in m:
+                answer.add(str(m["out"]))
+            if "err" in m:
+                answer.add(str(m["err"]))
+            if "value" in m:
+                value = str(m["value"])
+            if history and "ns" in m:
+                self.package = str(m["ns"])
+            status = m.get("status") or []
+            if "eval-error" in status:
+                failed = True
+            if "interrupted" in status:
+                interrupted = True
+            if "nrepl.middleware.print/truncated" in status:
+                truncated = True
+            if "namespace-not-found" in status:
+                problem = LispError("namespace-not-found",
+                                    f"No namespace {m.get('ns') or self.package!r} in the image.")
+            if "done" in status:
+                break
+        error = problem
+        if timed_out or gave_up or interrupted:
+            if timed_out:
+                error = LispError("timeout", f"Evaluation timed out after {timeout:g} s and was "
+                                  "interrupted; the image is still running with its definitions.")
+            elif gave_up:
+                error = LispError("interrupt", "The image did not confirm the interrupt within "
+                                  f"{self.interrupt_grace:g} s; the evaluation may still be "
+                                  "running there (lispshell never kills an image it did not "
+                                  "start).")
+            else:
+                error = LispError(self.dialect.interrupt_type, "Interrupted")
+            value = None
+        elif failed:
+            error = self._error_report(rid)
+            value = None
+        values = [] if value is None else [value + ("... [truncated: the value was longer than "
+                                                    f"{value_cap} characters]" if truncated else "")]
+        return EvalResult(output=answer.text_output(), values=values, error=error,
+                          output_dropped=answer.dropped, timed_out=timed_out,
+                          interrupted=(interrupted or gave_up) and not timed_out,
+                          package=self.package, elapsed=time.monotonic() - started)
+
+    def _error_report(self, rid: str) -> LispError:
+        """The type, message and frames our `caught` hook kept for request `rid`."""
+        ask = self._send_new({"op": "eval", "session": self._quiet,
+                              "code": f"(lispshell.nrepl/take-error {string_literal(rid)})"})
+        out = []
+        try:
+            for m in self._replies(ask, time.monotonic() + 10.0):
+                out.append(str(m.get("out", "")))
+        except TimeoutError:
+            pass
+        parts = "".join(out).split("\x1f")
+        if len(parts) < 2:
+            return LispError("error", "The evaluation failed (the image gave no details).")
+        return LispError(parts[0], parts[1], parts[2:])
+
+    # -- interrupt, completions -----------------------------------------------------------------
+    def interrupt(self) -> None:
+        if self.busy and self._current is not None:
+            self._send_interrupt()
+
+    def _send_interrupt(self) -> None:
+        current = self._current
+        if current is None:
+            return
+        if self._interrupt_at is None:
+            self._interrupt_at = time.monotonic()
+        try:
+            self._send({"op": "interrupt", "session": current[0], "interrupt-id": current[1],
+                        "id": secrets.token_hex(6)})
+        except _Lost:
+            pass   # the eval's own read notices
+
+    def completions(self, prefix: str) -> list[str]:
+        if not self.ready or self.busy or not self._lock.acquire(blocking=False):
+            return []
+        try:
+            rid = self._send_new({"op": "completions", "prefix": prefix, "session": self._quiet,
+                                  "ns": self.package or "user"})
+            names = []
+            for m in self._replies(rid, time.monotonic() + 2.0):
+                for c in m.get("completions") or []:
+                    if isinstance(c, dict) and isinstance(c.get("candidate"), str):
+                        names.append(c["candidate"])
+            return names
+        except TimeoutError:
+            return []
+        except _Lost as exc:
+            self._lost(str(exc))
+            return []
+        finally:
+            self._lock.release()

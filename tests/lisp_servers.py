@@ -1,0 +1,105 @@
+"""Real network REPL servers for the connection tests, started the way a person starts them:
+nREPL (Debian's libnrepl-clojure), Swank (cl-swank, in SBCL) and Guile's `--listen`. Each runs
+in its own process group, on loopback, and is killed by the test that started it."""
+from __future__ import annotations
+
+import os
+import re
+import signal
+import socket
+import subprocess
+import time
+from pathlib import Path
+
+NREPL = ("(require 'nrepl.server) "
+         "(let [s (nrepl.server/start-server :port 0 :bind \"127.0.0.1\")] "
+         "(println \"LISTENING\" (:port s)) (flush) @(promise))")
+SWANK_LOADER = "/usr/share/common-lisp/source/slime/swank-loader.lisp"
+
+
+class Server:
+    def __init__(self, kind: str, tmp: Path):
+        self.kind = kind
+        self.tmp = tmp
+        self.proc: subprocess.Popen | None = None
+        self.url = ""
+
+    def start(self, timeout: float = 180) -> "Server":
+        env = dict(os.environ, LC_ALL="C.UTF-8")
+        if self.kind == "nrepl":
+            cmd = ["java", "-cp", "/usr/share/java/clojure.jar:/usr/share/java/nrepl.jar",
+                   "clojure.main", "-e", NREPL]
+        elif self.kind == "swank":
+            # swank-loader compiles into its cache on first use: keep it in the test's folder
+            env["XDG_CACHE_HOME"] = str(Path(os.environ.get("LISPSHELL_TEST_CACHE",
+                                                            "/tmp/lispshell-test-cache")))
+            cmd = ["sbcl", "--noinform", "--no-userinit", "--no-sysinit",
+                   "--eval", f'(load "{SWANK_LOADER}")', "--eval", "(swank-loader:init)",
+                   "--eval", "(progn (setf swank::*log-events* nil) "
+                             "(format t \"LISTENING ~d~%\" (swank:create-server :port 0 "
+                             ":dont-close t)) (finish-output))"]
+        elif self.kind == "guile":
+            port = free_port()
+            cmd = ["guile", f"--listen={port}"]
+            self.url = f"guile://127.0.0.1:{port}"
+        elif self.kind == "guile-socket":
+            path = self.tmp / "guile.sock"
+            cmd = ["guile", f"--listen={path}"]
+            self.url = f"guile://{path}"
+        else:
+            raise ValueError(self.kind)
+        # stdin stays open (a pipe we hold): the stock REPLs end at end of input.
+        self.proc = subprocess.Popen(cmd, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                                     stderr=subprocess.STDOUT, env=env, start_new_session=True,
+                                     text=True)
+        deadline = time.monotonic() + timeout
+        if self.kind in ("nrepl", "swank"):
+            seen = []
+            while True:
+                line = self.proc.stdout.readline()   # these print a line per step, then ours
+                if not line:
+                    raise AssertionError(f"{self.kind} server exited:\n{''.join(seen)}")
+                seen.append(line)
+                m = re.search(r"LISTENING (\d+)", line)
+                if m:
+                    self.url = f"{self.kind}://127.0.0.1:{m[1]}"
+                    break
+                if time.monotonic() > deadline:
+                    raise AssertionError(f"{self.kind} server did not start:\n{''.join(seen)}")
+        else:
+            wait_listening(self.url, deadline)
+        return self
+
+    @property
+    def port(self) -> int:
+        return int(self.url.rsplit(":", 1)[1])
+
+    def alive(self) -> bool:
+        return self.proc is not None and self.proc.poll() is None
+
+    def kill(self) -> None:
+        if self.proc is not None and self.proc.poll() is None:
+            os.killpg(self.proc.pid, signal.SIGKILL)
+            self.proc.wait(timeout=30)
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def wait_listening(url: str, deadline: float) -> None:
+    path = url.removeprefix("guile://")
+    while time.monotonic() < deadline:
+        try:
+            if path.startswith("/"):
+                with socket.socket(socket.AF_UNIX) as s:
+                    s.connect(path)
+            else:
+                host, port = path.rsplit(":", 1)
+                socket.create_connection((host, int(port)), timeout=5).close()
+            return
+        except OSError:
+            time.sleep(0.1)   # polling a socket that is not there yet, with a deadline
+    raise AssertionError(f"nothing listens at {url}")

@@ -1,0 +1,272 @@
+"""`--connect`: the person's running image over nREPL, Swank and Guile's REPL server.
+
+Real servers, started here as a person starts them (tests/lisp_servers.py). Each transport is
+held to what a child Lisp gives: values, output streamed as it is printed, errors with type,
+message and frames, Ctrl-C's interrupt with the image alive, a 10 MiB print in bounded memory,
+injection-proof look-ups, the eval gate, a killed server reported (and never restarted), the
+REPL under a pty and `lispshell mcp --connect`.
+"""
+from __future__ import annotations
+
+import threading
+import tracemalloc
+
+import pytest
+
+from lisp_servers import Server
+from lispshell.lisp.connection import ConnectError, connect_session, parse_target
+from lispshell.tools.gate import Decision, EvalGate
+from lispshell.tools.registry import ToolContext, call_tool
+
+KINDS = ["nrepl"]
+
+# What each dialect says for the same things.
+CODE = {
+    "clojure": {
+        "print_and_value": '(do (println "hello") (+ 40 2))',
+        "error": "(/ 1 0)", "error_type": "ArithmeticException", "error_message": "Divide by zero",
+        "define": "(def lispshell-test-x 41)", "use": "(inc lispshell-test-x)",
+        "wait_for": lambda p: ('(do (println "waiting") (flush) (while (not (.exists '
+                               f'(java.io.File. "{p}"))) (Thread/sleep 10)) :seen)'),
+        "spin": '(do (println "spinning") (flush) (loop [] (recur)))',
+        "big": '(let [line (apply str (repeat 1023 "x"))] (dotimes [_ 10240] (println line)))',
+        "mark": lambda p: f'(spit "{p}" "ran" :append true)',
+        "reader_eval": '#=(spit "{p}" "ran")',
+        "describe": "map", "completion": ("mapc", "mapcat"),
+    },
+}
+
+
+def lisp_of(kind: str) -> str:
+    return parse_target(f"{kind.split('-')[0]}://h:1" if "socket" not in kind
+                        else "guile:///x").lisp
+
+
+@pytest.fixture(scope="module", params=KINDS)
+def server(request, tmp_path_factory):
+    srv = Server(request.param, tmp_path_factory.mktemp(request.param)).start()
+    yield srv
+    srv.kill()
+
+
+@pytest.fixture
+def conn(server):
+    session = connect_session(server.url, {})
+    yield session
+    session.close()
+    assert server.alive(), "closing a connection must leave the image running"
+
+
+def code(session, name):
+    return CODE[session.lisp][name]
+
+
+def test_values_output_and_errors(conn):
+    chunks = []
+    r = conn.eval(code(conn, "print_and_value"), on_output=chunks.append)
+    assert r.ok and r.values == ["42"], r
+    assert "".join(chunks) == "hello\n" == r.output
+    r = conn.eval(code(conn, "error"))
+    assert not r.ok and r.values == []
+    assert code(conn, "error_type") in r.error.type, r.error
+    assert code(conn, "error_message") in r.error.message, r.error
+    assert r.error.backtrace, "a short backtrace comes with the error"
+    assert conn.eval(code(conn, "define")).ok
+    r = conn.eval(code(conn, "use"))
+    assert r.values == ["42"], r
+    assert conn.package
+
+
+def test_output_streams_before_the_eval_ends(conn, tmp_path):
+    flag = tmp_path / "flag"
+
+    def on_output(text):
+        if "waiting" in text:
+            flag.write_text("go")     # only once the first line has arrived can the eval end
+
+    r = conn.eval(code(conn, "wait_for")(flag), on_output=on_output, timeout=120)
+    assert r.ok and r.output.startswith("waiting"), r
+
+
+def test_interrupt_leaves_the_image_alive(conn):
+    assert conn.eval(code(conn, "define")).ok
+    seen = threading.Event()
+
+    def on_output(text):
+        if "spinning" in text:
+            seen.set()
+
+    result = {}
+    worker = threading.Thread(target=lambda: result.update(
+        r=conn.eval(code(conn, "spin"), on_output=on_output)))
+    worker.start()
+    assert seen.wait(120), "the spinning eval never started"
+    conn.interrupt()
+    worker.join(120)
+    assert not worker.is_alive()
+    assert result["r"].interrupted, result["r"]
+    r = conn.eval(code(conn, "use"))
+    assert r.values == ["42"], "the image lives on with its definitions"
+
+
+def test_ten_mib_print_streams_in_bounded_memory(conn):
+    got = [0]
+
+    def on_output(text):
+        got[0] += len(text)
+
+    tracemalloc.start()
+    try:
+        r = conn.eval(code(conn, "big"), on_output=on_output, output_cap=4096, timeout=300)
+        peak = tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+    assert r.ok, r
+    assert got[0] == 10240 * 1024, "every character reaches the person"
+    assert len(r.output) == 4096 and r.output_dropped == 10240 * 1024 - 4096
+    assert peak < 4 * 1024 * 1024, f"{peak} bytes held for a 10 MiB print"
+
+
+def _ctx(session, gate=None):
+    return ToolContext(session=lambda: session, gate=gate or EvalGate("yolo"), eval_timeout=60)
+
+
+def test_lookups_never_evaluate(conn, tmp_path):
+    mark = tmp_path / "pwned"
+    attempts = [f"x) {code(conn, 'mark')(mark)} (", code(conn, "reader_eval").replace("{p}", str(mark)),
+                f'" {code(conn, "mark")(mark)} "']
+    for text in attempts:
+        for tool, key in (("describe", "symbol"), ("symbol_value", "symbol")):
+            answer = call_tool(tool, {key: text}, _ctx(conn))
+            assert answer["ok"] is False, (tool, text, answer)
+    assert not mark.exists(), "a look-up ran the model's text"
+    described = call_tool("describe", {"symbol": code(conn, "describe")}, _ctx(conn))
+    assert described["ok"] and code(conn, "describe") in described["description"]
+    found = call_tool("apropos", {"pattern": code(conn, "completion")[0]}, _ctx(conn))
+    assert found["ok"] and any(code(conn, "completion")[1] in s for s in found["symbols"])
+    assert code(conn, "completion")[1] in conn.completions(code(conn, "completion")[0])
+
+
+def test_eval_goes_through_the_gate(conn, tmp_path):
+    mark = tmp_path / "ran"
+    asked = []
+
+    def decline(text, index, total):
+        asked.append(text)
+        return Decision(False, text, "not now")
+
+    answer = call_tool("eval", {"code": code(conn, "mark")(mark)},
+                       _ctx(conn, EvalGate("ask", decline)))
+    assert answer["ok"] is False and answer["error"]["code"] == "DECLINED"
+    assert asked and not mark.exists()
+    answer = call_tool("eval", {"code": code(conn, "mark")(mark)}, _ctx(conn))
+    assert answer["ok"] is True and mark.exists()
+
+
+@pytest.mark.parametrize("kind", KINDS)
+def test_a_killed_server_is_reported_and_never_restarted(kind, tmp_path):
+    srv = Server(kind, tmp_path).start()
+    try:
+        session = connect_session(srv.url, {})
+        assert session.eval(CODE[session.lisp]["define"]).ok
+        srv.kill()
+        r = session.eval(CODE[session.lisp]["use"])
+        assert r.error is not None and r.error.type == "connection-lost", r
+        assert ",reconnect" in r.error.message and not r.restarted
+        assert not session.alive
+        again = session.eval(CODE[session.lisp]["use"])
+        assert again.error.type == "not-connected"
+        with pytest.raises(ConnectError):
+            session.reconnect()
+        with pytest.raises(Exception, match="does not restart"):
+            session.restart()
+    finally:
+        srv.kill()
+
+
+def test_connection_errors_are_plain(tmp_path, monkeypatch):
+    with pytest.raises(ConnectError, match="no .nrepl-port"):
+        parse_target("", start=tmp_path)
+    (tmp_path / "sub").mkdir()
+    (tmp_path / ".nrepl-port").write_text("7888")
+    assert parse_target("", start=tmp_path / "sub").url == "nrepl://127.0.0.1:7888"
+    assert parse_target("7889").url == "nrepl://127.0.0.1:7889"
+    assert parse_target("guile:///run/g.sock").path == "/run/g.sock"
+    for bad in ("http://x:1", "nrepl://x", "swank://x:99999", "nrepl:///sock"):
+        with pytest.raises(ConnectError):
+            parse_target(bad)
+    with pytest.raises(ConnectError, match="refused"):
+        connect_session("nrepl://127.0.0.1:1", {})
+
+
+def test_disconnect_leaves_the_image_and_its_definitions(server):
+    first = connect_session(server.url, {})
+    assert first.eval(CODE[first.lisp]["define"]).ok
+    first.close()
+    second = connect_session(server.url, {})
+    try:
+        assert second.eval(CODE[second.lisp]["use"]).values == ["42"]
+    finally:
+        second.close()
+
+
+def test_repl_and_batch_over_the_connection(server, tmp_path):
+    import subprocess
+
+    from conftest import LISPSHELL
+    from pty_shell import Shell
+
+    lisp = lisp_of(server.kind)
+    r = subprocess.run([LISPSHELL, "--connect", server.url, "-e", CODE[lisp]["print_and_value"],
+                        "-e", CODE[lisp]["error"]], capture_output=True, text=True, timeout=120)
+    assert r.returncode == 1 and r.stdout == "hello\n42\n", r
+    assert CODE[lisp]["error_message"] in r.stderr
+
+    sh = Shell(tmp_path, "--connect", server.url, "--no-llm")
+    try:
+        sh.expect("Connected to " + server.url, timeout=120)
+        sh.submit(CODE[lisp]["print_and_value"])
+        sh.expect("hello")
+        sh.expect("42")
+        sh.submit(",restart")
+        sh.expect("never restarted from here")
+        sh.submit(CODE[lisp]["spin"])
+        sh.expect("spinning")
+        sh.send("\x03")
+        sh.expect("nterrupt")
+        sh.submit(CODE[lisp]["define"])
+        sh.submit(",disconnect")
+        sh.expect("keeps running")
+        sh.submit(",quit")
+        assert sh.wait_exit() == 0
+    finally:
+        sh.close()
+    assert server.alive()
+
+
+def test_mcp_over_the_connection(server, tmp_path):
+    from mcp_harness import answer, connect, run
+
+    lisp = lisp_of(server.kind)
+
+    async def scenario():
+        async with connect(tmp_path, "--connect", server.url, "--allow-eval") as client:
+            got = answer(await client.call_tool("eval", {"code": CODE[lisp]["print_and_value"]}))
+            assert got["ok"] and got["values"] == ["42"] and "hello" in got["output"], got
+            described = answer(await client.call_tool("describe",
+                                                      {"symbol": CODE[lisp]["describe"]}))
+            assert described["ok"], described
+    run(scenario)
+    assert server.alive()
+
+
+def test_mcp_refuses_a_lisp_that_does_not_match(server, tmp_path):
+    import subprocess
+
+    from conftest import LISPSHELL
+
+    other = "sbcl" if lisp_of(server.kind) != "sbcl" else "guile"
+    r = subprocess.run([LISPSHELL, "mcp", "--connect", server.url, "--lisp", other],
+                       capture_output=True, text=True, timeout=60)
+    assert r.returncode != 0 and "does not match" in r.stderr
+    assert server.alive()
