@@ -167,12 +167,12 @@ BUILTIN = [
     Command("restart", "kill the Lisp process and start a fresh one", _restart),
     Command("lisp", "switch to another Lisp (each keeps its own image and history)", _lisp,
             "NAME"),
+    Command("history", "show the last N inputs for this Lisp (default 20)", _history, "[N]"),
     Command("connect", "connect to a running image (nrepl://, swank://, guile://; a port; "
             "nothing: .nrepl-port) or switch to it; no URL with connections open lists them",
             _connect, "[URL]"),
     Command("disconnect", "close the current connection; the image keeps running", _disconnect),
     Command("reconnect", "connect again to the current connection's address", _reconnect),
-    Command("history", "show the last N inputs for this Lisp (default 20)", _history, "[N]"),
     Command("last", "show the last value or error (every backtrace frame) in the pager", _last),
     Command("load", "compile and load a file into the image, with its warnings", _load, "FILE"),
     Command("load-system", "load an ASDF system (Common Lisp), with its warnings", _load_system,
