@@ -18,7 +18,7 @@ from lispshell.lisp.connection import ConnectError, connect_session, parse_targe
 from lispshell.tools.gate import Decision, EvalGate
 from lispshell.tools.registry import ToolContext, call_tool
 
-KINDS = ["nrepl"]
+KINDS = ["nrepl", "swank"]
 
 # What each dialect says for the same things.
 CODE = {
@@ -34,6 +34,21 @@ CODE = {
         "reader_eval": '#=(spit "{p}" "ran")',
         "describe": "map", "completion": ("mapc", "mapcat"),
     },
+    "sbcl": {
+        "print_and_value": '(progn (write-line "hello") (+ 40 2))',
+        "error": "(/ 1 0)", "error_type": "DIVISION-BY-ZERO", "error_message": "arithmetic error",
+        "define": "(defparameter *lispshell-test-x* 41)", "use": "(1+ *lispshell-test-x*)",
+        "wait_for": lambda p: ('(progn (write-line "waiting") '
+                               f'(loop until (probe-file "{p}") do (sleep 0.01)) :seen)'),
+        "spin": '(progn (write-line "spinning") (loop))',
+        "big": ('(let ((line (make-string 1023 :initial-element #\\x))) '
+                '(dotimes (i 10240) (write-line line)))'),
+        "mark": lambda p: (f'(with-open-file (s "{p}" :direction :output :if-exists :append '
+                           ':if-does-not-exist :create) (write-line "ran" s))'),
+        "reader_eval": ('#.(with-open-file (s "{p}" :direction :output :if-does-not-exist '
+                        ':create) (write-line "ran" s))'),
+        "describe": "mapcar", "completion": ("mapc", "mapcan"),
+    },
 }
 
 
@@ -42,11 +57,24 @@ def lisp_of(kind: str) -> str:
                         else "guile:///x").lisp
 
 
-@pytest.fixture(scope="module", params=KINDS)
-def server(request, tmp_path_factory):
-    srv = Server(request.param, tmp_path_factory.mktemp(request.param)).start()
-    yield srv
-    srv.kill()
+@pytest.fixture(scope="module")
+def servers(tmp_path_factory):
+    """`get(kind)`: that kind's server, started on first use and shared by the module."""
+    started = {}
+
+    def get(kind):
+        if kind not in started:
+            started[kind] = Server(kind, tmp_path_factory.mktemp(kind)).start()
+        return started[kind]
+
+    yield get
+    for srv in started.values():
+        srv.kill()
+
+
+@pytest.fixture(params=KINDS)
+def server(request, servers):
+    return servers(request.param)
 
 
 @pytest.fixture
@@ -141,9 +169,9 @@ def test_lookups_never_evaluate(conn, tmp_path):
             assert answer["ok"] is False, (tool, text, answer)
     assert not mark.exists(), "a look-up ran the model's text"
     described = call_tool("describe", {"symbol": code(conn, "describe")}, _ctx(conn))
-    assert described["ok"] and code(conn, "describe") in described["description"]
+    assert described["ok"] and code(conn, "describe") in described["description"].lower()
     found = call_tool("apropos", {"pattern": code(conn, "completion")[0]}, _ctx(conn))
-    assert found["ok"] and any(code(conn, "completion")[1] in s for s in found["symbols"])
+    assert found["ok"] and any(code(conn, "completion")[1] in s.lower() for s in found["symbols"])
     assert code(conn, "completion")[1] in conn.completions(code(conn, "completion")[0])
 
 
@@ -161,6 +189,19 @@ def test_eval_goes_through_the_gate(conn, tmp_path):
     assert asked and not mark.exists()
     answer = call_tool("eval", {"code": code(conn, "mark")(mark)}, _ctx(conn))
     assert answer["ok"] is True and mark.exists()
+
+
+def test_swank_debugger_is_answered_with_abort(servers):
+    session = connect_session(servers("swank").url, {})
+    try:
+        r = session.eval('(progn (write-line "before") (break "stop here ~a" 42))')
+        assert r.output == "before\n" and r.error is not None, r
+        assert "stop here 42" in r.error.message and "abort restart" in r.error.message
+        assert r.error.type == "SIMPLE-CONDITION"
+        assert session.eval("(+ 1 2)").values == ["3"], "no debugger is left waiting"
+        assert session.eval("(values 1 2 (list 3))").values == ["1", "2", "(3)"]
+    finally:
+        session.close()
 
 
 @pytest.mark.parametrize("kind", KINDS)

@@ -1,0 +1,80 @@
+;;;; lispshell's entry point in an SBCL image reached over Swank (see lispshell/lisp/swank.py).
+;;;; Loaded after sbcl-loop.lisp (never started there: only its reading, evaluating and
+;;;; condition-describing functions are used), into the same %LISPSHELL package.
+(in-package "%LISPSHELL")
+
+;;; Printed output goes to lispshell as Swank :write-string events, a line at a time (or every
+;;; 8 KiB of a long line), so the person sees it as it is printed, as on a terminal.
+(defclass swank-output (sb-gray:fundamental-character-output-stream)
+  ((pending :initform (make-string-output-stream))
+   (size :initform 0)
+   (column :initform 0)))
+
+(defun swank-send (text)
+  (funcall (find-symbol "SEND-TO-EMACS" "SWANK") (list :write-string text)))
+
+(defun swank-flush (stream)
+  (with-slots (pending size) stream
+    (when (plusp size)
+      (setf size 0)
+      (swank-send (get-output-stream-string pending)))))
+
+(defmethod sb-gray:stream-write-char ((stream swank-output) char)
+  (with-slots (pending size column) stream
+    (write-char char pending)
+    (incf size)
+    (setf column (if (char= char #\Newline) 0 (1+ column)))
+    (when (or (char= char #\Newline) (>= size 8192))
+      (swank-flush stream)))
+  char)
+
+(defmethod sb-gray:stream-write-string ((stream swank-output) string &optional (start 0) end)
+  (let ((end (or end (length string))))
+    (with-slots (pending size column) stream
+      (write-string string pending :start start :end end)
+      (incf size (- end start))
+      (let ((newline (position #\Newline string :start start :end end :from-end t)))
+        (setf column (if newline (- end newline 1) (+ column (- end start))))
+        (when (or newline (>= size 8192))
+          (swank-flush stream)))))
+  string)
+
+(defmethod sb-gray:stream-line-column ((stream swank-output))
+  (slot-value stream 'column))
+
+(defmethod sb-gray:stream-finish-output ((stream swank-output))
+  (swank-flush stream))
+
+(defmethod sb-gray:stream-force-output ((stream swank-output))
+  (swank-flush stream))
+
+(defun capped-value (value cap)
+  "VALUE printed as the REPL prints it (circle-aware), cut at CAP characters with a note:
+   one Swank message holds at most 16 MiB."
+  (let ((text (safe-string (lambda () (let ((*print-circle* t)) (prin1-to-string value))))))
+    (if (> (length text) cap)
+        (format nil "~A... [truncated: ~D more characters]"
+                (subseq text 0 cap) (- (length text) cap))
+        text)))
+
+(defun swank-eval (code package-name history value-cap)
+  "CODE's forms evaluated in PACKAGE-NAME. An error never reaches the debugger: its type,
+   message and frames are returned. (package :values value...) or
+   (package :error type message frame...)."
+  (let* ((*package* (or (find-package package-name) *package*))
+         (out (make-instance 'swank-output))
+         (empty (make-string-input-stream ""))
+         (io (make-two-way-stream empty out))
+         (*standard-input* empty) (*standard-output* out) (*error-output* out)
+         (*trace-output* out) (*terminal-io* io) (*query-io* io))
+    (let ((result
+            (catch 'abort-eval
+              (handler-bind ((serious-condition
+                               (lambda (c) (throw 'abort-eval (cons :error (describe-condition c))))))
+                (cons :values (mapcar (lambda (v) (capped-value v value-cap))
+                                      (eval-forms code history)))))))
+      (ignore-errors (finish-output out))
+      (list* (package-label *package*)
+             (if (eq (first result) :error)
+                 (list* :error (second result) (third result) (fourth result))
+                 result)))))

@@ -1,0 +1,376 @@
+"""Swank: a Common Lisp (SBCL) image reached over SLIME's Swank server (`swank://host:port`).
+
+The protocol (SLIME 2.x): each message is six hex digits giving the UTF-8 length, then an
+s-expression. We send `(:emacs-rex FORM PACKAGE THREAD ID)`; Swank evaluates FORM in a worker
+thread and answers `(:return (:ok VALUE) ID)` or `(:return (:abort CONDITION) ID)`. While it
+runs it may send `(:write-string TEXT)`, `(:debug THREAD LEVEL CONDITION RESTARTS FRAMES ...)`
+when something entered the debugger, `(:ping THREAD TAG)` (answered with `:emacs-pong`), and
+events for Emacs we have no use for. `(:emacs-interrupt THREAD)` interrupts a thread: Swank
+then opens its debugger in it.
+
+On connecting, lispshell loads its SBCL loop's functions (image/sbcl-loop.lisp, never started
+here) and image/sbcl-swank.lisp into the image's %LISPSHELL package. Every eval is then one
+`(%lispshell::swank-eval CODE PACKAGE HISTORY CAP)`: the forms are read and evaluated as by the
+child's loop, output goes out as :write-string a line at a time, and an error comes back as
+type, message and frames without entering the debugger. What does reach the debugger (a
+`break`, Ctrl-C's interrupt) is answered at once by invoking its abort restart ("Return to
+SLIME's top level"), and the condition is shown: no debugger is left waiting.
+
+If ~/.slime-secret exists, its first line is sent first, as SLIME does.
+"""
+from __future__ import annotations
+
+import re
+import select
+import time
+from pathlib import Path
+
+from lispshell.lisp.connection import ConnectError, Connection, open_socket
+from lispshell.lisp.dialects import string_literal
+from lispshell.lisp.image import code as image_code
+from lispshell.lisp.session import EvalResult, LispError, _Answer
+
+READ_SIZE = 1 << 16
+# One Swank message holds at most 2^24 - 1 bytes; a value is cut well below that (UTF-8 and
+# escapes can triple its size).
+VALUE_LIMIT = 4 * 1024 * 1024
+
+
+class _Lost(Exception):
+    """The socket closed or spoke something other than Swank."""
+
+
+class Symbol(str):
+    """A symbol or keyword in a Swank message (strings are plain `str`)."""
+
+
+def read_sexp(text: str):
+    """The s-expression Swank printed: lists, strings, integers, symbols (as Symbol)."""
+    value, pos = _read(text, 0)
+    return value
+
+
+_ATOM_END = re.compile(r"[\s()\"]")
+
+
+def _read(text: str, pos: int):
+    n = len(text)
+    while pos < n and text[pos].isspace():
+        pos += 1
+    if pos >= n:
+        raise ValueError("unexpected end of message")
+    c = text[pos]
+    if c == "(":
+        items = []
+        pos += 1
+        while True:
+            while pos < n and text[pos].isspace():
+                pos += 1
+            if pos >= n:
+                raise ValueError("unclosed list")
+            if text[pos] == ")":
+                return items, pos + 1
+            if text[pos] == "." and pos + 1 < n and text[pos + 1].isspace():
+                pos += 1        # a dotted pair: keep the tail as the last item
+                continue
+            item, pos = _read(text, pos)
+            items.append(item)
+    if c == '"':
+        out = []
+        pos += 1
+        while True:
+            j = text.find('"', pos)
+            k = text.find("\\", pos)
+            if j < 0:
+                raise ValueError("unclosed string")
+            if 0 <= k < j:
+                out.append(text[pos:k])
+                out.append(text[k + 1:k + 2])
+                pos = k + 2
+                continue
+            out.append(text[pos:j])
+            return "".join(out), j + 1
+    if c == "'":
+        return _read(text, pos + 1)
+    m = _ATOM_END.search(text, pos)
+    end = m.start() if m else n
+    atom = text[pos:end]
+    if re.fullmatch(r"[-+]?\d+", atom):
+        return int(atom), end
+    return Symbol(atom.lower()), end
+
+
+def _is(value, name: str) -> bool:
+    return isinstance(value, Symbol) and value == name
+
+
+def _nil(value) -> bool:
+    return value == [] or _is(value, "nil")
+
+
+class Session(Connection):
+    def _connect(self) -> None:
+        self._sock = open_socket(self.target, self.connect_timeout)
+        self._buf = bytearray()
+        self._current_thread: object = Symbol("t")
+        self._interrupt_at: float | None = None
+        self._running = False
+        self._next_id = 0
+        deadline = time.monotonic() + max(self.connect_timeout, 60.0)
+        try:
+            secret = self._secret()
+            if secret is not None:
+                self._send_raw(secret)
+            setup = ('(cl:progn (cl:unless (cl:and (cl:find-package "%LISPSHELL") '
+                     '(cl:find-symbol "SWANK-EVAL" "%LISPSHELL")) '
+                     f'(cl:load (cl:make-string-input-stream {string_literal(image_code("sbcl-loop.lisp"))})) '
+                     f'(cl:load (cl:make-string-input-stream {string_literal(image_code("sbcl-swank.lisp"))}))) '
+                     '(cl:funcall (cl:find-symbol "PACKAGE-LABEL" "%LISPSHELL") cl:*package*))')
+            rid = self._rex(setup, "COMMON-LISP-USER")
+            ok, value = self._wait_return(rid, deadline)
+            if not ok or not isinstance(value, str):
+                raise ConnectError(f"{self.url}: the Swank server could not load lispshell's "
+                                   f"helpers: {value}")
+            self.package = value
+        except (_Lost, TimeoutError) as exc:
+            self._drop()
+            raise ConnectError(f"{self.url} did not answer as a Swank server: "
+                               f"{exc or 'no answer'}") from None
+
+    @staticmethod
+    def _secret() -> str | None:
+        try:
+            return (Path.home() / ".slime-secret").read_text(encoding="utf-8").splitlines()[0]
+        except (OSError, IndexError, UnicodeDecodeError):
+            return None
+
+    def _drop(self) -> None:
+        sock = getattr(self, "_sock", None)
+        self._sock = None
+        self.ready = False
+        if sock is not None:
+            try:
+                sock.close()
+            except OSError:
+                pass
+
+    # -- the wire ----------------------------------------------------------------------------
+    def _send_raw(self, text: str) -> None:
+        sock = self._sock
+        if sock is None:
+            raise _Lost("not connected")
+        payload = text.encode("utf-8", errors="replace")
+        with self._send_lock:
+            try:
+                sock.sendall(b"%06x" % len(payload) + payload)
+            except OSError as exc:
+                raise _Lost(exc.strerror or str(exc)) from None
+
+    def _rex(self, form: str, package: str, thread: object = None) -> int:
+        self._next_id += 1
+        thread = self._thread_text(Symbol("t") if thread is None else thread)
+        self._send_raw(f"(:emacs-rex {form} {string_literal(package)} {thread} {self._next_id})")
+        return self._next_id
+
+    @staticmethod
+    def _thread_text(thread) -> str:
+        return str(thread) if isinstance(thread, (int, Symbol)) else "t"
+
+    def _next(self, deadline: float | None):
+        """The next message (parsed), or None once `deadline` passes. Raises _Lost."""
+        while True:
+            buf = self._buf
+            if len(buf) >= 6:
+                try:
+                    length = int(buf[:6], 16)
+                except ValueError:
+                    raise _Lost("not Swank: bad message header") from None
+                if len(buf) >= 6 + length:
+                    text = bytes(buf[6:6 + length]).decode("utf-8", errors="replace")
+                    del buf[:6 + length]
+                    try:
+                        return read_sexp(text)
+                    except ValueError as exc:
+                        raise _Lost(f"not Swank: {exc}") from None
+            sock = self._sock
+            if sock is None:
+                raise _Lost("not connected")
+            wait = None if deadline is None else max(0.0, deadline - time.monotonic())
+            try:
+                readable, _, _ = select.select([sock], [], [], wait)
+            except (OSError, ValueError) as exc:
+                raise _Lost(str(exc)) from None
+            if not readable:
+                return None
+            try:
+                data = sock.recv(READ_SIZE)
+            except OSError as exc:
+                raise _Lost(exc.strerror or str(exc)) from None
+            if not data:
+                raise _Lost("the server closed the connection")
+            buf += data
+
+    def _handle_event(self, message, answer: _Answer | None, debug: list) -> None:
+        """Events that are not the answer: output, pings, and debuggers (answered with abort)."""
+        if not isinstance(message, list) or not message:
+            return
+        head = message[0]
+        if _is(head, ":write-string") and len(message) > 1 and answer is not None:
+            answer.add(str(message[1]))
+        elif _is(head, ":ping") and len(message) >= 3:
+            self._send_raw(f"(:emacs-pong {self._thread_text(message[1])} {message[2]})")
+        elif _is(head, ":debug") and len(message) >= 6:
+            thread, level, condition, restarts, frames = message[1:6]
+            debug.append((condition, frames))
+            self._abort(thread, level, restarts)
+        elif (_is(head, ":eval") or _is(head, ":y-or-n-p") or _is(head, ":read-from-minibuffer")
+              or _is(head, ":read-string")) and len(message) >= 3:
+            # Requests meant for Emacs: refused, so the thread asking is not left waiting.
+            self._send_raw(f"(:emacs-return {self._thread_text(message[1])} {message[2]} "
+                           '(:abort "lispshell is not Emacs"))')
+
+    def _abort(self, thread, level, restarts) -> None:
+        """Leave the debugger through its abort restart (Swank's own "Return to SLIME's top
+        level" first), which ends the request that entered it."""
+        names = [str(r[0]) if isinstance(r, list) and r else "" for r in restarts or []]
+        index = next((i for i, n in enumerate(names) if n.startswith("*")), None)
+        if index is None:
+            index = next((i for i, n in enumerate(names) if n.upper() == "ABORT"), None)
+        form = ("(swank:throw-to-toplevel)" if index is None else
+                f"(swank:invoke-nth-restart-for-emacs {int(level)} {index})")
+        self._rex(form, "COMMON-LISP-USER", thread)
+
+    def _wait_return(self, rid: int, deadline: float | None, answer: _Answer | None = None,
+                     debug: list | None = None):
+        """(ok, value) of request `rid`, handling events meanwhile. Raises TimeoutError."""
+        debug = [] if debug is None else debug
+        while True:
+            m = self._next(deadline)
+            if m is None:
+                raise TimeoutError
+            if isinstance(m, list) and len(m) >= 3 and _is(m[0], ":return") and m[-1] == rid:
+                outcome = m[1] if isinstance(m[1], list) and m[1] else [Symbol(":abort")]
+                return _is(outcome[0], ":ok"), (outcome[1] if len(outcome) > 1 else None)
+            self._handle_event(m, answer, debug)
+
+    # -- eval ---------------------------------------------------------------------------------
+    def eval(self, code: str, *, timeout: float | None = None, output_cap: int | None = None,
+             on_output=None, history: bool = True, value_cap: int | None = None) -> EvalResult:
+        cap = self.output_cap if output_cap is None else output_cap
+        answer = _Answer(cap, on_output)
+        with self._lock:
+            if not self.ready:
+                return self.not_connected()
+            started = time.monotonic()
+            self.busy = True
+            self._interrupt_at = None
+            try:
+                return self._eval_locked(code, timeout, answer, history,
+                                         cap if value_cap is None else value_cap, started)
+            except _Lost as exc:
+                self._lost(str(exc))
+                return self.lost_result(answer, started, time.monotonic() - started)
+            finally:
+                self.busy = False
+                self._running = False
+                self._interrupt_at = None
+
+    def _eval_locked(self, code, timeout, answer, history, value_cap, started) -> EvalResult:
+        form = (f"(%lispshell::swank-eval {string_literal(code)} {string_literal(self.package)} "
+                f"{'t' if history else 'nil'} {max(1, min(value_cap, VALUE_LIMIT))})")
+        rid = self._rex(form, self.package or "COMMON-LISP-USER")
+        self._running = True
+        deadline = None if timeout is None else started + timeout
+        debug: list = []
+        timed_out = gave_up = False
+        while True:
+            limit = time.monotonic() + 0.25
+            if deadline is not None and not timed_out:
+                limit = min(limit, deadline)
+            if self._interrupt_at is not None:
+                limit = min(limit, self._interrupt_at + self.interrupt_grace)
+            try:
+                ok, value = self._wait_return(rid, limit, answer, debug)
+                break
+            except TimeoutError:
+                pass
+            now = time.monotonic()
+            if self._interrupt_at is not None and now >= self._interrupt_at + self.interrupt_grace:
+                gave_up, ok, value = True, False, None
+                break
+            if deadline is not None and now >= deadline and not timed_out:
+                timed_out = True
+                self._send_interrupt()
+        interrupted = self._interrupt_at is not None and not timed_out
+        error = None
+        values: list[str] = []
+        if ok and isinstance(value, list) and len(value) >= 2:
+            self.package = str(value[0])
+            if _is(value[1], ":values"):
+                values = [str(v) for v in value[2:]]
+            else:
+                error = LispError(str(value[2]) if len(value) > 2 else "error",
+                                  str(value[3]) if len(value) > 3 else "",
+                                  [str(f) for f in value[4:]])
+        elif timed_out:
+            error = LispError("timeout", f"Evaluation timed out after {timeout:g} s and was "
+                              "interrupted; the image is still running with its definitions.")
+        elif gave_up:
+            error = LispError("interrupt", "The image did not confirm the interrupt within "
+                              f"{self.interrupt_grace:g} s; the evaluation may still be running "
+                              "there (lispshell never kills an image it did not start).")
+        elif interrupted:
+            error = LispError(self.dialect.interrupt_type, "Interrupted")
+        else:
+            error = self._debugger_error(debug, value)
+        return EvalResult(output=answer.text_output(), values=[] if error else values,
+                          error=error, output_dropped=answer.dropped, timed_out=timed_out,
+                          interrupted=interrupted and not timed_out,
+                          package=self.package, elapsed=time.monotonic() - started)
+
+    @staticmethod
+    def _debugger_error(debug: list, aborted) -> LispError:
+        """What entered the debugger (now left through abort), as type, message, frames."""
+        if not debug:
+            return LispError("abort", f"Swank aborted the evaluation: {aborted}")
+        condition, frames = debug[-1]
+        text = str(condition[0]) if isinstance(condition, list) and condition else str(condition)
+        kind = str(condition[1]) if isinstance(condition, list) and len(condition) > 1 else ""
+        m = re.search(r"\[Condition of type ([^\]]+)\]", kind)
+        lines = []
+        for f in frames or []:
+            line = str(f[1]) if isinstance(f, list) and len(f) > 1 else ""
+            if "(EVAL " in line or "%LISPSHELL::" in line or len(lines) == 12:
+                break     # the rest is lispshell's and Swank's own machinery
+            lines.append(line)
+        return LispError(m[1] if m else "debugger", text + " (the debugger was left through "
+                         "its abort restart)", lines)
+
+    # -- interrupt, completions -----------------------------------------------------------------
+    def interrupt(self) -> None:
+        if self.busy and self._running:
+            self._send_interrupt()
+
+    def _send_interrupt(self) -> None:
+        if self._interrupt_at is None:
+            self._interrupt_at = time.monotonic()
+        try:
+            self._send_raw("(:emacs-interrupt t)")   # t: the connection's newest worker thread
+        except _Lost:
+            pass
+
+    def completions(self, prefix: str) -> list[str]:
+        if not self.ready or self.busy or not self._lock.acquire(blocking=False):
+            return []
+        try:
+            rid = self._rex(f"(%lispshell::completions {string_literal(prefix)})",
+                            self.package or "COMMON-LISP-USER")
+            ok, value = self._wait_return(rid, time.monotonic() + 2.0)
+            return [str(v) for v in value] if ok and isinstance(value, list) else []
+        except TimeoutError:
+            return []
+        except _Lost as exc:
+            self._lost(str(exc))
+            return []
+        finally:
+            self._lock.release()
