@@ -12,6 +12,24 @@ from test_llm_repl_pty import Shell as LLMShell, sent_messages
 PROMPT = "CL-USER>"
 
 
+class ToolbarShell(Shell):
+    """A terminal that answers prompt-toolkit's cursor-position requests (ESC [6n): only then
+    does it know the screen's height and draw the bottom toolbar (the shared Shell turns the
+    requests off, so its screens have no toolbar)."""
+
+    def __init__(self, tmp, *args, env=None, **kw):
+        super().__init__(tmp, *args, env=dict(env or {}, PROMPT_TOOLKIT_NO_CPR="0"), **kw)
+        self._answered = 0
+
+    def _read(self, timeout: float) -> bool:
+        got = super()._read(timeout)
+        asked = self.raw.count("\x1b[6n")
+        while self._answered < asked:
+            self._answered += 1
+            self.child.send("\x1b[1;1R")
+        return got
+
+
 @pytest.fixture
 def shell(tmp_path):
     shells = []
@@ -19,7 +37,7 @@ def shell(tmp_path):
     def start(*args, **kw):
         kw.setdefault("env", {})
         kw["env"].setdefault("PAGER", "less")
-        s = Shell(tmp_path, *args, **kw)
+        s = ToolbarShell(tmp_path, *args, **kw)
         shells.append(s)
         return s
 
@@ -138,3 +156,55 @@ def test_yolo_code_is_shown_before_it_runs_and_the_call_while_it_runs(llm_shell,
                 result = block
     assert result is not None and result["is_error"]
     sh.quit()
+
+
+# ---------------------------------------------------------------- help while typing
+@pytest.mark.parametrize("lisp,prompt,typed,arglist", [
+    ("sbcl", "CL-USER>", "(mapcar ", "(mapcar function list &rest more-lists) — Apply FUNCTION"),
+    ("guile", "(guile-user)>", "(map ", "(map f l"),
+    ("clojure", "user>", "(map ", "(map [f] [f coll]"),
+])
+def test_the_toolbar_shows_the_arglist_of_the_operator_at_the_cursor(shell, lisp, prompt, typed,
+                                                                      arglist):
+    sh = shell("--lisp", lisp, "--no-llm")
+    sh.expect(prompt)
+    # Typed at once, while Clojure's JVM may still be starting: the editor never waits for
+    # the image, and the hint appears when the image can answer.
+    sh.send("(let ((x 1)) " + typed if lisp != "clojure" else "(let [x 1] " + typed)
+    sh.expect(arglist, timeout=90)
+    sh.send("\x03")                           # clear the line; the shell goes on
+    sh.submit("(+ 40 2)")
+    sh.expect("42")
+
+
+def test_doc_and_apropos_keys_print_above_the_prompt(shell):
+    sh = shell("--lisp", "sbcl", "--no-llm")
+    sh.expect(PROMPT)
+    sh.send("(mapcar")
+    sh.send("\x18\x04")                       # Ctrl-X Ctrl-D
+    sh.expect("documentation of mapcar")
+    sh.expect("names a compiled function")
+    sh.send("\x03")
+    sh.send("mapc")
+    sh.send("\x18\x01")                       # Ctrl-X Ctrl-A
+    sh.expect("apropos of mapc")
+    sh.expect("MAPCAN")
+
+
+def test_a_look_up_never_waits_for_a_busy_image():
+    import threading
+
+    from lispshell.lisp.introspect import call_form
+    from lispshell.lisp.session import LispSession
+
+    with LispSession("sbcl") as session:
+        running = threading.Thread(target=session.eval, args=("(loop)",), daemon=True)
+        running.start()
+        while not session.busy:
+            running.join(0.01)
+        assert session.try_eval(call_form("sbcl", "arglist", "mapcar", "")) is None
+        session.interrupt()
+        running.join(30)
+        assert not running.is_alive()
+        answer = session.try_eval(call_form("sbcl", "arglist", "mapcar", ""))
+        assert "(mapcar function list" in answer.output

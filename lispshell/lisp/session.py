@@ -570,6 +570,26 @@ class LispSession:
         except (OSError, AttributeError):
             pass
 
+    def try_eval(self, code: str, timeout: float = 2.0, output_cap: int = 1 << 16,
+                 wait: float = 0.0):
+        """Evaluate `code` now if the Lisp is idle; None at once if it is busy with an eval or
+        starting, or after `wait` seconds if another look-up holds it: for the editor's
+        look-ups (the toolbar's arglist, doc at point), which must never wait on the image.
+        The REPL variables are left alone."""
+        if not self.ready or self.busy or self._closed or not self._lock.acquire(timeout=wait):
+            return None
+        try:
+            if self._child is None or self._closed or not self.ready:
+                return None
+            self._interrupt_at = None
+            try:
+                return self._eval_locked(code, timeout, output_cap, None, time.monotonic(), "N")
+            finally:
+                self._interrupt_at = None
+                self._answered_at = time.monotonic()
+        finally:
+            self._lock.release()
+
     # ------------------------------------------------------------------ completions
     def completions(self, prefix: str) -> list[str]:
         """Symbols from the live image that start with `prefix`; [] at once if busy/not ready."""

@@ -66,6 +66,7 @@ class Repl:
         self._flash: tuple[str, float] | None = None
         self._loop: asyncio.AbstractEventLoop | None = None
         self._start_failed: dict[str, str] = {}   # lisp -> why its background boot failed
+        self.hints = None                         # eldoc.ArglistHints, made on first use
 
     # What the LLM side reads ------------------------------------------------------------
     @property
@@ -100,6 +101,20 @@ class Repl:
 
     def flash(self, message: str, seconds: float = 3.0) -> None:
         self._flash = (message, time.monotonic() + seconds)
+
+    def redraw(self) -> None:
+        """Redraw the prompt and toolbar soon (safe from any thread)."""
+        loop = self._loop
+        if loop is None or not loop.is_running():
+            return
+
+        def invalidate() -> None:
+            from prompt_toolkit.application import get_app_or_none
+
+            app = get_app_or_none()
+            if app is not None and app.is_running:
+                app.invalidate()
+        loop.call_soon_threadsafe(invalidate)
 
     # Sessions ---------------------------------------------------------------------------
     def start_session(self, lisp: str):
@@ -286,7 +301,28 @@ class Repl:
             parts.append("LLM off")
         if self._flash and time.monotonic() < self._flash[1]:
             parts.append(self._flash[0])
-        return " " + " │ ".join(parts) + " "
+        line = " " + " │ ".join(parts) + " "
+        hint, width = self._arglist_hint()
+        if hint:
+            room = width - len(line) - 3
+            line += "│ " + (hint if len(hint) <= room else hint[:max(0, room - 1)] + "…")
+        return line
+
+    def _arglist_hint(self) -> tuple[str, int]:
+        """(the arglist of the operator at the cursor, the screen width), or ("", 0)."""
+        from prompt_toolkit.application import get_app_or_none
+
+        app = get_app_or_none()
+        if app is None or not app.is_running or self.session is None:
+            return "", 0
+        if self.hints is None:
+            from lispshell.repl.eldoc import ArglistHints
+
+            self.hints = ArglistHints(self)
+        try:
+            return self.hints.hint(app.current_buffer.document), app.output.get_size().columns
+        except Exception:       # a hint must never break the prompt
+            return "", 0
 
     # The loop ---------------------------------------------------------------------------
     async def run(self) -> int:
@@ -442,6 +478,8 @@ class Repl:
         prompt = self._prompts.get(self.lisp)
         if prompt is not None:
             prompt.lispshell_completer.invalidate()
+        if self.hints is not None:
+            self.hints.invalidate()
 
     # The LLM seam -----------------------------------------------------------------------
     def _after_prompt_started(self) -> None:

@@ -13,6 +13,9 @@ Keys (Emacs mode; prompt-toolkit's defaults for everything not listed):
                         continuation line, indent it Lisp-style
   Ctrl-R, Up            history search, history (Up filters by what is typed)
   Ctrl-X Ctrl-E         edit the input in $EDITOR
+  Ctrl-X Ctrl-D         the documentation of the symbol at the cursor (from the live image)
+  Ctrl-X Ctrl-A         apropos: the symbols whose names contain the one at the cursor
+The toolbar shows the arglist of the operator at the cursor (see eldoc.py).
 Pasted text (bracketed paste) lands in the buffer and is never submitted by its newlines.
 """
 from __future__ import annotations
@@ -162,6 +165,20 @@ def key_bindings(repl) -> KeyBindings:
         have = len(line) - len(line.lstrip(" "))
         buffer.text = document.text[:line_start] + " " * want + document.text[line_start + have:]
         buffer.cursor_position = line_start + want
+
+    @kb.add("c-x", "c-d", filter=focused)
+    def _doc(event):
+        from lispshell.repl.eldoc import look_up, operator_at, symbol_at
+
+        document = event.current_buffer.document
+        name = symbol_at(document) or operator_at(document.text_before_cursor, repl.lisp)
+        look_up(repl, "describe-name", name, "documentation")
+
+    @kb.add("c-x", "c-a", filter=focused)
+    def _apropos(event):
+        from lispshell.repl.eldoc import look_up, symbol_at
+
+        look_up(repl, "apropos*", symbol_at(event.current_buffer.document), "apropos")
 
     @kb.add("c-c", filter=focused)
     def _clear(event):

@@ -125,3 +125,13 @@
       (emit "ok" (str (str/join "\n" (take 100 found)) "\n"
                       (when (> n 100) (str "... and " (- n 100) " more\n")))))
     (catch Throwable e (emit "error" (or (.getMessage e) (str (class e)))))))
+
+(defn arglist [s nsname cur]
+  ;; For the REPL's toolbar: the var's :arglists on one line, then the first line of its doc.
+  (with-name s nsname cur
+    (fn [sym ns v]
+      (let [m (when (var? v) (meta v))]
+        (if-let [a (:arglists m)]
+          (emit "ok" (str "(" sym " " (str/join " " (map pr-str a)) ")\n"
+                          (first (str/split-lines (or (:doc m) ""))) ))
+          (emit "unknown" (str sym " has no arglists")))))))

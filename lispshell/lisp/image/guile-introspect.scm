@@ -4,7 +4,7 @@
   #:use-module (ice-9 session)
   #:use-module (ice-9 pretty-print)
   #:use-module (ice-9 textual-ports)
-  #:export (describe-name value-of-name expand apropos*))
+  #:export (describe-name value-of-name expand apropos* arglist))
 
 (define (emit status body)
   (display (string-append "@@lispshell " status " " (number->string (string-length body)) "\n"
@@ -158,3 +158,27 @@
                      (if (> n 100) (string-append "... and " (number->string (- n 100)) " more\n") "")))))
     (lambda (key . args)
       (emit "error" (object->string (cons key args))))))
+
+(define (lambda-list sym proc)
+  ;; (name required... #:optional o... #:key k... . rest), from procedure-arguments.
+  (let* ((args (procedure-arguments proc))
+         (get (lambda (key) (or (assq-ref args key) '())))
+         (rest (assq-ref args 'rest))
+         (keys (map (lambda (k) (if (pair? k) (car k) k)) (get 'keyword)))
+         (head (append (list sym) (get 'required)
+                       (if (null? (get 'optional)) '() (cons #:optional (get 'optional)))
+                       (if (null? keys) '() (cons #:key keys)))))
+    (if rest (append head rest) head)))
+
+(define (arglist s modname cur)
+  ;; For the REPL's toolbar: the procedure's lambda list, then the first line of its doc.
+  (with-name s modname cur
+    (lambda (sym mod var)
+      (let ((v (and var (variable-bound? var) (variable-ref var))))
+        (cond
+          ((macro? v) (emit "ok" (string-append "(" (symbol->string sym) " ...)\nsyntax")))
+          ((procedure? v)
+           (let ((doc (or (procedure-documentation v) "")))
+             (emit "ok" (string-append (object->string (lambda-list sym v)) "\n"
+                                       (car (string-split doc #\newline))))))
+          (else (emit "unknown" (string-append (symbol->string sym) " is not a procedure"))))))))

@@ -193,3 +193,31 @@ define, and reader tricks are refused; nothing the form names is interned."
                             symbol (and (fboundp symbol) (not (macro-function symbol)))
                             (macro-function symbol) (boundp symbol)))
                   (when (> n 100) (format s "... and ~d more~%" (- n 100)))))))))
+
+(defun first-line (text)
+  (if text (subseq text 0 (or (position #\Newline text) (length text))) ""))
+
+(defun bare-names (tree)
+  "TREE with each non-keyword symbol replaced by an uninterned one of the same name, so that
+(mapcar function list &rest sb-impl::more-lists) prints without package prefixes."
+  (cond ((or (null tree) (keywordp tree)) tree)
+        ((symbolp tree) (make-symbol (symbol-name tree)))
+        ((consp tree) (cons (bare-names (car tree)) (bare-names (cdr tree))))
+        (t tree)))
+
+(defun arglist (name package-name)
+  "For the REPL's toolbar: (operator . lambda list) on one line, then the first line of its
+documentation; 'unknown' when NAME names no function, macro or special operator."
+  (with-name (symbol name package-name)
+    (let* ((f (or (macro-function symbol) (and (fboundp symbol) (fdefinition symbol))))
+           (lambda-list (cond ((typep f 'generic-function)
+                               (sb-mop:generic-function-lambda-list f))
+                              (f (sb-kernel:%fun-lambda-list f))
+                              (t :none))))
+      (if (eq lambda-list :none)
+          (emit "unknown" (format nil "~a is not a function" name))
+          (emit "ok" (format nil "~a~%~a"
+                             (let ((*print-case* :downcase) (*print-length* 20) (*print-level* 3)
+                                   (*print-pretty* nil) (*print-gensym* nil))
+                               (prin1-to-string (bare-names (cons symbol lambda-list))))
+                             (first-line (documentation symbol 'function))))))))
