@@ -18,7 +18,7 @@ from lispshell.lisp.connection import ConnectError, connect_session, parse_targe
 from lispshell.tools.gate import Decision, EvalGate
 from lispshell.tools.registry import ToolContext, call_tool
 
-KINDS = ["nrepl", "swank"]
+KINDS = ["nrepl", "swank", "guile", "guile-socket"]
 
 # What each dialect says for the same things.
 CODE = {
@@ -48,6 +48,19 @@ CODE = {
         "reader_eval": ('#.(with-open-file (s "{p}" :direction :output :if-does-not-exist '
                         ':create) (write-line "ran" s))'),
         "describe": "mapcar", "completion": ("mapc", "mapcan"),
+    },
+    "guile": {
+        "print_and_value": '(begin (display "hello") (newline) (+ 40 2))',
+        "error": "(car 1)", "error_type": "wrong-type-arg", "error_message": "Wrong type",
+        "define": "(define lispshell-test-x 41)", "use": "(1+ lispshell-test-x)",
+        "wait_for": lambda p: ('(begin (display "waiting") (newline) (let loop () (unless '
+                               f'(file-exists? "{p}") (usleep 10000) (loop))) (quote seen))'),
+        "spin": '(begin (display "spinning") (newline) (let loop () (loop)))',
+        "big": ('(let ((line (make-string 1023 #\\x))) (do ((i 0 (+ i 1))) ((= i 10240)) '
+                '(display line) (newline)))'),
+        "mark": lambda p: f'(call-with-output-file "{p}" (lambda (port) (display "ran" port)))',
+        "reader_eval": '#.(call-with-output-file "{p}" (lambda (port) (display "ran" port)))',
+        "describe": "map", "completion": ("string-ap", "string-append"),
     },
 }
 

@@ -78,7 +78,7 @@ def test_interrupt_keeps_the_image_and_its_definitions(lisp, kind):
     r = lisp.eval(c[kind])
     timer.join()
     assert r.interrupted and not r.timed_out and not r.restarted, r
-    assert r.error is not None and r.error.type == lisp.dialect.INTERRUPT_TYPE
+    assert r.error is not None and r.error.type == lisp.dialect.interrupt_type
     assert lisp.pid == pid                       # the same image...
     assert lisp.eval(c["call"]).values == ["49"]  # ...with its definitions
 

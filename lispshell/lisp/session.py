@@ -762,8 +762,8 @@ def _read_some(fd: int, poller, deadline: float | None) -> bytes | None:
             except BlockingIOError:
                 continue
             except OSError as exc:
-                if exc.errno == errno.EIO:  # Linux: the other side of the pty is closed
-                    return b""
+                if exc.errno in (errno.EIO, errno.ECONNRESET):  # the pty's (or socket's) other
+                    return b""                                     # side is gone
                 raise
         if deadline is not None and time.monotonic() >= deadline:
             return None

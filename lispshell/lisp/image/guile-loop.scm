@@ -1,13 +1,22 @@
 ;;; lispshell's read-eval-print loop for Guile: a procedure of the session's nonce, typed into a
-;;; fresh `guile -q` once and applied to it (see lispshell/lisp/guile.py, and the frame format in
-;;; lispshell/lisp/session.py). Everything is local: nothing is added to (guile-user).
-(lambda (nonce)
+;;; fresh `guile -q` once and applied to it (see lispshell/lisp/dialects.py, and the frame format
+;;; in lispshell/lisp/session.py). Everything is local: nothing is added to (guile-user).
+;;; With SERVER-TOKEN it runs in a client of the person's REPL server instead (`guile --listen`,
+;;; lispshell/lisp/guile_server.py): their process is not ours, so no SIGINT handler is installed
+;;; and leaving ends only this client, never the process. Ctrl-C then comes from a second client,
+;;; which calls the procedure registered under SERVER-TOKEN in the (lispshell server) module.
+(lambda* (nonce #:optional server-token)
   (let* ((marker (string-append (string (integer->char 30)) nonce))
          (in (current-input-port))
          (out (current-output-port))
          (read-line (@ (ice-9 rdelim) read-line))
          (get-string-n (@ (ice-9 textual-ports) get-string-n))
-         (evaluating #f))
+         (evaluating #f)
+         (me (current-thread)))
+    (define (leave status)
+      ;; The end of input, a Q request or (exit): a child ends; a server client quits its REPL,
+      ;; which closes the connection and leaves the person's process running.
+      (if server-token (throw 'quit status) (primitive-exit status)))
     (define (seg tag)
       (display marker out)
       (write-char tag out))
@@ -101,7 +110,7 @@
                  ;; (exit n): the Lisp exits with the code's status, as `guile < file` does
                  (let ((args ((@ (ice-9 exceptions) exception-args) exn)))
                    (force-output out)
-                   (primitive-exit (match-exit-status args))))
+                   (leave (match-exit-status args))))
                (abort-to-prompt tag (describe exn (make-stack #t))))
              (lambda ()
                (let ((empty (open-input-string "")))
@@ -142,7 +151,7 @@
       ;; (the newline after the bootstrap) are skipped; end of input ends Guile.
       (let loop ()
         (let ((line (read-line in)))
-          (cond ((eof-object? line) (primitive-exit 0))
+          (cond ((eof-object? line) (leave 0))
                 ((string-null? line) (loop))
                 (else
                  (let* ((space (string-index line #\space))
@@ -155,7 +164,16 @@
     ;; Guile leaves a tty's stdout unbuffered: one write(2) per display. Line buffering still
     ;; streams output line by line, and sends each answer (one line) in one write.
     (setvbuf out 'line)
-    (sigaction SIGINT (lambda (sig) (when evaluating (throw 'lispshell-interrupt))))
+    (if server-token
+        (let ((m (resolve-module '(lispshell server) #:ensure #t)))
+          (unless (module-variable m 'interrupters)
+            (module-define! m 'interrupters (make-hash-table)))
+          (hash-set! (module-ref m 'interrupters) server-token
+                     (lambda ()
+                       (when evaluating
+                         (system-async-mark
+                          (lambda () (when evaluating (throw 'lispshell-interrupt))) me)))))
+        (sigaction SIGINT (lambda (sig) (when evaluating (throw 'lispshell-interrupt)))))
     (set-current-module (resolve-module '(guile-user)))
     (let ((id "0"))
       ;; Each answer ends with the module and the id of its request, so a stray answer can
@@ -171,8 +189,10 @@
               (case (car req)
                 ((#\E #\N) (answer-eval (cadr req)))   ; no REPL history variables here
                 ((#\C) (answer-completions (cadr req)))
-                ((#\Q) (primitive-exit 0)))))
+                ((#\Q) (leave 0)))))
           (lambda (key . args)
+            (when (and server-token (eq? key 'quit))
+              (apply throw key args))
             (unless (eq? key 'lispshell-interrupt)
               (false-if-exception
                (begin (seg #\E) (display "lispshell-protocol-error" out)
