@@ -142,12 +142,14 @@ def test_interrupt_leaves_the_image_alive(conn):
         r=conn.eval(code(conn, "spin"), on_output=on_output)))
     worker.start()
     assert seen.wait(120), "the spinning eval never started"
+    assert conn.try_eval(code(conn, "use")) is None, "the editor's look-ups never wait"
     conn.interrupt()
     worker.join(120)
     assert not worker.is_alive()
     assert result["r"].interrupted, result["r"]
     r = conn.eval(code(conn, "use"))
     assert r.values == ["42"], "the image lives on with its definitions"
+    assert conn.try_eval(code(conn, "use")).values == ["42"]
 
 
 def test_ten_mib_print_streams_in_bounded_memory(conn):

@@ -24,8 +24,10 @@ import threading
 from dataclasses import dataclass
 from pathlib import Path
 
+import time
+
 from lispshell.lisp.dialects import get_dialect
-from lispshell.lisp.session import EvalResult, LispError, LispStartError
+from lispshell.lisp.session import EvalResult, LispError, LispStartError, _Answer
 
 
 @dataclass(frozen=True)
@@ -46,6 +48,10 @@ TRANSPORTS = {t.scheme: t for t in (
 
 # Port files that tools write next to a project: nREPL's is the one with a convention.
 PORT_FILES = ((".nrepl-port", "nrepl"),)
+
+
+class Lost(Exception):
+    """The connection broke, or the peer spoke something other than its protocol."""
 
 
 class ConnectError(LispStartError):
@@ -169,6 +175,7 @@ class Connection:
         self._lock = threading.Lock()          # one exchange at a time
         self._send_lock = threading.Lock()     # interrupts are sent from other threads
         self._closed = False
+        self._interrupt_at: float | None = None
 
     # -- lifecycle ------------------------------------------------------------------------
     @property
@@ -222,9 +229,56 @@ class Connection:
             "not-connected", f"Not connected to {self.url}{why}; ,reconnect to connect again."),
             package=self.package)
 
+    # -- eval -------------------------------------------------------------------------------------
+    def eval(self, code: str, *, timeout: float | None = None, output_cap: int | None = None,
+             on_output=None, history: bool = True, value_cap: int | None = None) -> EvalResult:
+        """As `LispSession.eval`: one eval at a time; a lost connection is an error result."""
+        with self._lock:
+            return self._eval_holding_lock(code, timeout, output_cap, on_output, history,
+                                           value_cap, busy=True)
+
+    def try_eval(self, code: str, timeout: float = 2.0, output_cap: int = 1 << 16,
+                 wait: float = 0.0):
+        """As `LispSession.try_eval`: None at once (or after `wait`) if the image is busy."""
+        if not self.ready or self.busy or not self._lock.acquire(timeout=wait):
+            return None
+        try:
+            if not self.ready:
+                return None
+            return self._eval_holding_lock(code, timeout, output_cap, None, False, None,
+                                           busy=False)
+        finally:
+            self._lock.release()
+
+    def _eval_holding_lock(self, code, timeout, output_cap, on_output, history, value_cap,
+                           busy: bool) -> EvalResult:
+        cap = self.output_cap if output_cap is None else output_cap
+        answer = _Answer(cap, on_output)
+        if not self.ready:
+            return self.not_connected()
+        started = time.monotonic()
+        self.busy = busy            # only the person's and the model's evals can be interrupted
+        self._interrupt_at = None
+        try:
+            return self._eval_locked(code, timeout, answer, history,
+                                     cap if value_cap is None else value_cap, started)
+        except Lost as exc:
+            self._lost(str(exc))
+            return self.lost_result(answer, started, time.monotonic() - started)
+        finally:
+            self.busy = False
+            self._interrupt_at = None
+            self._eval_ended()
+
     # -- what each transport provides -------------------------------------------------------
     def _connect(self) -> None:
         raise NotImplementedError
+
+    def _eval_locked(self, code, timeout, answer, history, value_cap, started) -> EvalResult:
+        raise NotImplementedError
+
+    def _eval_ended(self) -> None:
+        """Forget the eval that just ended (its id, its thread)."""
 
     def _drop(self) -> None:
         """Close the socket(s); called with the lock held. Must not raise."""

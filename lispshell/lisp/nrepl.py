@@ -22,17 +22,13 @@ import select
 import time
 
 from lispshell.lisp.bencode import DecodeError, Decoder, encode
-from lispshell.lisp.connection import ConnectError, Connection, open_socket
+from lispshell.lisp.connection import ConnectError, Connection, Lost, open_socket
 from lispshell.lisp.dialects import string_literal
 from lispshell.lisp.image import code as image_code
-from lispshell.lisp.session import EvalResult, LispError, _Answer
+from lispshell.lisp.session import EvalResult, LispError
 
 READ_SIZE = 1 << 16
 CAUGHT = "lispshell.nrepl/caught"
-
-
-class _Lost(Exception):
-    """The socket closed or spoke something other than bencode."""
 
 
 class Session(Connection):
@@ -58,7 +54,7 @@ class Session(Connection):
                 raise ConnectError(f"{self.url}: the nREPL server could not load lispshell's "
                                    "helper namespace")
             self.package = values[-1].strip('"') or "user"
-        except (_Lost, TimeoutError) as exc:
+        except (Lost, TimeoutError) as exc:
             self._drop()
             raise ConnectError(f"{self.url} did not answer as an nREPL server: "
                                f"{exc or 'no answer'}") from None
@@ -68,7 +64,7 @@ class Session(Connection):
         for m in self._replies(rid, deadline):
             if "new-session" in m:
                 return m["new-session"]
-        raise _Lost("clone gave no session")
+        raise Lost("clone gave no session")
 
     def _drop(self) -> None:
         sock = getattr(self, "_sock", None)
@@ -87,7 +83,7 @@ class Session(Connection):
             for sid in (self._sid, self._quiet):
                 try:
                     self._send({"op": "close", "session": sid, "id": secrets.token_hex(6)})
-                except _Lost:
+                except Lost:
                     break
         super().close()
 
@@ -95,13 +91,13 @@ class Session(Connection):
     def _send(self, message: dict) -> None:
         sock = self._sock
         if sock is None:
-            raise _Lost("not connected")
+            raise Lost("not connected")
         data = encode(message)
         with self._send_lock:
             try:
                 sock.sendall(data)
             except OSError as exc:
-                raise _Lost(exc.strerror or str(exc)) from None
+                raise Lost(exc.strerror or str(exc)) from None
 
     def _send_new(self, message: dict) -> str:
         rid = secrets.token_hex(8)
@@ -109,28 +105,28 @@ class Session(Connection):
         return rid
 
     def _next(self, deadline: float | None) -> dict | None:
-        """The next message, or None once `deadline` passes. Raises _Lost."""
+        """The next message, or None once `deadline` passes. Raises Lost."""
         while not self._inbox:
             sock = self._sock
             if sock is None:
-                raise _Lost("not connected")
+                raise Lost("not connected")
             wait = None if deadline is None else max(0.0, deadline - time.monotonic())
             try:
                 readable, _, _ = select.select([sock], [], [], wait)
             except (OSError, ValueError) as exc:
-                raise _Lost(str(exc)) from None
+                raise Lost(str(exc)) from None
             if not readable:
                 return None
             try:
                 data = sock.recv(READ_SIZE)
             except OSError as exc:
-                raise _Lost(exc.strerror or str(exc)) from None
+                raise Lost(exc.strerror or str(exc)) from None
             if not data:
-                raise _Lost("the server closed the connection")
+                raise Lost("the server closed the connection")
             try:
                 self._inbox.extend(self._decoder.feed(data))
             except DecodeError as exc:
-                raise _Lost(f"not nREPL: {exc}") from None
+                raise Lost(f"not nREPL: {exc}") from None
         return self._inbox.pop(0)
 
     def _replies(self, rid: str, deadline: float | None):
@@ -147,28 +143,8 @@ class Session(Connection):
                 return
 
     # -- eval ---------------------------------------------------------------------------------
-    def eval(self, code: str, *, timeout: float | None = None, output_cap: int | None = None,
-             on_output=None, history: bool = True, value_cap: int | None = None) -> EvalResult:
-        """As `LispSession.eval`. history=False evaluates in the quiet session, in the
-        person's current namespace."""
-        cap = self.output_cap if output_cap is None else output_cap
-        answer = _Answer(cap, on_output)
-        with self._lock:
-            if not self.ready:
-                return self.not_connected()
-            started = time.monotonic()
-            self.busy = True
-            self._interrupt_at = None
-            try:
-                return self._eval_locked(code, timeout, answer, history,
-                                         cap if value_cap is None else value_cap, started)
-            except _Lost as exc:
-                self._lost(str(exc))
-                return self.lost_result(answer, started, time.monotonic() - started)
-            finally:
-                self.busy = False
-                self._current = None
-                self._interrupt_at = None
+    def _eval_ended(self) -> None:
+        self._current = None
 
     def _eval_locked(self, code, timeout, answer, history, value_cap, started) -> EvalResult:
         sid = self._sid if history else self._quiet
@@ -273,7 +249,7 @@ class Session(Connection):
         try:
             self._send({"op": "interrupt", "session": current[0], "interrupt-id": current[1],
                         "id": secrets.token_hex(6)})
-        except _Lost:
+        except Lost:
             pass   # the eval's own read notices
 
     def completions(self, prefix: str) -> list[str]:
@@ -290,7 +266,7 @@ class Session(Connection):
             return names
         except TimeoutError:
             return []
-        except _Lost as exc:
+        except Lost as exc:
             self._lost(str(exc))
             return []
         finally:

@@ -25,7 +25,7 @@ import select
 import time
 from pathlib import Path
 
-from lispshell.lisp.connection import ConnectError, Connection, open_socket
+from lispshell.lisp.connection import ConnectError, Connection, Lost, open_socket
 from lispshell.lisp.dialects import string_literal
 from lispshell.lisp.image import code as image_code
 from lispshell.lisp.session import EvalResult, LispError, _Answer
@@ -34,10 +34,6 @@ READ_SIZE = 1 << 16
 # One Swank message holds at most 2^24 - 1 bytes; a value is cut well below that (UTF-8 and
 # escapes can triple its size).
 VALUE_LIMIT = 4 * 1024 * 1024
-
-
-class _Lost(Exception):
-    """The socket closed or spoke something other than Swank."""
 
 
 class Symbol(str):
@@ -132,7 +128,7 @@ class Session(Connection):
                 raise ConnectError(f"{self.url}: the Swank server could not load lispshell's "
                                    f"helpers: {value}")
             self.package = value
-        except (_Lost, TimeoutError) as exc:
+        except (Lost, TimeoutError) as exc:
             self._drop()
             raise ConnectError(f"{self.url} did not answer as a Swank server: "
                                f"{exc or 'no answer'}") from None
@@ -158,13 +154,13 @@ class Session(Connection):
     def _send_raw(self, text: str) -> None:
         sock = self._sock
         if sock is None:
-            raise _Lost("not connected")
+            raise Lost("not connected")
         payload = text.encode("utf-8", errors="replace")
         with self._send_lock:
             try:
                 sock.sendall(b"%06x" % len(payload) + payload)
             except OSError as exc:
-                raise _Lost(exc.strerror or str(exc)) from None
+                raise Lost(exc.strerror or str(exc)) from None
 
     def _rex(self, form: str, package: str, thread: object = None) -> int:
         self._next_id += 1
@@ -177,37 +173,37 @@ class Session(Connection):
         return str(thread) if isinstance(thread, (int, Symbol)) else "t"
 
     def _next(self, deadline: float | None):
-        """The next message (parsed), or None once `deadline` passes. Raises _Lost."""
+        """The next message (parsed), or None once `deadline` passes. Raises Lost."""
         while True:
             buf = self._buf
             if len(buf) >= 6:
                 try:
                     length = int(buf[:6], 16)
                 except ValueError:
-                    raise _Lost("not Swank: bad message header") from None
+                    raise Lost("not Swank: bad message header") from None
                 if len(buf) >= 6 + length:
                     text = bytes(buf[6:6 + length]).decode("utf-8", errors="replace")
                     del buf[:6 + length]
                     try:
                         return read_sexp(text)
                     except ValueError as exc:
-                        raise _Lost(f"not Swank: {exc}") from None
+                        raise Lost(f"not Swank: {exc}") from None
             sock = self._sock
             if sock is None:
-                raise _Lost("not connected")
+                raise Lost("not connected")
             wait = None if deadline is None else max(0.0, deadline - time.monotonic())
             try:
                 readable, _, _ = select.select([sock], [], [], wait)
             except (OSError, ValueError) as exc:
-                raise _Lost(str(exc)) from None
+                raise Lost(str(exc)) from None
             if not readable:
                 return None
             try:
                 data = sock.recv(READ_SIZE)
             except OSError as exc:
-                raise _Lost(exc.strerror or str(exc)) from None
+                raise Lost(exc.strerror or str(exc)) from None
             if not data:
-                raise _Lost("the server closed the connection")
+                raise Lost("the server closed the connection")
             buf += data
 
     def _handle_event(self, message, answer: _Answer | None, debug: list) -> None:
@@ -254,26 +250,8 @@ class Session(Connection):
             self._handle_event(m, answer, debug)
 
     # -- eval ---------------------------------------------------------------------------------
-    def eval(self, code: str, *, timeout: float | None = None, output_cap: int | None = None,
-             on_output=None, history: bool = True, value_cap: int | None = None) -> EvalResult:
-        cap = self.output_cap if output_cap is None else output_cap
-        answer = _Answer(cap, on_output)
-        with self._lock:
-            if not self.ready:
-                return self.not_connected()
-            started = time.monotonic()
-            self.busy = True
-            self._interrupt_at = None
-            try:
-                return self._eval_locked(code, timeout, answer, history,
-                                         cap if value_cap is None else value_cap, started)
-            except _Lost as exc:
-                self._lost(str(exc))
-                return self.lost_result(answer, started, time.monotonic() - started)
-            finally:
-                self.busy = False
-                self._running = False
-                self._interrupt_at = None
+    def _eval_ended(self) -> None:
+        self._running = False
 
     def _eval_locked(self, code, timeout, answer, history, value_cap, started) -> EvalResult:
         form = (f"(%lispshell::swank-eval {string_literal(code)} {string_literal(self.package)} "
@@ -356,7 +334,7 @@ class Session(Connection):
             self._interrupt_at = time.monotonic()
         try:
             self._send_raw("(:emacs-interrupt t)")   # t: the connection's newest worker thread
-        except _Lost:
+        except Lost:
             pass
 
     def completions(self, prefix: str) -> list[str]:
@@ -369,7 +347,7 @@ class Session(Connection):
             return [str(v) for v in value] if ok and isinstance(value, list) else []
         except TimeoutError:
             return []
-        except _Lost as exc:
+        except Lost as exc:
             self._lost(str(exc))
             return []
         finally:
