@@ -11,7 +11,13 @@
         stopped-trace (atom nil)
         lock (Object.)
         none (Object.)
-        seg (fn [^java.io.Writer w tag] (.write w ^String marker) (.write w (int tag)))
+        ;; An answer's segments are gathered here and written with one call when it is
+        ;; complete: a thread the person left running may print into the same writer (futures
+        ;; convey *out*), and Writer.write is atomic only call by call. Its text then lands
+        ;; before or after the frame, as output, never inside a value.
+        frame (StringBuilder.)
+        seg (fn [tag text] (.append frame ^String marker) (.append frame (char tag))
+              (.append frame (str text)))
         frame-lines (fn [elements]
                       (->> elements
                            (map (fn [^StackTraceElement e]
@@ -41,13 +47,12 @@
                                         (when history (set! *3 *2) (set! *2 *1) (set! *1 v))
                                         (recur v)))))]
                           (when-not (identical? v none)
-                            (seg w \V)
                             ;; Bounded as the standard tools bound it: an infinite lazy seq
                             ;; ends in "...", a self-referencing atom at a depth, within a
                             ;; second, instead of printing forever.
-                            (binding [*print-length* (or *print-length* 100000)
-                                      *print-level* (or *print-level* 500)]
-                              (pr v)))
+                            (seg \V (binding [*print-length* (or *print-length* 100000)
+                                                 *print-level* (or *print-level* 500)]
+                                         (pr-str v))))
                           (locking lock (reset! running nil))
                           nil)
                         (catch Throwable t
@@ -72,13 +77,13 @@
         answer-eval (fn [code history]
                       (when-let [r (run-job code history)]
                         (when (instance? ThreadDeath r)
+                          (.setLength frame 0)            ; it may hold half a value
                           (vreset! writer (new-writer)))  ; the old one may be mid-write
                         (let [[etype msg frames] (try (describe r)
-                                                      (catch Throwable e ["error" (str r) []]))
-                              ^java.io.Writer w @writer]
-                          (seg w \E) (.write w (str etype))
-                          (seg w \M) (.write w (str msg))
-                          (doseq [f frames] (seg w \B) (.write w (str f))))))
+                                                      (catch Throwable e ["error" (str r) []]))]
+                          (seg \E etype)
+                          (seg \M msg)
+                          (doseq [f frames] (seg \B f)))))
         completions (fn [^String prefix]
                       (let [ns *ns*
                             slash (.indexOf prefix "/")
@@ -121,9 +126,11 @@
       ;; never be taken for the next one.
       (loop []
         (try
+          (seg \P (ns-name *ns*))
+          (seg \D (str @id "\n"))
           (let [^java.io.Writer w @writer]
-            (seg w \P) (.write w (str (ns-name *ns*)))
-            (seg w \D) (.write w (str @id "\n"))
+            (.write w (.toString frame))
+            (.setLength frame 0)
             (.flush w))
           (let [[kind text request-id] (read-request)]
             (vreset! id request-id)
@@ -131,12 +138,11 @@
               \E (answer-eval text true)
               \N (answer-eval text false)   ; N: an eval that leaves *1 *2 *3 *e alone
               \C (doseq [c (try (completions text) (catch Throwable _ nil))]
-                   (let [^java.io.Writer w @writer] (seg w \V) (.write w (str c))))
+                   (seg \V c))
               \Q (System/exit 0)))
           (catch Throwable t
             (try
-              (let [^java.io.Writer w @writer]
-                (seg w \E) (.write w "lispshell-protocol-error")
-                (seg w \M) (.write w (str t)))
+              (seg \E "lispshell-protocol-error")
+              (seg \M t)
               (catch Throwable _ nil))))
         (recur)))))
