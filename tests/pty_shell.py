@@ -20,8 +20,12 @@ ENTER, META_ENTER, CTRL_C, CTRL_D, UP = "\r", "\x1b\r", "\x03", "\x04", "\x1b[A"
 class Shell:
     """A lispshell under a pty, with expectations over escape-free text, in order."""
 
-    def __init__(self, tmp: Path, *args: str, env: dict | None = None):
-        full_env = dict(os.environ, TERM="xterm-256color", PROMPT_TOOLKIT_NO_CPR="1",
+    def __init__(self, tmp: Path, *args: str, env: dict | None = None, cpr: bool = False):
+        """`cpr`: answer the terminal's cursor position requests, as a real terminal does;
+        prompt-toolkit draws the bottom toolbar only when it knows where the cursor is."""
+        self.cpr = cpr
+        full_env = dict(os.environ, TERM="xterm-256color",
+                        PROMPT_TOOLKIT_NO_CPR="0" if cpr else "1",
                         NO_COLOR="1", EDITOR="true",
                         LISPSHELL_STATE_DIR=str(tmp / "state"),
                         LISPSHELL_CONFIG_DIR=str(tmp / "config"))
@@ -52,7 +56,11 @@ class Shell:
 
     def _read(self, timeout: float) -> bool:
         try:
-            self.raw += self.child.read_nonblocking(65536, timeout=timeout)
+            got = self.child.read_nonblocking(65536, timeout=timeout)
+            if self.cpr:
+                for _ in range(got.count("\x1b[6n")):
+                    self.child.send("\x1b[1;1R")     # row 1: the whole screen is below
+            self.raw += got
             return True
         except (pexpect.TIMEOUT, pexpect.EOF):
             return False

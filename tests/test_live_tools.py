@@ -185,7 +185,8 @@ def test_eval_is_gated_refused_edited_and_capped(sessions, tmp_path):
 
     edit = Gate(lambda c: Decision(True, "(+ 1 2)", edited=True))
     result = call_tool("eval", {"code": code}, ctx_for(session, EvalGate("ask", edit)))
-    assert result["values"] == ["3"] and "(+ 1 2)" in result["edited"] and not target.exists()
+    assert result["values"] == ["3"] and result["ran"] == "(+ 1 2)" and not target.exists()
+    assert "edited" in result["edited"]
 
     ctx = ctx_for(session, EvalGate("yolo"))
     ctx.eval_timeout = 1.0

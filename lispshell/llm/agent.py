@@ -218,6 +218,7 @@ class Agent:
         self._too_long = ""  # the error line kept while a too-long prompt is trimmed and retried
         self.turns: list[Usage] = []
         self.total = Usage()
+        self._stop = False  # the person ended the turn at a question (Ctrl-C at the gate)
 
     # --------------------------------------------------------------- request parts
     @property
@@ -267,6 +268,7 @@ class Agent:
         if client is None:
             self.display.error(NO_KEY_MESSAGE)
             return
+        self._stop = False
         start = self.conv.checkpoint()
         self.conv.add_user_text(text)
         self._fit_context()
@@ -305,6 +307,10 @@ class Agent:
                         self.conv.add_user_text(note)
                     return
                 await self._run_tools(uses, note)
+                if self._stop:
+                    self.display.notice("Turn stopped: the model was told you declined; ask "
+                                        "again to go on.")
+                    return
             self.display.notice(f"Stopped after {self.settings.max_tool_rounds} tool rounds "
                                 f"([llm] max_tool_rounds). Ask again to let it continue.")
         finally:
@@ -375,6 +381,9 @@ class Agent:
                 if use in evals:
                     self.ctx.extra["eval_index"] = evals.index(use) + 1
                     self.ctx.extra["eval_total"] = len(evals)
+                if self._stop:    # the person stopped the turn at an earlier call's question
+                    results.append((use["id"], "Not run: the person stopped this turn.", True))
+                    continue
                 self.display.tool_start(use["name"], use["input"],
                                         asks=use in evals and self.gate_mode == "ask")
                 result = await asyncio.to_thread(call_tool, use["name"], use["input"], self.ctx)
@@ -390,6 +399,11 @@ class Agent:
             self.conv.add_tool_results(results)
             raise
         self.conv.add_tool_results(results, note)
+
+    def stop_turn(self) -> None:
+        """End the turn once the running tool call returns: its result and the other calls'
+        (not run) are recorded, and no further request is sent. From any thread."""
+        self._stop = True
 
     def _interrupt_lisp(self) -> None:
         try:

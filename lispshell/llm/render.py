@@ -37,6 +37,7 @@ def _one_line(text: str, width: int) -> str:
 def summarize(name: str, args: dict, result: dict, width: int = 60) -> tuple[str, str, bool]:
     """(call, outcome, ok) for the compact line: `eval (+ 5 7)` / `12`."""
     main = next((v for k, v in args.items() if isinstance(v, str)), "") if args else ""
+    main = result.get("ran") or main      # the person edited the model's code: show theirs
     call = f"{name} {_one_line(main, width)}".rstrip()
     ok = bool(result.get("ok"))
     if not ok:

@@ -7,6 +7,7 @@ The `Repl` object is what the LLM side integrates against. What it may rely on:
                       could not be started
   repl.lisp           the current Lisp's name: "sbcl" | "guile" | "clojure"
   repl.dialect        its syntax dialect: "cl" | "scheme" | "clojure"
+  repl.package        the current package / module / namespace, as the prompt shows it
   repl.console        the rich Console everything is printed with
   repl.config         the effective configuration (dict)
   repl.options        the parsed command-line flags (.yolo, .model, .continue_, .no_llm, .lisp)
@@ -266,10 +267,13 @@ class Repl:
             self._prompts[self.lisp] = make_prompt_session(self, self.lisp)
         return self._prompts[self.lisp]
 
+    @property
+    def package(self) -> str:
+        """The current package, module or namespace (the starting one while the Lisp boots)."""
+        return getattr(self.session, "package", "") or _starting_package(self.lisp)
+
     def prompt_message(self):
-        session = self.session
-        package = getattr(session, "package", "") or _starting_package(self.lisp)
-        return [("bold ansigreen", package), ("", "> ")]
+        return [("bold ansigreen", self.package), ("", "> ")]
 
     def toolbar(self):
         session = self.session
@@ -288,17 +292,10 @@ class Repl:
             state = "stopped (restarts on the next eval)"
         else:
             state = "ready"
-        parts = [self.key, (getattr(session, "package", "") or _starting_package(self.lisp))
-                 if session else "-", state]
-        if self.llm is not None and not self._llm_failed:
-            try:
-                extra = self.llm.toolbar()
-            except Exception:
-                extra = ""
-            if extra:
-                parts.append(str(extra))
-        elif getattr(self.options, "no_llm", False):
-            parts.append("LLM off")
+        parts = [self.key, self.package if session else "-", state]
+        llm = self._llm_toolbar()
+        if llm:
+            parts.append(llm)
         if self._flash and time.monotonic() < self._flash[1]:
             parts.append(self._flash[0])
         line = " " + " │ ".join(parts) + " "
@@ -324,9 +321,24 @@ class Repl:
         except Exception:       # a hint must never break the prompt
             return "", 0
 
+    def _llm_toolbar(self) -> str:
+        from lispshell.repl.llm_hook import gate_label, initial_gate_mode
+
+        if getattr(self.options, "no_llm", False):
+            return "LLM off"
+        if self._llm_failed:
+            return "LLM failed to load"
+        if self.llm is None:      # still loading: the mode is known already
+            return gate_label(initial_gate_mode(self.config, self.options))
+        try:
+            return str(self.llm.toolbar() or "")
+        except Exception:
+            return ""
+
     # The loop ---------------------------------------------------------------------------
     async def run(self) -> int:
         self._loop = asyncio.get_running_loop()
+        self._say_yolo()
         connect = getattr(self.options, "connect", None)
         if connect is not None:
             await self.connect(connect, first=True)   # failed: evals say so; nothing starts
@@ -491,6 +503,20 @@ class Repl:
     def _load_llm_soon(self) -> None:
         if self._llm_future is None and not getattr(self.options, "no_llm", False):
             self._llm_future = asyncio.get_running_loop().run_in_executor(None, self._make_llm)
+            self._llm_future.add_done_callback(self._llm_loaded)
+
+    def _say_yolo(self) -> None:
+        """Before the first prompt, not when the LLM side has loaded seconds later."""
+        from lispshell.repl.llm_hook import YOLO_AT_START, initial_gate_mode
+
+        if not getattr(self.options, "no_llm", False) and \
+                initial_gate_mode(self.config, self.options) == "yolo":
+            self.renderer.print(Text("; " + YOLO_AT_START, style="bold yellow"))
+
+    def _llm_loaded(self, future: asyncio.Future) -> None:
+        """The LLM side exists: the toolbar and the commands use it from now on."""
+        if not future.cancelled() and future.exception() is None:
+            self.llm = future.result()
 
     def _make_llm(self):
         from lispshell.repl.llm_hook import make_llm
@@ -509,6 +535,12 @@ class Repl:
             self.renderer.notice(f"The LLM side failed to load: {exc}")
             return None
         return self.llm
+
+    async def llm_just_loaded(self) -> bool:
+        """Wait for an LLM side still loading; True if it exists now and did not before."""
+        if self.llm is not None or getattr(self.options, "no_llm", False) or self._llm_failed:
+            return False
+        return await self.get_llm() is not None
 
     async def _record_eval(self, code: str, result) -> None:
         """Tell the LLM side about the person's eval, without ever waiting for it to load:

@@ -214,6 +214,8 @@ class CommandTable:
         if not name:
             name = "help"
         cmd, why = self.find(name.lower())
+        if cmd is None and await repl.llm_just_loaded():   # ,yolo typed while it loads
+            cmd, why = self.find(name.lower())
         if cmd is None:
             repl.renderer.notice(why)
             return None

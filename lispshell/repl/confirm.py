@@ -7,7 +7,9 @@
 - `y` runs it; `n` refuses and asks for an optional reason, passed to the model; `a` runs it
   and every later eval of this session (the gate goes to YOLO, shown in the toolbar); `e` opens
   the code in $EDITOR, then asks again about the edited code (the model is told what ran).
-- Enter, Esc, Ctrl-C and Ctrl-D mean no. Nothing is ever approved by default.
+- Enter, Esc and Ctrl-D mean no, and the model carries on; Ctrl-C means no and ends the
+  model's turn (as in Claude Code). Nothing is ever approved by default. The answer is echoed
+  after the question; pasted text is not an answer and is ignored (said on the question line).
 - Keys typed before the question appeared can never answer it: prompt-toolkit's own type-ahead
   store and the terminal's input queue are both emptied first, and keys arriving within a
   short grace period after the question is drawn are ignored.
@@ -60,27 +62,42 @@ def flush_typeahead() -> None:
         pass
 
 
-async def ask_key(grace: float) -> str:
-    """One answer key: "y", "n", "a", "e", or "no" for Enter/Esc/Ctrl-C/Ctrl-D."""
+# key -> answer, for the gate's question; letters match in either case.
+GATE_KEYS = {"y": "y", "n": "n", "a": "a", "e": "e",
+             "enter": "no", "escape": "no", "c-d": "no", "c-c": "stop"}
+SHOWN = {"no": "no", "stop": "no, and stop"}    # how an answer is echoed after the question
+PASTE_NOTE = "  [pasted text ignored: answer with one key]"
+
+
+async def ask_key(grace: float, question: str = QUESTION, keys: dict | None = None) -> str:
+    """One answer key, looked up in `keys` (default: the gate's: "y", "n", "a", "e", "no" for
+    Enter/Esc/Ctrl-D, "stop" for Ctrl-C). The answer is echoed after the question, so the
+    screen says what was decided; pasted text is not a key and is ignored, visibly."""
     from prompt_toolkit import PromptSession
     from prompt_toolkit.key_binding import KeyBindings
     from prompt_toolkit.keys import Keys
 
+    keys = GATE_KEYS if keys is None else keys
     shown = [0.0]
+    note = [""]
     kb = KeyBindings()
 
     def answer(result):
         def handler(event):
             if time.monotonic() - shown[0] < grace:
                 return  # too early to be an answer to this question: typed ahead
+            note[0] = ""
+            event.app.current_buffer.text = SHOWN.get(result, result)
             event.app.exit(result=result)
         return handler
 
-    for key, result in (("y", "y"), ("Y", "y"), ("n", "n"), ("N", "n"), ("a", "a"), ("A", "a"),
-                        ("e", "e"), ("E", "e")):
-        kb.add(key)(answer(result))
-    for key in ("enter", "escape", "c-c", "c-d"):
-        kb.add(key, eager=True)(answer("no"))
+    for key, result in keys.items():
+        for variant in {key, key.upper()} if len(key) == 1 else {key}:
+            kb.add(variant, eager=True)(answer(result))
+
+    @kb.add(Keys.BracketedPaste)
+    def _pasted(event):
+        note[0] = PASTE_NOTE
 
     @kb.add(Keys.Any)
     def _ignore(event):
@@ -92,7 +109,7 @@ async def ask_key(grace: float) -> str:
 
     session = PromptSession(key_bindings=kb, erase_when_done=False)
     try:
-        return await session.prompt_async(QUESTION, pre_run=pre_run)
+        return await session.prompt_async(lambda: question + note[0], pre_run=pre_run)
     except (KeyboardInterrupt, EOFError):
         return "no"
 
@@ -129,6 +146,7 @@ def edit_in_editor(code: str, suffix: str) -> str | None:
             pass
 
 
+STOPPED = "they pressed Ctrl-C to stop this turn."
 
 
 class TerminalConfirm:
@@ -136,12 +154,13 @@ class TerminalConfirm:
 
     def __init__(self, console: Console, gate_ref, lisp=lambda: "sbcl", grace: float = 0.3,
                  loop: asyncio.AbstractEventLoop | None = None, announce=None,
-                 package=lambda: ""):
+                 package=lambda: "", stop_turn=lambda: None):
         self.console = console
         self.gate_ref = gate_ref          # () -> EvalGate, for `a`
         self.lisp = lisp                  # () -> current Lisp name, for highlighting
         self.package = package            # () -> the package/module/namespace it will run in
         self.grace = grace
+        self.stop_turn = stop_turn        # () -> None: Ctrl-C at the question ends the turn
         self.loop = loop
         self.announce = announce or (lambda msg: console.print(Text("; " + msg, style="bold yellow")))
 
@@ -192,5 +211,8 @@ class TerminalConfirm:
                 elif new.strip() and new != code:
                     code, edited = new, True
                 continue
+            if key == "stop":     # Ctrl-C: no, and the model's turn ends here
+                self.stop_turn()
+                return Decision(False, code, reason=STOPPED, edited=edited)
             reason = await ask_reason() if key == "n" else ""
             return Decision(False, code, reason=reason, edited=edited)

@@ -20,6 +20,7 @@ Pasted text (bracketed paste) lands in the buffer and is never submitted by its 
 """
 from __future__ import annotations
 
+import os
 from pathlib import Path
 
 from prompt_toolkit import PromptSession
@@ -75,6 +76,9 @@ class SafeFileHistory(FileHistory):
 
     def store_string(self, string: str) -> None:
         try:
+            # Private, as shells keep theirs (0600): people type secrets at a prompt. An
+            # existing file keeps the mode its owner gave it.
+            os.close(os.open(self.filename, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o600))
             super().store_string(string)
         except OSError as exc:
             self._problem("written", exc)

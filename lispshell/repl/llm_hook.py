@@ -22,6 +22,24 @@ from rich.text import Text
 from lispshell.config import PROMPTS_DIR
 
 
+YOLO_AT_START = "YOLO: the model's evals run without asking (,yolo off to stop)."
+NO_KEY_TOOLBAR = "LLM off: no API key"
+
+
+def initial_gate_mode(config: dict, options) -> str:
+    """The gate's mode at start-up (`--yolo`, else `[gate] mode`): known before the LLM side
+    loads, so the first prompt can say it."""
+    if getattr(options, "yolo", False):
+        return "yolo"
+    mode = ((config or {}).get("gate") or {}).get("mode", "ask")
+    return mode if mode in ("ask", "yolo", "off") else "ask"
+
+
+def gate_label(mode: str) -> str:
+    """The toolbar's word for a gate mode ("" for the ordinary "ask")."""
+    return {"yolo": "YOLO", "off": "eval off"}.get(mode, "")
+
+
 def system_prompt(lisp: str) -> str:
     """prompts/system.md + prompts/<lisp>.md: fixed text, identical on every request."""
     parts = [(PROMPTS_DIR / "system.md").read_text(encoding="utf-8").strip()]
@@ -44,12 +62,12 @@ class LLM:
         cfg = repl.config or {}
         options = repl.options
         gate_cfg = cfg.get("gate") or {}
-        mode = "yolo" if getattr(options, "yolo", False) else gate_cfg.get("mode", "ask")
         self.confirm = TerminalConfirm(repl.console, lambda: self.gate, lisp=lambda: repl.lisp,
-                                       package=lambda: getattr(repl.session, "package", ""),
+                                       package=lambda: repl.package,
                                        grace=float(gate_cfg.get("grace_ms", 300)) / 1000,
-                                       announce=self._announce)
-        self.gate = EvalGate(mode if mode in ("ask", "yolo", "off") else "ask", self.confirm)
+                                       announce=self._announce,
+                                       stop_turn=lambda: self.agent.stop_turn())
+        self.gate = EvalGate(initial_gate_mode(cfg, options), self.confirm)
         session_cfg = cfg.get("session") or {}
         self.ctx = ToolContext(session=self._session, gate=self.gate, root=Path.cwd(),
                                dialect=repl.dialect,
@@ -78,13 +96,14 @@ class LLM:
             conversation = new_conversation({"lisp": repl.lisp})
         self.display = RichDisplay(
             repl.console, renderer=getattr(repl, "renderer", None),
-            where=lambda: (repl.lisp, getattr(repl.session, "package", "") or ""))
+            where=lambda: (repl.lisp, repl.package))
         self.agent = Agent(settings=LLMSettings.from_config(cfg, getattr(options, "model", None)),
                            conversation=conversation, ctx=self.ctx, system=system_prompt(repl.lisp),
                            display=self.display)
-        self.agent.client()  # import the SDK and look for a key now, in this worker thread
-        if self.gate.mode == "yolo":
-            self._announce("YOLO: the model's evals run without asking (,yolo off to stop).")
+        # Import the SDK and look for a key now, in this worker thread. Without a key nothing
+        # is sent, so nothing is saved either. (The REPL said YOLO at start-up.)
+        if not self.agent.has_key:
+            conversation.path = None
         self.commands = {
             "yolo": ("on|off: let the model evaluate without asking (this session only)", self._yolo),
             "gate": ("ask|yolo|off: how the model's evals are handled (off: no eval tool)", self._gate),
@@ -96,6 +115,8 @@ class LLM:
     def record_eval(self, code: str, result) -> None:
         from lispshell.tools.live import RECORD_CAP, eval_result
 
+        if not self.agent.has_key:
+            return
         self.agent.record_eval(code, eval_result(result, text_cap=RECORD_CAP))
 
     async def ask(self, text: str) -> None:
@@ -108,12 +129,7 @@ class LLM:
         await self.agent.ask(text)
 
     def toolbar(self) -> str:
-        mode = self.gate.mode
-        if mode == "yolo":
-            return "YOLO"
-        if mode == "off":
-            return "eval off"
-        return ""
+        return gate_label(self.gate.mode) if self.agent.has_key else NO_KEY_TOOLBAR
 
     # -- helpers
     def _session(self):
@@ -163,7 +179,10 @@ class LLM:
         arg = arg.strip().lower()
         if arg in ("on", "off"):
             self.display.show_tools = arg == "on"
-        self._announce(f"Tool details {'on' if self.display.show_tools else 'off'}.", "yellow")
+            self._announce(f"Tool details {arg}.", "yellow")
+        else:   # like ,yolo: the state and the usage, never a toggle
+            self._announce(f"Tool details are {'on' if self.display.show_tools else 'off'}. "
+                           f"Use ,tools on or ,tools off.", "yellow")
 
 
 def make_llm(repl):

@@ -144,8 +144,8 @@ def eval_tool(args: dict, ctx: ToolContext) -> dict:
     if package:
         result["evaluated_in"] = package
     if decision.edited or decision.code != shown:
-        result["edited"] = ("The person edited the code before it ran; this is what ran:\n"
-                            + decision.code)
+        result["edited"] = "The person edited the code before it ran: `ran` is what ran."
+        result["ran"] = ran
     return result
 
 

@@ -1,0 +1,174 @@
+"""The rough edges of issue 14, each reproduced as a person meets it: `lispshell` under a real
+pty, real Lisps, and the fake Messages API where the model is involved. The screen is read
+with escape codes stripped; every wait is on something appearing, with a deadline.
+"""
+from __future__ import annotations
+
+import json
+import stat
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+import pty_shell
+from fake_anthropic import FakeAnthropic, Reply
+from test_llm_repl_pty import Shell as LLMShell
+
+PROMPT = "CL-USER>"
+
+
+@pytest.fixture
+def api():
+    with FakeAnthropic() as server:
+        yield server
+        assert server.invalid == [], [r.error for r in server.invalid]
+
+
+@pytest.fixture
+def shell(tmp_path, api):
+    """A lispshell with the fake API's key: start(*flags, key=True, editor=..., config=...)."""
+    shells = []
+
+    def start(*args, **kw):
+        s = LLMShell(tmp_path, api, *args, **kw)
+        shells.append(s)
+        return s
+
+    yield start
+    for s in shells:
+        s.close()
+
+
+def requests_sent(api) -> list[list[dict]]:
+    return [r.body["messages"] for r in api.message_requests]
+
+
+def editor_script(tmp_path: Path, sed: str) -> str:
+    editor = tmp_path / "editor.sh"
+    editor.write_text(f'#!/bin/sh\nsed -i "{sed}" "$1"\n')
+    editor.chmod(0o755)
+    return str(editor)
+
+
+# 2 ------------------------------------------------------------------------------------------
+def test_the_screen_shows_the_code_the_person_edited_not_the_models(shell, api, tmp_path):
+    api.script(Reply.tool("eval", {"code": "(* 6 7)"}), Reply.text("Multiplied."))
+    sh = shell(editor=editor_script(tmp_path, "s/(\\* 6 7)/(* 8 7)/"))
+    sh.expect(PROMPT)
+    sh.submit("multiply something")
+    sh.answer("e")
+    sh.expect("your edited code")
+    sh.answer("y")
+    line = sh.expect("→ 56")
+    assert line.rstrip().endswith("eval (* 8 7)"), line
+    sh.expect("Multiplied.")
+    sh.quit()
+
+
+# 3 ------------------------------------------------------------------------------------------
+def test_yolo_is_said_before_the_first_prompt_and_shown_on_the_first_toolbar(shell):
+    sh = shell("--yolo", cpr=True)
+    before = sh.expect(PROMPT)
+    assert "YOLO" in before            # the notice comes first, not seconds after the prompt
+    toolbar = sh.expect("YOLO")        # on the first toolbar, with no eval made
+    assert "sbcl" in toolbar
+    sh.quit()
+
+
+# 5 ------------------------------------------------------------------------------------------
+def test_text_pasted_at_the_gate_is_ignored_and_said_so(shell, api, tmp_path):
+    target = tmp_path / "pasted.txt"
+    code = f'(with-open-file (s "{target}" :direction :output) (write-line "x" s))'
+    api.script(Reply.tool("eval", {"code": code}), Reply.text("Not written then."))
+    sh = shell()
+    sh.expect(PROMPT)
+    sh.submit("write the file")
+    sh.answer("\x1b[200~yes\x1b[201~")        # a bracketed paste of "yes": not an answer
+    sh.expect("pasted text ignored")
+    sh.send(pty_shell.ENTER)                  # Enter means no
+    sh.expect("declined")
+    sh.expect("Not written then.")
+    assert "(default: no) yes" not in sh.text()
+    assert not target.exists()
+    sh.quit()
+
+
+
+
+# 8, 9 (check) ---------------------------------------------------------------------------------
+def check(*args: str, stdin: str | None = None) -> tuple[int, str]:
+    proc = subprocess.run([sys.executable, "-m", "lispshell", "check", *args], input=stdin,
+                          capture_output=True, text=True, timeout=60)
+    return proc.returncode, proc.stdout + proc.stderr
+
+
+# 11 -----------------------------------------------------------------------------------------
+def test_tools_without_an_argument_says_how_like_yolo(shell):
+    sh = shell()
+    sh.expect(PROMPT)
+    sh.submit(",yolo")
+    sh.expect("Use ,yolo on or ,yolo off")
+    sh.submit(",tools")
+    sh.expect("Use ,tools on or ,tools off")
+    sh.submit(",tools")                    # asking twice changes nothing
+    sh.expect("Tool details are off")
+    sh.quit()
+
+
+def test_the_clojure_gate_names_the_namespace_while_the_jvm_boots(shell, api, tmp_path):
+    api.script(Reply.tool("eval", {"code": "(* 6 7)"}), Reply.text("Fine."))
+    # a JVM that takes its time: the question comes while it boots
+    sh = shell("--lisp", "clojure", config='[lisp.clojure]\ncommand = ["sh", "-c", "sleep 20; '
+               'exec java -cp /usr/share/java/clojure.jar clojure.main"]\n')
+    sh.expect("user>")
+    sh.submit("multiply six by seven")
+    header = sh.expect("(* 6 7)")
+    assert "the model wants to evaluate in clojure user" in header, header
+    sh.answer("n")
+    sh.expect("Reason")
+    sh.send(pty_shell.ENTER)
+    sh.expect("Fine.")
+    sh.quit()
+
+
+def test_without_a_key_nothing_is_saved_and_the_toolbar_says_so(tmp_path):
+    sh = LLMShell(tmp_path, None, cpr=True)
+    try:
+        sh.expect(PROMPT)
+        sh.submit("(* 6 7)")
+        sh.expect("42")
+        sh.expect("no API key")            # the toolbar, once the LLM side has looked
+        sh.quit()
+    finally:
+        sh.close()
+    assert not list((tmp_path / "state").rglob("*.jsonl"))
+    history = tmp_path / "state" / "history-sbcl"
+    assert "(* 6 7)" in history.read_text()
+    assert stat.S_IMODE(history.stat().st_mode) == 0o600   # people type secrets
+
+
+# 12 -----------------------------------------------------------------------------------------
+def test_ctrl_c_at_the_gate_stops_the_turn_and_records_the_refusal(shell, api):
+    api.script(Reply.tool("eval", {"code": "(+ 40 4)"}, text="Let me add."))
+    sh = shell()
+    sh.expect(PROMPT)
+    sh.submit("add some numbers")
+    sh.answer(pty_shell.CTRL_C)
+    sh.expect("declined")
+    sh.expect("stopped")
+    sh.expect(PROMPT)
+    sh.submit("(* 6 7)")                   # the REPL is back, the turn over
+    sh.expect("42")
+    assert len(api.message_requests) == 1
+    api.script(Reply.text("Next answer."))
+    sh.submit("and now?")
+    sh.expect("Next answer.")
+    history = requests_sent(api)[1]
+    results = [b for m in history if m["role"] == "user" and isinstance(m["content"], list)
+               for b in m["content"] if b.get("type") == "tool_result"]
+    assert results[0]["is_error"] and "declined" in json.dumps(results[0])
+    assert history[-1]["content"][-1]["text"] == "and now?"
+    sh.quit()
+
