@@ -134,6 +134,21 @@ def _port(digits: str, text: str) -> int:
     return port
 
 
+def quick_ack(sock: socket.socket) -> None:
+    """Acknowledge at once what arrives next (Linux). Servers that answer in several small
+    writes (nREPL's value then `done`, a REPL's result then its prompt) without TCP_NODELAY
+    otherwise wait for our delayed ACK, 40 ms per eval. The kernel resets it, so it is set
+    before each read."""
+    if _QUICKACK is not None and sock.family != socket.AF_UNIX:
+        try:
+            sock.setsockopt(socket.IPPROTO_TCP, _QUICKACK, 1)
+        except OSError:
+            pass
+
+
+_QUICKACK = getattr(socket, "TCP_QUICKACK", None)
+
+
 def open_socket(target: Target, timeout: float) -> socket.socket:
     """A connected socket to `target` (TCP or Unix), blocking, with no timeout once open."""
     try:

@@ -25,7 +25,7 @@ import select
 import time
 from pathlib import Path
 
-from lispshell.lisp.connection import ConnectError, Connection, Lost, open_socket
+from lispshell.lisp.connection import ConnectError, Connection, Lost, open_socket, quick_ack
 from lispshell.lisp.dialects import string_literal
 from lispshell.lisp.image import code as image_code
 from lispshell.lisp.session import EvalResult, LispError, _Answer
@@ -198,6 +198,7 @@ class Session(Connection):
                 raise Lost(str(exc)) from None
             if not readable:
                 return None
+            quick_ack(sock)
             try:
                 data = sock.recv(READ_SIZE)
             except OSError as exc:
