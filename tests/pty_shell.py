@@ -27,6 +27,7 @@ class Shell:
         full_env = dict(os.environ, TERM="xterm-256color",
                         PROMPT_TOOLKIT_NO_CPR="0" if cpr else "1",
                         NO_COLOR="1", EDITOR="true",
+                        PAGER="cat",   # values taller than the screen stay on it, whole
                         LISPSHELL_STATE_DIR=str(tmp / "state"),
                         LISPSHELL_CONFIG_DIR=str(tmp / "config"))
         full_env.update(env or {})

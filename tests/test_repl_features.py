@@ -208,3 +208,45 @@ def test_a_look_up_never_waits_for_a_busy_image():
         assert not running.is_alive()
         answer = session.try_eval(call_form("sbcl", "arglist", "mapcar", ""))
         assert "(mapcar function list" in answer.output
+
+
+# ---------------------------------------------------------------- restarts and the inspector
+def test_sbcl_restarts_are_listed_and_invoked_by_number(shell):
+    sh = shell("--lisp", "sbcl", "--no-llm")
+    sh.expect(PROMPT)
+    sh.submit("(+ 1 undefined-zz)")
+    sh.expect("The variable UNDEFINED-ZZ is unbound")
+    sh.expect("Restarts (,invoke N [FORM]; anything else returns to the top level):")
+    sh.expect("0: [CONTINUE] Retry using UNDEFINED-ZZ.")
+    sh.expect("1: [USE-VALUE] Use specified value.")
+    sh.expect("3: [ABORT] Return to lispshell's top level.")
+    sh.expect(PROMPT)
+    sh.submit(",invoke 1 (* 6 7)")            # USE-VALUE with 42: the form carries on
+    sh.expect("\n43\n")
+    sh.expect(PROMPT)
+    sh.submit('(restart-case (error "boom") (take-mine () :report "Take mine." (* 11 11)))')
+    sh.expect("0: [TAKE-MINE] Take mine.")
+    sh.submit(",invoke 0")
+    sh.expect("121")
+    sh.expect(PROMPT)
+    # The default: anything else returns to the top level, and the offer is gone.
+    sh.submit('(error "again ~a" (* 7 7))')
+    sh.expect("again 49")
+    sh.expect("0: [ABORT]")
+    sh.submit("(* 6 7)")
+    sh.expect("42")
+    sh.submit(",invoke 0")
+    sh.expect("No error is waiting with restarts")
+    sh.submit('(error "third")')
+    sh.expect("0: [ABORT]")
+    sh.submit(",invoke 0")
+    sh.expect("Back at the top level")
+
+
+def test_invoke_says_plainly_where_there_are_no_restarts(shell):
+    sh = shell("--lisp", "guile", "--no-llm")
+    sh.expect("(guile-user)>")
+    sh.submit("(car 5)")
+    sh.expect("wrong-type-arg")
+    sh.submit(",invoke 0")
+    sh.expect("Guile errors unwind to the top level at once")

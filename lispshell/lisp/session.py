@@ -60,6 +60,9 @@ class LispError:
     type: str
     message: str
     backtrace: list[str] = field(default_factory=list)
+    # SBCL: the condition's restarts, innermost first, "NAME\tdescription"; while they are
+    # on offer the failed form's stack is kept (see LispSession.invoke_restart).
+    restarts: list[str] = field(default_factory=list)
 
     def __str__(self) -> str:
         return f"{self.type}: {self.message}"
@@ -166,7 +169,8 @@ class _Answer:
         if "E" not in self.fields:
             return None
         frames = [self._text(c) for c in self.fields.get("B", ())]
-        return LispError(self.one("E"), self.one("M") or "", frames)
+        restarts = [self._text(c) for c in self.fields.get("R", ())]
+        return LispError(self.one("E"), self.one("M") or "", frames, restarts)
 
     def text_output(self) -> str:
         return "".join(self.output)
@@ -204,6 +208,7 @@ class LispSession:
         self.interrupt_grace = interrupt_grace
         self.boot_timeout = boot_timeout
         self.package = ""
+        self.restarts: list[str] = []        # SBCL: restarts of the last error, on offer
         self.busy = False
         self.ready = False
         self.generation = 0                  # counts children started; a restart bumps it
@@ -306,6 +311,7 @@ class LispSession:
             raise LispStartError(f"{self.lisp} ({' '.join(self.command)}) {why} before it was "
                                  f"ready. It printed:\n{out[-2000:]}") from None
         self.package = answer.one("P") or ""
+        self.restarts = []
         self.ready = True
 
     def restart(self) -> None:
@@ -395,7 +401,7 @@ class LispSession:
     # ------------------------------------------------------------------ eval
     def eval(self, code: str, *, timeout: float | None = None, output_cap: int | None = None,
              on_output: Callable[[str], None] | None = None, history: bool = True,
-             value_cap: int | None = None) -> EvalResult:
+             value_cap: int | None = None, _kind: str | None = None) -> EvalResult:
         """Evaluate `code` (one or more forms, in order) and return what happened.
         Values are those of the last form. timeout=None waits as long as it takes (a person's
         own eval, which Ctrl-C can interrupt); a number interrupts the form when exceeded.
@@ -426,15 +432,28 @@ class LispSession:
             self.busy = True
             self._interrupt_at = None
             started = time.monotonic()
+            kind = _kind or ("E" if history else "N")
             try:
                 result = self._eval_locked(code, timeout, output_cap, on_output, started,
-                                           "E" if history else "N", value_cap)
+                                           kind, value_cap)
                 result.restarted = result.restarted or restarted
+                if kind != "N":      # an E or I request ends or replaces what was on offer
+                    self.restarts = [] if result.error is None or result.restarted \
+                        else list(result.error.restarts)
                 return result
             finally:
                 self.busy = False
                 self._interrupt_at = None
                 self._answered_at = time.monotonic()
+
+    def invoke_restart(self, index: int, argument: str = "", *, on_output=None,
+                       value_cap: int | None = None) -> EvalResult:
+        """Invoke restart `index` of the error whose `restarts` are on offer (SBCL only): the
+        failed form carries on from there (its values, or a new error, are the result).
+        `argument` is a form for a restart that asks for a value (USE-VALUE, STORE-VALUE).
+        Any other eval unwinds the offered error to the top level instead."""
+        return self.eval(f"{int(index)} {argument}", timeout=None, on_output=on_output,
+                         value_cap=value_cap, _kind="I")
 
     def _eval_locked(self, code, timeout, output_cap, on_output, started, kind,
                      value_cap=None) -> EvalResult:

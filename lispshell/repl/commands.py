@@ -98,6 +98,50 @@ def _last(repl, arg: str):
         renderer.print(*renderer.last, sep="\n")
 
 
+NO_RESTARTS = {
+    "guile": "Guile errors unwind to the top level at once (lispshell never leaves the image "
+             "in its debugger), so there are no restarts to invoke.",
+    "clojure": "Clojure exceptions have no restarts; ,inspect *e shows the last exception's "
+               "message, ex-data and cause.",
+}
+
+
+async def _invoke(repl, arg: str):
+    """`,invoke N [FORM]`: invoke restart N of the error on offer (SBCL), as SLDB does."""
+    import asyncio
+
+    number, _, form = arg.strip().partition(" ")
+    session = repl.session
+    if session is None or not hasattr(session, "invoke_restart") or repl.lisp in NO_RESTARTS:
+        repl.renderer.notice(NO_RESTARTS.get(repl.lisp, "This Lisp connection offers no restarts."))
+        return
+    if not number.isdigit():
+        repl.renderer.notice("Usage: ,invoke N [FORM] (N: a restart listed under the error; "
+                             "FORM: the value a restart such as USE-VALUE asks for)")
+        return
+    if not session.restarts:
+        repl.renderer.notice("No error is waiting with restarts: they are offered right after "
+                             "an error, until the next eval.")
+        return
+    streamed = False
+
+    def on_output(chunk: str) -> None:
+        nonlocal streamed
+        streamed = True
+        repl.renderer.output(chunk)
+
+    from lispshell.lisp.session import PERSON_VALUE_CAP
+    with repl._on_sigint(session.interrupt):
+        result = await asyncio.to_thread(session.invoke_restart, int(number), form.strip(),
+                                         on_output=on_output, value_cap=PERSON_VALUE_CAP)
+    if result.error is not None and result.error.type == "LISPSHELL-ABORTED":
+        repl.renderer.finish_line()
+        repl.renderer.notice(result.error.message)
+    else:
+        repl.renderer.result(result, streamed)
+    repl._after_eval()
+
+
 async def _project_tool(repl, tool: str, args: dict) -> None:
     """`,load` and `,load-system`: the project tools, run for the person (no gate: they typed
     it), with the file's output streamed and each diagnostic shown."""
@@ -174,6 +218,8 @@ BUILTIN = [
     Command("disconnect", "close the current connection; the image keeps running", _disconnect),
     Command("reconnect", "connect again to the current connection's address", _reconnect),
     Command("last", "show the last value or error (every backtrace frame) in the pager", _last),
+    Command("invoke", "invoke restart N of the error just shown (Common Lisp), FORM as its "
+            "value if it asks for one", _invoke, "N [FORM]"),
     Command("load", "compile and load a file into the image, with its warnings", _load, "FILE"),
     Command("load-system", "load an ASDF system (Common Lisp), with its warnings", _load_system,
             "NAME"),

@@ -171,7 +171,8 @@ class Renderer:
             head.append(f"{err.type}: ", style=STYLE_ERROR)
         head.append(err.message or "", style="red")
         trace = [Text("  " + line, style=STYLE_BACKTRACE) for line in err.backtrace or []]
-        self.last = [head, *trace]
+        restarts = self.restarts(getattr(err, "restarts", None) or [])
+        self.last = [head, *trace, *restarts]
         if self.page_if_tall([head], head.plain):
             return
         self.print(head)
@@ -181,6 +182,23 @@ class Renderer:
         if len(trace) > len(shown):
             self.print(Text(f"  ... {len(trace) - len(shown)} more frames (,last shows them)",
                             style=STYLE_BACKTRACE))
+        for line in restarts:
+            self.print(line)
+
+    @staticmethod
+    def restarts(restarts: list[str]) -> list:
+        """SBCL's restarts, numbered as SLDB numbers them (the last is back to the top level)."""
+        if not restarts:
+            return []
+        lines = [Text("Restarts (,invoke N [FORM]; anything else returns to the top level):",
+                      style=STYLE_DIM)]
+        for number, restart in enumerate(restarts):
+            name, _, report = restart.partition("\t")
+            line = Text(f"  {number}: ", style=STYLE_DIM)
+            line.append(f"[{name}] " if name else "", style="bold")
+            line.append(report)
+            lines.append(line)
+        return lines
 
     # Paging -----------------------------------------------------------------------------
     def page_if_tall(self, renderables: list, plain: str) -> bool:

@@ -75,34 +75,113 @@
                 /// // // / / vals
                 *** ** ** * * (first vals)))))))
 
-(defun run-eval (code history marker)
-  "Evaluate CODE and print its values; NIL, or (type message backtrace) if it failed."
+;;; Restarts. When a form the person or the model sent (an E request) signals an ERROR, the
+;;; loop answers with the condition, its frames and its restarts (R fields, innermost first,
+;;; ending with our own ABORT), then waits for the next request INSIDE the handler, so the
+;;; stack, and with it the restarts, are still there, as in SLDB. I N [FORM] invokes restart N
+;;; (FORM answers what an interactive restart such as USE-VALUE reads from *QUERY-IO*); C and N
+;;; (completions, look-ups) are served in place; any other request first unwinds to the top
+;;; level (the default: the debugger is never left open) and then runs there. STATE is
+;;; (request-id . request-read-while-restarts-were-offered), passed down like the marker.
+
+(defun write-error (err marker)
+  (seg marker #\E) (write-string (first err) *out*)
+  (seg marker #\M) (write-string (second err) *out*)
+  (dolist (line (third err)) (seg marker #\B) (write-string line *out*)))
+
+(defun end-answer (marker state)
+  "The end of every answer: the package, then D and the request's id."
+  (seg marker #\P) (write-string (package-label *package*) *out*)
+  (seg marker #\D) (write-string (car state) *out*)
+  (terpri *out*)  ; also puts the column back to 0 (FRESH-LINE, ~&)
+  (finish-output *out*))
+
+(defun restart-line (r)
+  (format nil "~a~c~a"
+          (if (restart-name r) (symbol-name (restart-name r)) "")
+          #\Tab (safe-string (lambda () (princ-to-string r)))))
+
+(defun offer-restarts (c top marker state)
+  "Answer the failed request with C's restarts (up to TOP, our ABORT), then serve requests
+   with the stack kept until one picks a restart or a new eval unwinds it."
+  (let ((restarts (loop for r in (compute-restarts c)
+                        collect r
+                        until (eq r top))))
+    (write-error (describe-condition c) marker)
+    (dolist (r restarts) (seg marker #\R) (write-string (restart-line r) *out*))
+    (end-answer marker state)
+    (let ((*evaluating* nil))
+      (loop
+        (multiple-value-bind (kind text request-id) (read-request)
+          (setf (car state) request-id)
+          (case kind
+            (#\C (answer-completions text marker))
+            (#\N (answer-eval text nil marker state))
+            (#\I (let* ((end (or (position #\Space text) (length text)))
+                        (n (parse-integer text :end end :junk-allowed t))
+                        (restart (and n (< -1 n (length restarts)) (nth n restarts))))
+                   (write-error
+                    (if restart
+                        (let* ((in (make-string-input-stream text (min (1+ end) (length text))))
+                               (*query-io* (make-two-way-stream in (make-broadcast-stream)))
+                               (*evaluating* t))
+                          ;; Returns only when the restart did not transfer control: it
+                          ;; needs a value (none was given), or it simply returned.
+                          (let ((why (handler-case (progn (invoke-restart-interactively restart) nil)
+                                       (error (e) (safe-string (lambda () (princ-to-string e)))))))
+                            (list "LISPSHELL-RESTART-DID-NOT-RUN"
+                                  (if why
+                                      (format nil "restart ~d needs a value: ,invoke ~d FORM (~a)"
+                                              n n why)
+                                      (format nil "restart ~d returned without leaving the error" n))
+                                  nil)))
+                        (list "LISPSHELL-NO-SUCH-RESTART"
+                              (format nil "choose a restart from 0 to ~d" (1- (length restarts)))
+                              nil))
+                    marker)
+                   ;; still on offer: say so again
+                   (dolist (r restarts) (seg marker #\R) (write-string (restart-line r) *out*))))
+            (t (setf (cdr state) (list kind text request-id))
+               (throw 'abort-eval :unwound)))
+          (end-answer marker state))))))
+
+(defun run-eval (code history marker state)
+  "Evaluate CODE and print its values; NIL, (type message backtrace) if it failed, or
+   :UNWOUND when its restarts were offered and a later request unwound it."
   (let* ((empty (make-string-input-stream ""))
          (io (make-two-way-stream empty *out*))
          (*standard-input* empty) (*standard-output* *out*) (*error-output* *out*)
          (*trace-output* *out*) (*terminal-io* io) (*query-io* io) (*debug-io* io))
     (catch 'abort-eval
-      (handler-bind ((serious-condition
-                       (lambda (c) (throw 'abort-eval (describe-condition c)))))
-        (let ((sb-ext:*invoke-debugger-hook*
-                (lambda (c hook) (declare (ignore hook)) (throw 'abort-eval (describe-condition c))))
-              (*debugger-hook* nil)
-              (*evaluating* t))
-          (dolist (v (eval-forms code history))
-            (seg marker #\V)
-            (terpri *out*)  ; start at column 0, or the pretty printer breaks lines early
-            ;; Circle-aware, as SLIME prints: a circular list, vector or struct is shown with
-            ;; #n= labels instead of printing until the heap is gone.
-            (let ((*print-circle* t))
-              (prin1 v *out*)))))
-      nil)))
+      (multiple-value-bind (result aborted)
+          (with-simple-restart (abort "Return to lispshell's top level.")
+            (let ((top (find-restart 'abort)))
+              (flet ((fail (c offer)
+                       ;; Not offered: look-ups, interrupts and timeouts, exhausted storage.
+                       (if (and history offer
+                                (not (typep c '(or sb-sys:interactive-interrupt storage-condition))))
+                           (offer-restarts c top marker state)
+                           (throw 'abort-eval (describe-condition c)))))
+                (handler-bind ((serious-condition (lambda (c) (fail c (typep c 'error)))))
+                  (let ((sb-ext:*invoke-debugger-hook*      ; BREAK, INVOKE-DEBUGGER
+                          (lambda (c hook) (declare (ignore hook)) (fail c t)))
+                        (*debugger-hook* nil)
+                        (*evaluating* t))
+                    (dolist (v (eval-forms code history))
+                      (seg marker #\V)
+                      (terpri *out*)  ; start at column 0, or the pretty printer breaks lines early
+                      ;; Circle-aware, as SLIME prints: a circular list, vector or struct is shown with
+                      ;; #n= labels instead of printing until the heap is gone.
+                      (let ((*print-circle* t))
+                        (prin1 v *out*))))))))
+        (declare (ignore result))
+        (when aborted
+          (list "LISPSHELL-ABORTED" "Back at the top level; the error's stack is gone." nil))))))
 
-(defun answer-eval (code history marker)
-  (let ((err (run-eval code history marker)))
-    (when err
-      (seg marker #\E) (write-string (first err) *out*)
-      (seg marker #\M) (write-string (second err) *out*)
-      (dolist (line (third err)) (seg marker #\B) (write-string line *out*)))))
+(defun answer-eval (code history marker state)
+  (let ((err (run-eval code history marker state)))
+    (when (consp err)
+      (write-error err marker))))
 
 (defun completions (prefix)
   "Symbols accessible in the current package whose names start with PREFIX; PKG: and PKG::
@@ -169,7 +248,7 @@
 (defun main (nonce)
   (setf sb-ext:*invoke-debugger-hook* 'thread-debugger-hook)
   (setf *package* (find-package "COMMON-LISP-USER"))
-  (let ((id "0") (marker (concatenate 'string (string (code-char 30)) nonce)))
+  (let ((state (cons "0" nil)) (marker (concatenate 'string (string (code-char 30)) nonce)))
     (loop
       ;; Each answer ends with the package and the id of its request, so a stray answer
       ;; can never be taken for the next one.
@@ -177,16 +256,20 @@
           (handler-bind ((sb-sys:interactive-interrupt
                            ;; SIGINT outside an eval (it raced with the answer): ignore it.
                            (lambda (c) (unless *evaluating* (continue c)))))
-            (seg marker #\P) (write-string (package-label *package*) *out*)
-            (seg marker #\D) (write-string id *out*)
-            (terpri *out*)  ; also puts the column back to 0 (FRESH-LINE, ~&)
-            (finish-output *out*)
-            (multiple-value-bind (kind text request-id) (read-request)
-              (setf id request-id)
+            ;; A request read while restarts were offered runs now, at the top level (the
+            ;; failed request's answer has already ended).
+            (unless (cdr state)
+              (end-answer marker state)
+              (setf (cdr state) (multiple-value-list (read-request))))
+            (destructuring-bind (kind text request-id) (shiftf (cdr state) nil)
+              (setf (car state) request-id)
               (case kind
-                (#\E (answer-eval text t marker))
-                (#\N (answer-eval text nil marker))   ; N: an eval that leaves * ** *** alone
+                (#\E (answer-eval text t marker state))
+                (#\N (answer-eval text nil marker state))   ; N: an eval that leaves * ** *** alone
                 (#\C (answer-completions text marker))
+                (#\I (write-error (list "LISPSHELL-NO-SUCH-RESTART"
+                                        "no error is waiting with restarts" nil)
+                                  marker))
                 (#\Q (sb-ext:exit :code 0 :abort t)))))
         (error (c)
           (ignore-errors
