@@ -97,11 +97,81 @@ def test_text_pasted_at_the_gate_is_ignored_and_said_so(shell, api, tmp_path):
 
 
 
-# 8, 9 (check) ---------------------------------------------------------------------------------
+# 6 ------------------------------------------------------------------------------------------
+def test_enter_submits_a_recalled_multi_line_form_with_the_cursor_on_its_first_line(tmp_path):
+    sh = pty_shell.Shell(tmp_path, "--lisp", "sbcl", "--no-llm")
+    try:
+        sh.expect(PROMPT)
+        sh.submit("(defun zz ()")
+        sh.submit("  (* 6 7))")
+        sh.expect("ZZ")
+        sh.expect(PROMPT)
+        sh.send(pty_shell.UP)              # the whole form comes back
+        sh.expect("(* 6 7))")
+        sh.send("\x1b[A" "\x1b[F")         # Up to its first line, End
+        sh.send(pty_shell.ENTER)           # submits: the form is complete
+        sh.expect("ZZ")
+        sh.expect(PROMPT)
+        sh.submit("(zz)")
+        sh.expect("42")
+    finally:
+        sh.close()
+
+# 7 ------------------------------------------------------------------------------------------
+def test_tab_after_a_comma_completes_repl_commands(tmp_path):
+    sh = pty_shell.Shell(tmp_path, "--lisp", "sbcl", "--no-llm")
+    try:
+        sh.expect(PROMPT)
+        sh.submit("(+ 20 22)")             # the image is up: Lisp completions would be offered
+        sh.expect("42")
+        sh.expect(PROMPT)
+        sh.send(",lo\t")
+        sh.expect("load-system")           # the command, not LOG, LOGAND, LOOP...
+        assert "logand" not in sh.text().lower()
+        sh.send(pty_shell.CTRL_C)
+        sh.send(",his\t")
+        sh.expect("tory")                  # one candidate: completed in place
+        sh.send(pty_shell.ENTER)
+        sh.expect("(+ 20 22)")             # ,history ran
+    finally:
+        sh.close()
+
+
+# 8, 9 -----------------------------------------------------------------------------------------
 def check(*args: str, stdin: str | None = None) -> tuple[int, str]:
     proc = subprocess.run([sys.executable, "-m", "lispshell", "check", *args], input=stdin,
                           capture_output=True, text=True, timeout=60)
     return proc.returncode, proc.stdout + proc.stderr
+
+
+def test_check_and_the_repl_give_each_position_once(tmp_path):
+    path = tmp_path / "extra.lisp"
+    path.write_text("(defun f (x)\n  (g x)))\n")
+    code, out = check(str(path))
+    assert code == 1 and out.startswith(f"{path}:2:9: unmatched close parenthesis"), out
+    assert "line 2" not in out and "column" not in out, out
+    sh = pty_shell.Shell(tmp_path, "--lisp", "sbcl", "--no-llm")
+    try:
+        sh.expect(PROMPT)
+        sh.submit("(+ 1 2))")
+        shown = sh.expect("^")
+        assert "Syntax error at line 1, column 8: unmatched close parenthesis" in shown, shown
+        assert shown.count("column") == 1, shown
+    finally:
+        sh.close()
+
+
+def test_mcp_says_once_that_the_code_was_not_evaluated(tmp_path):
+    from mcp_harness import answer, connect, run
+
+    async def scenario():
+        async with connect(tmp_path, "--lisp", "sbcl") as client:   # no elicitation
+            return answer(await client.call_tool("eval", {"code": "(+ 1 2)"}))
+    refused = run(scenario)
+    message = refused["error"]["message"]
+    assert message.startswith("The code was not evaluated: "), message
+    assert "refused" not in message.lower(), message
+    assert "--allow-eval" in message
 
 
 # 11 -----------------------------------------------------------------------------------------
@@ -131,6 +201,18 @@ def test_the_clojure_gate_names_the_namespace_while_the_jvm_boots(shell, api, tm
     sh.send(pty_shell.ENTER)
     sh.expect("Fine.")
     sh.quit()
+
+
+def test_guile_prints_nothing_after_define_as_guile_does(tmp_path):
+    sh = pty_shell.Shell(tmp_path, "--lisp", "guile", "--no-llm")
+    try:
+        sh.expect("(guile-user)>")
+        sh.submit("(define x 6)")
+        sh.submit("(* x 7)")
+        between = sh.expect("42")
+        assert "No values" not in between, between
+    finally:
+        sh.close()
 
 
 def test_without_a_key_nothing_is_saved_and_the_toolbar_says_so(tmp_path):

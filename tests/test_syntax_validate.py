@@ -40,7 +40,7 @@ def test_extra_closer_is_invalid_not_incomplete():
     p = v.errors[0]
     assert p.code == "UNMATCHED_CLOSE" and (p.line, p.col, p.offset) == (1, 6, 5)
     assert v.text.startswith("✗ Syntax invalid\n\nError: unmatched close parenthesis")
-    assert "Stream: line 1: (a b))" in v.text
+    assert "Stream: line 1, column 6: (a b))" in v.text
 
 
 def test_wrong_closer_names_the_opener_it_collides_with():

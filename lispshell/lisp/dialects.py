@@ -62,6 +62,9 @@ class Dialect:
     _project_call: Callable[[str, str, str], str]
     _in_package: Callable[[str, str], str]       # (package literal, code literal) -> form
     _load_file_shown: Callable[[str], str]       # (path literal) -> what the gate shows
+    # A form that returns no values gets "; No values", as SBCL's REPL says; Guile's REPL
+    # prints nothing (after define, set!, (values)), and neither does lispshell there.
+    says_no_values: bool = True
 
     def bootstrap(self, nonce: str) -> str:
         return self._bootstrap(image_code(self.loop_file), nonce)
@@ -137,6 +140,7 @@ GUILE = Dialect(
         + pkg + " (char-set #\\( #\\))))) #f #f #:ensure #f))) (if m (eval-string "
         + text + " m) (error (string-append \"No module named \" " + pkg + "))))"),
     _load_file_shown=lambda path: f"(load-compiled (compile-file {path}))",
+    says_no_values=False,
 )
 
 CLOJURE = Dialect(

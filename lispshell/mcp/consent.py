@@ -36,10 +36,11 @@ from lispshell.tools.gate import Decision
 # Accept or decline is the whole answer: there is nothing to fill in.
 CONFIRM_SCHEMA: dict[str, Any] = {"type": "object", "properties": {}}
 
+# The reasons a call was not run; the eval tool puts "The code was not evaluated: " in front.
 NO_ELICITATION = (
-    "Evaluation refused: this MCP client cannot ask the person to confirm it (it does not "
-    "support elicitation), and lispshell mcp was not started with --allow-eval. The person can "
-    "restart the server with --allow-eval to let the model evaluate code.")
+    "this MCP client cannot ask the person to confirm it (it does not support elicitation), "
+    "and lispshell mcp was not started with --allow-eval. The person can restart the server "
+    "with --allow-eval to let the model evaluate code.")
 DECLINED = ""  # the eval tool already says "The person declined to evaluate this code."
 CANCELLED = "The person dismissed the confirmation without answering; the code was not run."
 WAITING = "Waiting for the person to confirm this evaluation."
@@ -157,11 +158,9 @@ class EvalConsent:
         try:
             answer = anyio.from_thread.run(ask)
         except TimeoutError:
-            return Decision(False, code, "No answer from the person in time; the code was not run.",
-                            by_person=False)
+            return Decision(False, code, "no answer from the person in time.", by_person=False)
         except Exception as exc:  # the client refused the request or went away
-            return Decision(False, code,
-                            f"Could not ask the person to confirm ({exc}); the code was not run.",
+            return Decision(False, code, f"could not ask the person to confirm ({exc}).",
                             by_person=False)
         return decision_from_answer(code, answer)
 

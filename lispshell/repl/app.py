@@ -461,7 +461,7 @@ class Repl:
                 return None
             finally:
                 self.renderer.status(None)
-        self.renderer.result(result, streamed)
+        self.renderer.result(result, streamed, _says_no_values(self.lisp))
         self._after_eval()
         await self._record_eval(code, result)
         return result
@@ -632,6 +632,13 @@ class Repl:
             where = ""
         self.renderer.finish_line()
         self.renderer.notice(f"Internal error: {type(exc).__name__}: {exc}{where}")
+
+
+def _says_no_values(lisp: str) -> bool:
+    try:
+        return get_dialect(lisp).says_no_values
+    except ValueError:
+        return True
 
 
 def _starting_package(lisp: str) -> str:

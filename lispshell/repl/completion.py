@@ -1,4 +1,4 @@
-"""Tab completion of symbols from the live image.
+"""Tab completion of symbols from the live image (and of `,` command names after a comma).
 
 The candidates come from `session.completions(prefix)` (apropos in the child). The completer
 runs in a worker thread (prompt-toolkit's ThreadedCompleter) so the editor never waits on the
@@ -24,8 +24,10 @@ def symbol_prefix(text_before_cursor: str) -> str:
 
 
 class LiveCompleter(Completer):
-    def __init__(self, get_session: Callable[[], object], limit: int = 200):
+    def __init__(self, get_session: Callable[[], object], limit: int = 200,
+                 commands: Callable[[], list[str]] = lambda: []):
         self.get_session = get_session
+        self.commands = commands          # () -> the `,` commands' names
         self.limit = limit
         self._cache: dict[str, list[str]] = {}
         self._cache_owner: object = None
@@ -62,6 +64,14 @@ class LiveCompleter(Completer):
         return names
 
     def get_completions(self, document, complete_event):
+        typed = document.text_before_cursor.lstrip()
+        if typed.startswith(","):       # a REPL command, not Lisp: its name, then nothing
+            name = typed[1:]
+            if not any(c.isspace() for c in name):
+                for command in sorted(self.commands()):
+                    if command.startswith(name.lower()):
+                        yield Completion(command, start_position=-len(name))
+            return
         prefix = symbol_prefix(document.text_before_cursor)
         if not prefix:
             return

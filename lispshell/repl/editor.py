@@ -2,15 +2,15 @@
 
 Keys (Emacs mode; prompt-toolkit's defaults for everything not listed):
   Enter                 submit when the input is complete (a form, prose, a command) or has a
-                        syntax error (it is then shown with its position); inside an open form,
-                        a newline indented Lisp-style
+                        syntax error (it is then shown with its position), wherever the cursor
+                        is; inside an open form, a newline indented Lisp-style
   Meta-Enter, Esc Enter submit whatever is there
   Ctrl-J                newline (indented) anywhere
   Ctrl-X Ctrl-]         close every open list, then submit (SLIME's close-all-parens)
   Ctrl-C                clear the input (on an empty line: a reminder of how to leave)
   Ctrl-D                on an empty line: leave lispshell
-  Tab                   complete a symbol from the live image; at the start of a
-                        continuation line, indent it Lisp-style
+  Tab                   complete a symbol from the live image (after a `,`: a command's
+                        name); at the start of a continuation line, indent it Lisp-style
   Ctrl-R, Up            history search, history (Up filters by what is typed)
   Ctrl-X Ctrl-E         edit the input in $EDITOR
   Ctrl-X Ctrl-D         the documentation of the symbol at the cursor (from the live image)
@@ -89,12 +89,12 @@ def history_path(state_dir: Path, lisp: str) -> Path:
 
 
 def wants_newline(document, lisp: str) -> bool:
-    """Should Enter insert a newline (True) or submit (False)?"""
+    """Should Enter insert a newline (True) or submit (False)? Only the text decides, never
+    where the cursor is (as SLIME's RET): a complete form recalled from history submits from
+    any of its lines; Ctrl-J adds a line to it."""
     text = document.text
     if not text.strip():
         return False
-    if "\n" in text and document.text_after_cursor.strip():
-        return True           # editing in the middle of a multi-line input
     return route(text, lisp) == INCOMPLETE
 
 
@@ -201,7 +201,8 @@ def make_prompt_session(repl, lisp: str) -> PromptSession:
     from lispshell.repl.completion import LiveCompleter
 
     history = SafeFileHistory(history_path(state_dir(), lisp), on_problem=repl.print_notice)
-    completer = LiveCompleter(lambda: repl.session)
+    completer = LiveCompleter(lambda: repl.session,
+                              commands=lambda: [c.name for c in repl.commands.all()])
     repl_cfg = repl.config.get("repl", {})
     session = PromptSession(
         message=repl.prompt_message,

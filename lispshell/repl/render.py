@@ -133,8 +133,9 @@ class Renderer:
                 self.at_line_start = True
 
     # Results ----------------------------------------------------------------------------
-    def result(self, result, streamed: bool) -> None:
-        """Show one EvalResult (its output too, unless it was already streamed)."""
+    def result(self, result, streamed: bool, says_no_values: bool = True) -> None:
+        """Show one EvalResult (its output too, unless it was already streamed).
+        `says_no_values`: "; No values" for a form that returned none (the dialect's way)."""
         if not streamed and result.output:
             self.output(result.output)
         self.finish_line()
@@ -159,7 +160,8 @@ class Renderer:
         elif err is not None:
             self.error(err)
         elif not result.values:
-            self.print(Text("; No values", style=STYLE_DIM))
+            if says_no_values:
+                self.print(Text("; No values", style=STYLE_DIM))
         else:
             self.last = [Text(value, style=STYLE_VALUE) for value in result.values]
             if not self.page_if_tall(self.last, "\n".join(result.values)):

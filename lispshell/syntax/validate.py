@@ -47,7 +47,8 @@ class Problem:
     code: str            # UNCLOSED | UNMATCHED_CLOSE | MISMATCH | UNTERMINATED_STRING |
                          # UNTERMINATED_COMMENT | UNTERMINATED_SYMBOL | INCOMPLETE |
                          # MISSING_DATUM | BAD_DISPATCH | BAD_CHARACTER
-    message: str
+    message: str         # names other places (the opener...), never its own: whoever shows it
+                         # puts line:col in front
     offset: int
     line: int
     col: int
@@ -284,8 +285,8 @@ def _structural_problem(text, tokens, lines, code, j, o) -> Problem:
     found = text[start:tokens.ends[j]]
     line, col = lines.line_col(start)
     if code == "UNMATCHED_CLOSE":
-        return _problem(code, f"unmatched close {NAME_OF[found[-1]]} {found!r} at line {line}, "
-                        f"column {col}: nothing is open here (remove it)", start, lines,
+        return _problem(code, f"unmatched close {NAME_OF[found[-1]]} {found!r}: nothing is "
+                        f"open here (remove it)", start, lines,
                         found=DELIM_OF[found[-1]])
     if code == "MISSING_DATUM":
         prev = j - 1
@@ -293,15 +294,15 @@ def _structural_problem(text, tokens, lines, code, j, o) -> Problem:
             prev -= 1
         p = text[tokens.starts[prev]:tokens.ends[prev]]
         pl, pc = lines.line_col(tokens.starts[prev])
-        return _problem(code, f"{_q(p)} at line {pl}, column {pc} is followed by {_q(found)} "
-                        f"at line {line}, column {col}: it needs a datum to apply to",
+        return _problem(code, f"{_q(found)} follows {_q(p)} at line {pl}, column {pc}, which "
+                        f"needs a datum to apply to",
                         start, lines, opener_offset=tokens.starts[prev], opener_line=pl,
                         opener_col=pc)
     opener = text[tokens.starts[o]:tokens.ends[o]]
     ol, oc = lines.line_col(tokens.starts[o])
     want = CLOSER_OF[opener[-1]]
-    return _problem(code, f"{found!r} at line {line}, column {col} does not match {opener!r} "
-                    f"opened at line {ol}, column {oc} (expected {want!r})", start, lines,
+    return _problem(code, f"{found!r} does not match {opener!r} opened at line {ol}, column "
+                    f"{oc} (expected {want!r})", start, lines,
                     opener_offset=tokens.starts[o], opener_line=ol, opener_col=oc,
                     expected=DELIM_OF[want], found=DELIM_OF[found[-1]],
                     suggest_offset=start, suggest_line=line, suggest_col=col)
@@ -359,8 +360,8 @@ def _unterminated(text, dialect, tokens, lines, state, last_code) -> Problem:
         what, code = "|symbol|", "UNTERMINATED_SYMBOL"
     else:
         what, code = "character or escape", "INCOMPLETE"
-    return _problem(code, f"Unexpected end of input - unterminated {what} that starts at line "
-                    f"{line}, column {col}", start, lines, opener_offset=start,
+    return _problem(code, f"Unexpected end of input - unterminated {what} (it starts here)",
+                    start, lines, opener_offset=start,
                     opener_line=line, opener_col=col)
 
 
@@ -455,8 +456,9 @@ def report(v: Validation) -> str:
                    f"{first.suggest_line}, column {first.suggest_col} (from the indentation)")
     else:
         out.append(f"Error: {first.message}")
-        out.append(f"  Stream: line {first.line}: {lines.line_text(first.line)}")
-        out.append(" " * (len(f"  Stream: line {first.line}: ") + first.col - 1) + "^")
+        where = f"  Stream: line {first.line}, column {first.col}: "
+        out.append(where + lines.line_text(first.line))
+        out.append(" " * (len(where) + first.col - 1) + "^")
         for other in v.errors[1:]:
             out.append(f"Also: line {other.line}, column {other.col}: {other.message}")
     return "\n".join(out)
