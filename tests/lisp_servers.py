@@ -18,9 +18,10 @@ SWANK_LOADER = "/usr/share/common-lisp/source/slime/swank-loader.lisp"
 
 
 class Server:
-    def __init__(self, kind: str, tmp: Path):
+    def __init__(self, kind: str, tmp: Path, port: int | None = None):
         self.kind = kind
         self.tmp = tmp
+        self.fixed_port = port      # guile only: listen on this port (a server started again)
         self.proc: subprocess.Popen | None = None
         self.url = ""
 
@@ -39,7 +40,7 @@ class Server:
                              "(format t \"LISTENING ~d~%\" (swank:create-server :port 0 "
                              ":dont-close t)) (finish-output))"]
         elif self.kind == "guile":
-            port = free_port()
+            port = self.fixed_port or free_port()
             cmd = ["guile", f"--listen={port}"]
             self.url = f"guile://127.0.0.1:{port}"
         elif self.kind == "guile-socket":

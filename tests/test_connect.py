@@ -33,6 +33,7 @@ CODE = {
         "mark": lambda p: f'(spit "{p}" "ran" :append true)',
         "reader_eval": '#=(spit "{p}" "ran")',
         "describe": "map", "completion": ("mapc", "mapcat"),
+        "in_package": '(ns lispshell.test-ns)', "prompt": 'lispshell.test-ns>',
     },
     "sbcl": {
         "print_and_value": '(progn (write-line "hello") (+ 40 2))',
@@ -48,6 +49,7 @@ CODE = {
         "reader_eval": ('#.(with-open-file (s "{p}" :direction :output :if-does-not-exist '
                         ':create) (write-line "ran" s))'),
         "describe": "mapcar", "completion": ("mapc", "mapcan"),
+        "in_package": '(defpackage :lispshell-test (:use :cl)) (in-package :lispshell-test)', "prompt": 'LISPSHELL-TEST>',
     },
     "guile": {
         "print_and_value": '(begin (display "hello") (newline) (+ 40 2))',
@@ -61,6 +63,7 @@ CODE = {
         "mark": lambda p: f'(call-with-output-file "{p}" (lambda (port) (display "ran" port)))',
         "reader_eval": '#.(call-with-output-file "{p}" (lambda (port) (display "ran" port)))',
         "describe": "map", "completion": ("string-ap", "string-append"),
+        "in_package": '(define-module (lispshell test))', "prompt": '(lispshell test)>',
     },
 }
 
@@ -290,6 +293,8 @@ def test_repl_and_batch_over_the_connection(server, tmp_path):
         sh.expect("spinning")
         sh.send("\x03")
         sh.expect("nterrupt")
+        sh.submit(CODE[lisp]["in_package"])
+        sh.expect(CODE[lisp]["prompt"])           # the package or namespace, in the prompt
         sh.submit(CODE[lisp]["define"])
         sh.submit(",disconnect")
         sh.expect("keeps running")
@@ -326,3 +331,57 @@ def test_mcp_refuses_a_lisp_that_does_not_match(server, tmp_path):
                        capture_output=True, text=True, timeout=60)
     assert r.returncode != 0 and "does not match" in r.stderr
     assert server.alive()
+
+
+def test_several_connections_one_current(servers, tmp_path):
+    from pty_shell import Shell
+
+    nrepl, guile = servers("nrepl"), servers("guile")
+    sh = Shell(tmp_path, "--connect", nrepl.url, "--no-llm")
+    try:
+        sh.expect("Connected to " + nrepl.url, timeout=120)
+        sh.submit("(def lispshell-where :clojure)")
+        sh.submit(",connect " + guile.url)
+        sh.expect("Connected to " + guile.url)
+        sh.submit("(define lispshell-where 'guile)")
+        sh.submit(",connect")
+        sh.expect(f"Connections: {nrepl.url}, {guile.url} (current)")
+        sh.submit(",connect " + nrepl.url)        # switches back: the same connection
+        sh.expect("Connected to " + nrepl.url)
+        sh.submit("lispshell-where")
+        sh.expect(":clojure")
+        sh.submit(",reconnect")
+        sh.expect("Reconnected to " + nrepl.url)
+        sh.submit(",quit")
+        assert sh.wait_exit() == 0
+    finally:
+        sh.close()
+    assert nrepl.alive() and guile.alive()
+
+
+def test_mcp_reconnects_after_the_server_comes_back(tmp_path):
+    from mcp_harness import answer, connect, run
+
+    first = Server("guile", tmp_path).start()
+    again = None
+
+    async def scenario():
+        nonlocal again
+        async with connect(tmp_path, "--connect", first.url, "--allow-eval") as client:
+            got = answer(await client.call_tool("eval", {"code": "(+ 40 2)"}))
+            assert got["values"] == ["42"], got
+            first.kill()
+            lost = answer(await client.call_tool("eval", {"code": "(+ 40 2)"}))
+            assert lost["ok"] is False and "lost" in str(lost), lost
+            down = answer(await client.call_tool("describe", {"symbol": "map"}))
+            assert down["ok"] is False and down["error"]["code"] == "NOT_CONNECTED", down
+            again = Server("guile", tmp_path, port=first.port).start()
+            back = answer(await client.call_tool("eval", {"code": "(+ 40 2)"}))
+            assert back["ok"] and back["values"] == ["42"], back
+    try:
+        run(scenario)
+    finally:
+        first.kill()
+        if again is not None:
+            assert again.alive(), "the server lispshell reconnected to still runs"
+            again.kill()

@@ -58,7 +58,14 @@ class LiveImage:
                     self._session = session
                 elif getattr(self._session, "is_connection", False):
                     if not self._session.alive:
-                        self._session.reconnect()   # a new connection; the image is untouched
+                        try:
+                            self._session.reconnect()   # a new connection; the image untouched
+                        except Exception as exc:
+                            raise ToolError("NOT_CONNECTED", f"The connection to {self.connect} "
+                                            f"was lost and reconnecting failed: {exc}. "
+                                            "lispshell does not restart an image it did not "
+                                            "start; once its server listens again, the next "
+                                            "call connects.") from None
                 elif not self._session.alive:
                     self._session.restart()
                     self.restarts += 1
