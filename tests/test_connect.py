@@ -280,6 +280,10 @@ def test_repl_and_batch_over_the_connection(server, tmp_path):
                         "-e", CODE[lisp]["error"]], capture_output=True, text=True, timeout=120)
     assert r.returncode == 1 and r.stdout == "hello\n42\n", r
     assert CODE[lisp]["error_message"] in r.stderr
+    r = subprocess.run([LISPSHELL, "--connect", server.url],
+                       input=CODE[lisp]["define"] + "\n" + CODE[lisp]["use"] + "\n",
+                       capture_output=True, text=True, timeout=120)
+    assert r.returncode == 0 and r.stdout.splitlines()[-1] == "42", r
 
     sh = Shell(tmp_path, "--connect", server.url, "--no-llm")
     try:
@@ -385,3 +389,27 @@ def test_mcp_reconnects_after_the_server_comes_back(tmp_path):
         if again is not None:
             assert again.alive(), "the server lispshell reconnected to still runs"
             again.kill()
+
+
+def test_the_shell_lives_when_the_server_dies(tmp_path):
+    from pty_shell import Shell
+
+    srv = Server("guile", tmp_path).start()
+    sh = Shell(tmp_path, "--connect", srv.url, "--no-llm")
+    try:
+        sh.expect("Connected to " + srv.url, timeout=120)
+        sh.submit("(+ 40 2)")
+        sh.expect("42")
+        srv.kill()
+        sh.submit("(+ 40 2)")
+        sh.expect("was lost")
+        sh.expect(",reconnect")
+        sh.submit(",reconnect")
+        sh.expect("Not connected")
+        sh.submit(",restart")
+        sh.expect("never restarted from here")
+        sh.submit(",quit")
+        assert sh.wait_exit() == 0
+    finally:
+        sh.close()
+        srv.kill()
