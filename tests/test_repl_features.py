@@ -250,3 +250,44 @@ def test_invoke_says_plainly_where_there_are_no_restarts(shell):
     sh.expect("wrong-type-arg")
     sh.submit(",invoke 0")
     sh.expect("Guile errors unwind to the top level at once")
+
+
+def test_inspect_a_struct_and_a_hash_table(shell):
+    sh = shell("--lisp", "sbcl", "--no-llm")
+    sh.expect(PROMPT)
+    sh.submit("(defstruct point x y)")
+    sh.expect(PROMPT)
+    sh.submit("(make-point :x (* 6 7) :y (list 1 (* 2 4)))")
+    sh.expect("#S(POINT :X 42 :Y (1 8))")
+    sh.submit(",inspect *")                  # the last value
+    sh.expect("POINT  #S(POINT")
+    sh.expect("x  42")
+    sh.expect("y  (1 8)")
+    sh.submit(',inspect (let ((h (make-hash-table :test (quote equal)))) '
+              '(setf (gethash "k1" h) (* 3 3) (gethash :k2 h) (* 4 4)) h)')
+    sh.expect("HASH-TABLE  #<HASH-TABLE :TEST EQUAL :COUNT 2")
+    sh.expect('"k1"  9')
+    sh.expect(":K2   16")
+    sh.submit(",inspect (error \"nope ~a\" (* 5 5))")
+    sh.expect("nope 25")
+    sh.submit("(+ 40 2)")
+    sh.expect("42")
+
+
+def test_inspect_in_guile_and_clojure(shell):
+    sh = shell("--lisp", "guile", "--no-llm")
+    sh.expect("(guile-user)>")
+    sh.submit("(use-modules (srfi srfi-9)) (define-record-type point (make-point x y) point? (x px) (y py))")
+    sh.expect("(guile-user)>")
+    sh.submit(",inspect (make-point (* 6 7) 'why)")
+    sh.expect("point  #<point x: 42")
+    sh.expect("x  42")
+    sh.submit(",inspect *")
+    sh.expect("keeps no last value here")
+    sh = shell("--lisp", "clojure", "--no-llm")
+    sh.expect("user>")
+    sh.submit('(throw (ex-info "bad thing" {:code (* 6 7)}))')
+    sh.expect("bad thing {:code 42}")
+    sh.submit(",inspect *e")
+    sh.expect("clojure.lang.ExceptionInfo  bad thing")
+    sh.expect("ex-data :code  42")

@@ -142,6 +142,60 @@ async def _invoke(repl, arg: str):
     repl._after_eval()
 
 
+LAST_VALUE = {"sbcl": "*", "clojure": "*1"}     # what `,inspect` with no form looks at
+
+
+async def _inspect(repl, arg: str):
+    """`,inspect FORM`: evaluate FORM (the person typed it) and show its parts in a table:
+    slots, hash table entries, elements, an exception's message and ex-data."""
+    import asyncio
+
+    from rich.table import Table
+
+    from lispshell.lisp.introspect import call_form, parse_answer
+    from lispshell.lisp.session import PERSON_VALUE_CAP
+
+    code = arg.strip()
+    if code in ("", "*"):
+        code = LAST_VALUE.get(repl.lisp, "")
+        if not code:
+            repl.renderer.notice(f"{repl.lisp} keeps no last value here: use ,inspect FORM")
+            return
+    session = repl.session or repl.start_session(repl.lisp)
+    if session is None:
+        return
+    if not getattr(session, "ready", True) and not await repl._wait_until_ready(session):
+        return
+    with repl._on_sigint(session.interrupt):
+        result = await asyncio.to_thread(session.eval, call_form(repl.lisp, "inspect-form", code, ""),
+                                         timeout=None, history=False, output_cap=PERSON_VALUE_CAP)
+    answer = parse_answer(result.output) if result.error is None else None
+    if answer is None:
+        repl.renderer.result(result, False)
+        return
+    status, body = answer
+    printed = result.output[:len(result.output) - len(body)].rpartition("@@lispshell ")[0]
+    repl.renderer.output(printed)          # what FORM itself printed
+    repl.renderer.finish_line()
+    if status != "ok":
+        repl.renderer.print(Text(body.strip(), style="red"))
+        return
+    head, *parts = body.rstrip("\n").split("\n")
+    kind, _, summary = head.partition("\t")
+    table = Table(title=Text(f"{kind}  ", style="bold") + Text(summary), title_justify="left",
+                  show_header=False, box=None, padding=(0, 1), pad_edge=False)
+    table.add_column(style="bold")
+    table.add_column(overflow="fold")
+    for part in parts:
+        label, _, value = part.partition("\t")
+        table.add_row(label, value)
+    if not parts:
+        table.add_row("", Text("(no parts: an atom)", style="dim"))
+    repl.renderer.last = [table]
+    if not repl.renderer.page_if_tall([table], body):
+        repl.renderer.print(table)
+
+
 async def _project_tool(repl, tool: str, args: dict) -> None:
     """`,load` and `,load-system`: the project tools, run for the person (no gate: they typed
     it), with the file's output streamed and each diagnostic shown."""
@@ -218,6 +272,8 @@ BUILTIN = [
     Command("disconnect", "close the current connection; the image keeps running", _disconnect),
     Command("reconnect", "connect again to the current connection's address", _reconnect),
     Command("last", "show the last value or error (every backtrace frame) in the pager", _last),
+    Command("inspect", "evaluate FORM (default: the last value) and show its slots, entries "
+            "or elements", _inspect, "[FORM]"),
     Command("invoke", "invoke restart N of the error just shown (Common Lisp), FORM as its "
             "value if it asks for one", _invoke, "N [FORM]"),
     Command("load", "compile and load a file into the image, with its warnings", _load, "FILE"),

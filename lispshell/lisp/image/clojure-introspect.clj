@@ -135,3 +135,33 @@
           (emit "ok" (str "(" sym " " (str/join " " (map pr-str a)) ")\n"
                           (first (str/split-lines (or (:doc m) ""))) ))
           (emit "unknown" (str sym " has no arglists")))))))
+
+;; ,inspect: the person's own FORM (they typed it: it is evaluated), then its parts, one
+;; "label<TAB>value" line each after a "type<TAB>value" header. An exception shows its
+;; message, its ex-data entries and its cause.
+(defn one-line [x]
+  (let [s (try (binding [*print-length* 30 *print-level* 4] (pr-str x))
+               (catch Throwable _ "#<error printing>"))
+        s (if (> (count s) 2000) (str (subs s 0 2000) "...") s)]
+    (str/replace s "\n" " ")))
+
+(defn parts-of [x]
+  (cond
+    (instance? Throwable x)
+    (concat [["message" (.getMessage ^Throwable x)]]
+            (for [[k v] (ex-data x)] [(str "ex-data " (one-line k)) v])
+            (when-let [c (.getCause ^Throwable x)] [["cause" c]]))
+    (map? x) (for [[k v] (take 5000 x)] [(one-line k) v])
+    (or (sequential? x) (set? x)) (map-indexed (fn [i v] [(str i) v]) (take 5000 x))
+    (instance? clojure.lang.IDeref x) [["@" (if (and (instance? clojure.lang.IPending x)
+                                                     (not (realized? x)))
+                                               'pending @x)]]
+    :else []))
+
+(defn inspect-form [code nsname cur]
+  (try
+    (let [x (binding [*ns* cur] (load-string code))]
+      (emit "ok" (apply str (type-name x) "\t"
+                        (if (instance? Throwable x) (.getMessage ^Throwable x) (one-line x)) "\n"
+                        (for [[label v] (parts-of x)] (str label "\t" (one-line v) "\n")))))
+    (catch Throwable e (emit "error" (str (.getName (class e)) ": " (.getMessage e))))))

@@ -4,7 +4,7 @@
   #:use-module (ice-9 session)
   #:use-module (ice-9 pretty-print)
   #:use-module (ice-9 textual-ports)
-  #:export (describe-name value-of-name expand apropos* arglist))
+  #:export (describe-name value-of-name expand apropos* arglist inspect-form))
 
 (define (emit status body)
   (display (string-append "@@lispshell " status " " (number->string (string-length body)) "\n"
@@ -182,3 +182,42 @@
              (emit "ok" (string-append (object->string (lambda-list sym v)) "\n"
                                        (car (string-split doc #\newline))))))
           (else (emit "unknown" (string-append (symbol->string sym) " is not a procedure"))))))))
+
+;;; ,inspect: the person's own FORM (they typed it: it is evaluated), then its parts, one
+;;; "label<TAB>value" line each after a "type<TAB>value" header.
+(define (one-line v)
+  (let ((s (clip (object->string v) 2000)))
+    (string-map (lambda (c) (if (char=? c #\newline) #\space c)) s)))
+
+(define (indexed items)
+  (let loop ((items items) (i 0) (out '()))
+    (if (or (null? items) (= i 5000))
+        (reverse out)
+        (loop (cdr items) (+ i 1) (cons (cons (number->string i) (car items)) out)))))
+
+(define (parts-of v)
+  (cond
+    ((hash-table? v) (hash-map->list (lambda (k x) (cons (one-line k) x)) v))
+    ((record? v)
+     (let ((rtd (record-type-descriptor v)))
+       (map (lambda (f) (cons (symbol->string f) ((record-accessor rtd f) v)))
+            (record-type-fields rtd))))
+    ((list? v) (indexed v))
+    ((pair? v) (list (cons "car" (car v)) (cons "cdr" (cdr v))))
+    ((vector? v) (indexed (vector->list v)))
+    (else '())))
+
+(define (inspect-form code modname cur)
+  (catch #t
+    (lambda ()
+      (let ((v (eval-string code cur)))
+        (emit "ok" (string-append
+                     (if (record? v)
+                         (symbol->string (record-type-name (record-type-descriptor v)))
+                         (type-name v))
+                     "\t" (one-line v) "\n"
+                     (string-concatenate
+                       (map (lambda (p) (string-append (car p) "\t" (one-line (cdr p)) "\n"))
+                            (parts-of v)))))))
+    (lambda (key . args)
+      (emit "error" (one-line (cons key args))))))

@@ -221,3 +221,62 @@ documentation; 'unknown' when NAME names no function, macro or special operator.
                                    (*print-pretty* nil) (*print-gensym* nil))
                                (prin1-to-string (bare-names (cons symbol lambda-list))))
                              (first-line (documentation symbol 'function))))))))
+
+;;; ,inspect: the person's own FORM (they typed it: it is evaluated, with their reader), then
+;;; its parts, one "label<TAB>value" line each after a "type<TAB>value" header.
+(defun one-line (object)
+  (let ((text (safe-printed object)))
+    (substitute #\Space #\Newline
+                (if (> (length text) 2000) (concatenate 'string (subseq text 0 2000) "...") text))))
+
+(defun safe-printed (object)
+  (handler-case (let ((*print-length* 30) (*print-level* 4) (*print-circle* t)
+                      (*print-pretty* nil) (*print-readably* nil))
+                  (prin1-to-string object))
+    (serious-condition () "#<error printing>")))
+
+(defun parts-of (object)
+  "(label . value) pairs: a hash table's entries, a structure's or instance's slots, a
+sequence's elements, a symbol's cells; NIL for an atom."
+  (typecase object
+    (hash-table (let ((parts '()))
+                  (maphash (lambda (k v) (push (cons (one-line k) v) parts)) object)
+                  (nreverse parts)))
+    ((or structure-object standard-object condition)
+     (mapcar (lambda (slot)
+               (let ((name (sb-mop:slot-definition-name slot)))
+                 (cons (string-downcase (symbol-name name))
+                       (handler-case (if (slot-boundp object name)
+                                         (slot-value object name)
+                                         (make-symbol "unbound"))
+                         (error () (make-symbol "unreadable"))))))
+             (sb-mop:class-slots (class-of object))))
+    (cons (if (handler-case (list-length object) (error () nil))
+              (loop for x in object for i from 0 below 5000 collect (cons (princ-to-string i) x))
+              (list (cons "car" (car object)) (cons "cdr" (cdr object)))))
+    (string nil)
+    (vector (loop for x across object for i from 0 below 5000 collect (cons (princ-to-string i) x)))
+    (symbol (list (cons "name" (symbol-name object))
+                  (cons "package" (symbol-package object))
+                  (cons "value" (if (boundp object) (symbol-value object) (make-symbol "unbound")))
+                  (cons "function" (if (fboundp object) (fdefinition object) (make-symbol "unbound")))
+                  (cons "plist" (symbol-plist object))))
+    (t nil)))
+
+(defun inspect-form (code package-name)
+  (let ((package (target-package package-name)))
+    (handler-case
+        (let* ((*package* package)
+               (object (with-input-from-string (in code)
+                         (let ((value nil) (eof '#:eof))
+                           (loop for form = (read in nil eof)
+                                 until (eq form eof)
+                                 do (setf value (eval form)))
+                           value))))
+          (emit "ok" (with-output-to-string (s)
+                       (format s "~a~c~a~%" (one-line (type-of object)) #\Tab (one-line object))
+                       (loop for (label . value) in (parts-of object)
+                             do (format s "~a~c~a~%" label #\Tab (one-line value))))))
+      (serious-condition (e)
+        (emit "error" (format nil "~a: ~a" (one-line (type-of e))
+                              (handler-case (princ-to-string e) (error () "?"))))))))
