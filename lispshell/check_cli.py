@@ -17,6 +17,7 @@ from pathlib import Path
 
 from lispshell import files
 from lispshell.syntax.dialects import EXTENSIONS, resolve_dialect
+from lispshell.syntax.layout import misplaced_forms
 from lispshell.syntax.repair import repair
 from lispshell.syntax.validate import validate
 
@@ -129,7 +130,16 @@ class _Checker:
     def check_text(self, name: str, text: str, dialect: str, to_stderr: bool = False):
         """Report problems; return the repaired text when --fix may write it, else None."""
         v = validate(text, dialect)
+        misplaced = misplaced_forms(text, dialect)   # reads, but the layout says it is wrong
+        if v.ok and not misplaced:
+            return None
         if v.ok:
+            self.invalid = True
+            for p in misplaced:
+                self.say(f"{name}:{p.line}:{p.col}: {p.message}", err=to_stderr)
+            if self.args.fix:
+                self.say(f"{name}: not fixed: the text reads as it is; move the closer",
+                         err=to_stderr)
             return None
         new, edits, confident = repair(text, dialect)
         if self.args.diff and new != text:
@@ -146,7 +156,9 @@ class _Checker:
             return new
         self.invalid = True
         for p in v.errors:
-            self.say(f"{name}:{p.line}:{p.col}: {_describe(p)}", err=to_stderr)
+            self.say(f"{name}:{p.line}:{p.col}: {_describe(p, v.errors)}", err=to_stderr)
+        for p in misplaced:
+            self.say(f"{name}:{p.line}:{p.col}: {p.message}", err=to_stderr)
         if self.args.fix:
             why = ("the repair is ambiguous (see --diff)" if new != text
                    else "no delimiter repair applies")
@@ -154,10 +166,13 @@ class _Checker:
         return None
 
 
-def _describe(p) -> str:
-    """One line per problem: the message plus where the opener is and where a closer goes."""
+def _describe(p, problems) -> str:
+    """One line per problem: the message plus where the opener is and where a closer goes
+    (not when an unterminated string or comment swallowed the rest: no closer can help)."""
     text = p.message
-    if p.code == "UNCLOSED":
+    if p.code == "UNCLOSED" and any(q.code.startswith("UNTERMINATED") for q in problems):
+        text = f"unclosed {_OPEN[p.expected]!r} opened here"
+    elif p.code == "UNCLOSED":
         text = (f"unclosed {_OPEN[p.expected]!r} opened here; the missing {_CLOSE[p.expected]!r} "
                 f"most likely belongs at line {p.suggest_line}, column {p.suggest_col}")
     return text

@@ -144,6 +144,37 @@ def check(*args: str, stdin: str | None = None) -> tuple[int, str]:
     return proc.returncode, proc.stdout + proc.stderr
 
 
+def test_check_flags_a_missing_closer_paid_back_by_an_extra_one(tmp_path):
+    path = tmp_path / "pair.lisp"
+    path.write_text("(defun a (x)\n  (+ x 1)\n\n(defun b (y)\n  (* y 2)))\n")
+    code, out = check(str(path))
+    assert code == 1, out
+    lines = out.splitlines()
+    assert any(line.startswith(f"{path}:4:1: ") and "missing" in line for line in lines), out
+    assert any(line.startswith(f"{path}:5:11: ") and "too many" in line for line in lines), out
+    assert "line 2, column 10" in out          # where the missing closer belongs
+    # with an unrelated error further on, both are said
+    other = tmp_path / "pair.clj"
+    other.write_text("(defn a [x]\n  (inc x)\n\n(defn b [y]\n  (* y 2)))\n\n(defn c []\n  [1 2))\n")
+    code, out = check(str(other))
+    assert code == 1 and f"{other}:8:7: ')' does not match '['" in out, out
+    assert f"{other}:4:1: '(defn' starts in column 0" in out and f"{other}:5:11: " in out, out
+    # a column-0 body of a wrapper, or a backquoted template, is not a mistake
+    fine = tmp_path / "fine.lisp"
+    fine.write_text("(progn\n(defun f () 1)\n(defun g () 2))\n"
+                    "(defmacro m ()\n  `(progn\n(defun h () 3)))\n")
+    assert check(str(fine)) == (0, "")
+
+
+def test_check_says_nothing_of_closers_inside_an_unterminated_comment(tmp_path):
+    path = tmp_path / "comment.lisp"
+    path.write_text("(defun a ()\n  #| a comment never closed\n  1)\n")
+    code, out = check(str(path))
+    assert code == 1
+    assert f"{path}:2:3: " in out and "block comment" in out
+    assert "belongs at" not in out, out
+
+
 def test_check_and_the_repl_give_each_position_once(tmp_path):
     path = tmp_path / "extra.lisp"
     path.write_text("(defun f (x)\n  (g x)))\n")
