@@ -12,9 +12,12 @@ inside /usr/share/java/clojure.jar. Each sampled form is damaged one way:
   drop-line-end  one closer dropped inside the form where it ended its line
   drop-mid-line  one closer dropped inside the form where more code followed it on its line
 
-For each class: how often the repair restores the exact original, and how often a repair that
-is wrong was reported as a success (ours: confident; parinfer: success). parinfer runs via node
-in the same run (`npm install --prefix bench parinfer`; bench/node_modules is gitignored).
+For each class: how often the repair restores the exact original; the share of repairs at each
+level of evidence (certain / likely / guess, docs/check-and-repair.md) and how many of those
+were wrong; what `check --fix` (certain only) and `check --fix=likely` would write, and how
+many written files would not be the original. parinfer runs via node in the same run and is
+counted as "written" when it reports success (`npm install --prefix bench parinfer`;
+bench/node_modules is gitignored).
 
     .venv/bin/python bench/repair_corpus.py [--per-class N] [--seed S] [--no-parinfer]
 """
@@ -168,48 +171,63 @@ def main(argv=None):
     cases = make_cases(args.per_class, args.seed)
     total = sum(len(v) for v in cases.values())
     print(f"corpus: {total} damaged forms built in {time.perf_counter() - t0:.1f}s")
+    if not total:
+        print("no corpus: apt-get install sbcl-source guile-3.0 clojure", file=sys.stderr)
+        return 1
     flat = [(cls, d, orig, dmg) for cls in CLASSES for d, orig, dmg in cases.get(cls, [])]
     ours = []
     t0 = time.perf_counter()
     for cls, dialect, orig, dmg in flat:
-        new, edits, confident = repair(dmg, dialect)
-        ours.append((new == orig, confident))
+        r = repair(dmg, dialect)
+        ours.append((r.text == orig, r.level))
     ours_time = time.perf_counter() - t0
     theirs = None
     if not args.no_parinfer:
         results, pin_time = run_parinfer([dmg for _, _, _, dmg in flat])
         theirs = [(text == orig, ok) for (ok, text), (_, _, orig, _) in zip(results, flat)]
     print(f"ours: {ours_time:.1f}s" + (f", parinfer: {pin_time:.1f}s" if theirs else ""))
-    head = f"{'class':15} {'cases':>6} {'ours exact':>11} {'ours conf-wrong':>16} {'ours conf':>10}"
+    print("level columns: share of cases at that level (wrong ones among them); --fix writes "
+          "certain, --fix=likely certain and likely: share written (wrong files written)")
+    head = (f"{'class':15} {'cases':>6} {'exact':>7} {'certain':>13} {'likely':>13} "
+            f"{'guess':>13} {'--fix':>13} {'--fix=likely':>13}")
     if theirs:
-        head += f" {'parinfer exact':>15} {'parinfer ok-wrong':>18}"
+        head += f" {'parinfer exact':>15} {'parinfer written':>17}"
     print(head)
     by = defaultdict(list)
     for i, (cls, *_rest) in enumerate(flat):
         by[cls].append(i)
+
+    def share(idx, pick):
+        chosen = [i for i in idx if pick(i)]
+        wrong = sum(not ours[i][0] for i in chosen)
+        return f"{100 * len(chosen) / len(idx):6.1f}% ({wrong:3})"
+
     for cls in CLASSES:
         idx = by.get(cls, [])
         if not idx:
             continue
         n = len(idx)
         exact = sum(ours[i][0] for i in idx)
-        conf_wrong = sum(ours[i][1] and not ours[i][0] for i in idx)
-        conf = sum(ours[i][1] for i in idx)
-        row = f"{cls:15} {n:6} {100 * exact / n:10.1f}% {conf_wrong:16} {100 * conf / n:9.1f}%"
+        row = f"{cls:15} {n:6} {100 * exact / n:6.1f}%"
+        for level in ("certain", "likely", "guess"):
+            row += " " + share(idx, lambda i, lv=level: ours[i][1] == lv).rjust(13)
+        row += " " + share(idx, lambda i: ours[i][1] == "certain").rjust(13)
+        row += " " + share(idx, lambda i: ours[i][1] in ("certain", "likely")).rjust(13)
         if theirs:
             pe = sum(theirs[i][0] for i in idx)
-            pw = sum(theirs[i][1] and not theirs[i][0] for i in idx)
-            row += f" {100 * pe / n:14.1f}% {pw:18}"
+            pw = sum(theirs[i][1] for i in idx)
+            pww = sum(theirs[i][1] and not theirs[i][0] for i in idx)
+            row += f" {100 * pe / n:14.1f}% {100 * pw / n:9.1f}% ({pww:4})"
         print(row)
     # valid input must come back byte-identical (parinfer rewrites some valid forms)
     valid = [(d, orig) for _, d, orig, _ in flat[:: max(1, len(flat) // 3000)]]
-    same = sum(repair(orig, d)[0] == orig for d, orig in valid)
+    same = sum(repair(orig, d).text == orig for d, orig in valid)
     line = f"valid forms unchanged: ours {same}/{len(valid)}"
     if theirs:
         res, _ = run_parinfer([orig for _, orig in valid])
         line += f", parinfer {sum(t == orig for (_, t), (_, orig) in zip(res, valid))}/{len(valid)}"
     print(line)
-    return 0
+    return 0 if same == len(valid) else 1
 
 
 if __name__ == "__main__":

@@ -1,10 +1,11 @@
-"""`lispshell check [--fix] [--diff] [--dialect D] PATH... | -`: a syntax linter for Lisp files.
+"""`lispshell check [--fix[=likely]] [--diff] [--dialect D] PATH... | -`: a Lisp syntax linter.
 
 Prints `path:line:col: message` for each problem (editors and pre-commit read that), and
 exits 0 when everything reads, 1 when some input still has syntax errors, 2 on a usage or
 I/O error. `--fix` rewrites a file (atomically: temporary file + rename, mode kept) only when
-the repair is confident; `--diff` shows the repair as a unified diff. `-` reads standard
-input; with `--fix` the (repaired or unchanged) text goes to standard output and the
+the repair is `certain` (a pre-commit hook must never guess); `--fix=likely` also writes
+`likely` repairs; `--diff` shows the repair as a unified diff with its level. `-` reads
+standard input; with `--fix` the (repaired or unchanged) text goes to standard output and the
 diagnostics to standard error. Directories are searched for Lisp files by extension.
 """
 from __future__ import annotations
@@ -18,14 +19,40 @@ from pathlib import Path
 from lispshell import files
 from lispshell.syntax.dialects import EXTENSIONS, resolve_dialect
 from lispshell.syntax.layout import misplaced_forms
-from lispshell.syntax.repair import repair
+from lispshell.syntax.repair import CERTAIN, LIKELY, edit_summary, repair
 from lispshell.syntax.validate import validate
 
 USAGE_ERROR = 2
+FIX_LEVELS = {CERTAIN: (CERTAIN,), LIKELY: (CERTAIN, LIKELY)}     # --fix=X writes these
 
 
 class _Usage(Exception):
     pass
+
+
+class _FixLevel(argparse.Action):
+    """`--fix` alone means certain; `--fix=likely` is split off before argparse sees it (an
+    optional value would swallow the path after a bare `--fix`)."""
+
+    def __call__(self, parser, namespace, values, option_string=None):
+        namespace.fix = CERTAIN
+
+
+def _split_fix_level(argv: list[str]) -> tuple[list[str], str | None]:
+    out, level = [], None
+    for arg in argv:
+        if arg == "--":
+            out.extend(argv[len(out):])
+            break
+        if arg.startswith("--fix="):
+            level = arg.split("=", 1)[1]
+            if level not in FIX_LEVELS:
+                raise _Usage(f"--fix={level}: use --fix (certain repairs only) or "
+                             f"--fix=likely")
+            out.append("--fix")
+        else:
+            out.append(arg)
+    return out, level
 
 
 class _Parser(argparse.ArgumentParser):
@@ -34,11 +61,14 @@ class _Parser(argparse.ArgumentParser):
 
 
 def _parser() -> argparse.ArgumentParser:
-    p = _Parser(prog="lispshell check", description="Check that Lisp source reads: "
+    p = _Parser(prog="lispshell check",
+                usage="lispshell check [--fix[=likely]] [--diff] [--dialect D] [-q] PATH... | -",
+                description="Check that Lisp source reads: "
                 "delimiters, strings, comments, # syntax. Nothing is evaluated.")
     p.add_argument("paths", nargs="+", metavar="PATH", help="files or directories; - for stdin")
-    p.add_argument("--fix", action="store_true",
-                   help="write the repair back, only when it is confident")
+    p.add_argument("--fix", nargs=0, action=_FixLevel, default=None, metavar="",
+                   help="write repairs back: --fix only certain ones, --fix=likely also "
+                   "likely ones")
     p.add_argument("--diff", action="store_true", help="show the repair as a unified diff")
     p.add_argument("--dialect", help="cl, scheme or clojure (default: from each file's "
                    "extension; required for -)")
@@ -50,7 +80,10 @@ def main(argv: list[str] | None = None) -> int:
     argv = list(sys.argv[1:] if argv is None else argv)
     parser = _parser()
     try:
+        argv, level = _split_fix_level(argv)
         args = parser.parse_args(argv)
+        if args.fix and level:
+            args.fix = level
         forced = resolve_dialect(args.dialect) if args.dialect else None
     except _Usage as exc:
         print(f"{parser.prog}: error: {exc}", file=sys.stderr)
@@ -141,27 +174,36 @@ class _Checker:
                 self.say(f"{name}: not fixed: the text reads as it is; move the closer",
                          err=to_stderr)
             return None
-        new, edits, confident = repair(text, dialect)
-        if self.args.diff and new != text:
-            label = "" if confident else "; ambiguous, --fix leaves it"
-            self.say(f"--- {name}\n+++ {name} (repaired{label})", err=to_stderr)
+        r = repair(text, dialect)
+        reads = bool(r.edits) and validate(r.text, dialect).ok
+        if self.args.diff and reads:
+            writer = ("--fix" if r.level == CERTAIN else "--fix=likely" if r.level == LIKELY
+                      else None)
+            label = f"written by {writer}" if writer else "--fix leaves it"
+            self.say(f"--- {name}\n+++ {name} (repaired: {r.level}, {r.why}; {label})",
+                     err=to_stderr)
             diff = difflib.unified_diff(text.splitlines(keepends=True),
-                                        new.splitlines(keepends=True), n=2)
+                                        r.text.splitlines(keepends=True), n=2)
             lines = list(diff)[2:]
             self.say("".join(lines).rstrip("\n"), err=to_stderr)
-        fixable = self.args.fix and confident and new != text and validate(new, dialect).ok
-        if fixable:
-            self.say(f"{name}: fixed ({len(edits)} edit{'s' if len(edits) != 1 else ''})",
+            self.say("\n".join(f"# {c}" for c in edit_summary(text, r.edits)), err=to_stderr)
+        if self.args.fix and reads and r.level in FIX_LEVELS[self.args.fix]:
+            n = len(r.edits)
+            self.say(f"{name}: fixed ({n} edit{'s' if n != 1 else ''}, {r.level})",
                      err=to_stderr)
-            return new
+            return r.text
         self.invalid = True
         for p in v.errors:
             self.say(f"{name}:{p.line}:{p.col}: {_describe(p, v.errors)}", err=to_stderr)
         for p in misplaced:
             self.say(f"{name}:{p.line}:{p.col}: {p.message}", err=to_stderr)
         if self.args.fix:
-            why = ("the repair is ambiguous (see --diff)" if new != text
-                   else "no delimiter repair applies")
+            if not reads:
+                why = "no delimiter repair applies"
+            elif r.level == LIKELY:
+                why = f"the repair is likely ({r.why}): --fix=likely writes it (see --diff)"
+            else:
+                why = f"the repair is a guess ({r.why}; see --diff)"
             self.say(f"{name}: not fixed: {why}", err=to_stderr)
         return None
 

@@ -42,27 +42,46 @@ def test_problems_are_path_line_col_and_exit_1(files):
                                f"unterminated string")
 
 
-def test_fix_writes_only_confident_repairs_atomically_keeping_the_mode(files):
+def test_fix_writes_only_certain_repairs_atomically_keeping_the_mode(files):
     kind = files / "kind.clj"
     os.chmod(kind, 0o640)
     before_open = (files / "open.lisp").read_text()
+    before_extra = (files / "extra.scm").read_text()
     code, out, _ = run("--fix", str(kind), str(files / "extra.scm"), str(files / "open.lisp"))
-    assert kind.read_text() == "(defn f [x]\n  (let [y 1]\n    (+ x y)))\n"
+    assert kind.read_text() == "(defn f [x]\n  (let [y 1]\n    (+ x y)))\n"   # certain
     assert stat.S_IMODE(kind.stat().st_mode) == 0o640
-    assert (files / "extra.scm").read_text() == "(define (f x)\n  (g x))\n"
-    assert (files / "open.lisp").read_text() == before_open      # ambiguous: left alone
-    assert f"{kind}: fixed (1 edit)" in out
-    assert f"{files / 'open.lisp'}: not fixed: the repair is ambiguous" in out
-    assert code == 1                                                # open.lisp still broken
+    assert (files / "extra.scm").read_text() == before_extra        # likely: left alone
+    assert (files / "open.lisp").read_text() == before_open         # likely: left alone
+    assert f"{kind}: fixed (1 edit, certain)" in out
+    assert (f"{files / 'open.lisp'}: not fixed: the repair is likely (the indentation "
+            f"decides): --fix=likely writes it") in out
+    assert code == 1                                                # still broken
     assert not [p for p in os.listdir(files) if p.startswith(".lispshell-check-")]
-    assert run("--fix", str(kind), str(files / "extra.scm"))[0] == 0
 
 
-def test_diff_shows_the_repair_without_writing(files):
-    code, out, _ = run("--diff", str(files / "open.lisp"))
+def test_fix_likely_also_writes_likely_repairs_but_never_a_guess(files):
+    guess = files / "guess.lisp"        # a closer dropped mid-line: `if` with one argument
+    guess.write_text("(defun f (x)\n  (if (> x 0 x (- x)))\n")
+    code, out, _ = run("--fix=likely", str(files / "extra.scm"), str(files / "open.lisp"),
+                       str(guess))
+    assert (files / "extra.scm").read_text() == "(define (f x)\n  (g x))\n"
+    assert (files / "open.lisp").read_text() == "(defun f (x)\n  (+ x 1))\n"
+    assert f"{files / 'open.lisp'}: fixed (1 edit, likely)" in out
+    assert guess.read_text() == "(defun f (x)\n  (if (> x 0 x (- x)))\n"
+    assert f"{guess}: not fixed: the repair is a guess (form shape: (if ...)" in out
+    assert code == 1                                                # guess.lisp still broken
+    assert run("--fix=likely", str(files / "extra.scm"), str(files / "open.lisp"))[0] == 0
+    code, _, err = run("--fix=maybe", str(guess))
+    assert code == 2 and "--fix=likely" in err
+
+
+def test_diff_shows_the_repair_and_its_level_without_writing(files):
+    code, out, _ = run("--diff", str(files / "open.lisp"), str(files / "kind.clj"))
     assert code == 1
-    assert "+++ " in out and "ambiguous" in out
-    assert "-  (+ x 1)\n+  (+ x 1))" in out
+    assert (f"+++ {files / 'open.lisp'} (repaired: likely, the indentation decides; written "
+            f"by --fix=likely)") in out
+    assert "-  (+ x 1)\n+  (+ x 1))\n# 2:10 inserted ')'" in out
+    assert f"+++ {files / 'kind.clj'} (repaired: certain, " in out
     assert (files / "open.lisp").read_text() == "(defun f (x)\n  (+ x 1)\n"
 
 

@@ -233,34 +233,51 @@ def test_replace_form_refuses_source_without_confident_repair(tmp_path, ctx, mon
     assert r["error"]["code"] == "BAD_INPUT" and "delete_form" in r["error"]["suggestion"]
 
 
-def test_replace_form_applies_and_reports_a_confident_repair(tmp_path, ctx, monkeypatch):
-    from lispshell.tools import structure
-    seen = []
-
-    def confident(text, dialect):
-        seen.append(text)
-        return text + ")", "added ')' at line 2, column 10"
-    monkeypatch.setattr(structure, "_repair", confident)
-    f = write(tmp_path / "m.lisp", MODULE.encode())
-    r = call(ctx, "replace_form", file_path="m.lisp", form_name="add1",
-             new_source="(defun add1 (x)\n  (+ x 1)")
-    assert r["ok"], r
-    assert seen == ["(defun add1 (x)\n  (+ x 1)"]
-    assert r["repaired"] == ("new_source was unbalanced and was repaired: "
-                             "added ')' at line 2, column 10")
-    assert "(defun add1 (x)\n  (+ x 1))\n" in f.read_text()
-
-
-def test_replace_form_with_the_real_repair(tmp_path, ctx):
-    # Whatever A's repair decides for a dropped final closer, the outcome is never silent:
-    # either a reported repair with a balanced file, or a refusal with the file untouched.
+def test_replace_form_applies_a_likely_repair_and_says_what_it_changed(tmp_path, ctx):
+    # only the final ) is missing and the indentation is plain: likely, applied, written
     f = write(tmp_path / "m.lisp", MODULE.encode())
     r = call(ctx, "replace_form", file_path="m.lisp", form_name="add1",
              new_source="(defun add1 (x)\n  (+ x 2)")
-    if r["ok"]:
-        assert "repaired" in r and "(+ x 2))" in f.read_text()
-    else:
-        assert r["error"]["code"] == "INVALID_SOURCE" and f.read_text() == MODULE
+    assert r["ok"], r
+    assert r["repaired"] == {"level": "likely", "why": "the indentation decides",
+                             "form": "(defun add1 (x)\n  (+ x 2))",
+                             "edits": ["2:10 inserted ')'"]}
+    assert "(defun add1 (x)\n  (+ x 2))\n\n(defun long-one" in f.read_text()
+
+
+def test_replace_form_applies_a_certain_repair_of_a_wrong_closer(tmp_path, ctx):
+    f = write(tmp_path / "m.clj", b"(ns m)\n\n(defn f [x]\n  x)\n")
+    r = call(ctx, "replace_form", file_path="m.clj", form_name="f",
+             new_source="(defn f [x]\n  (let [y (inc x))\n    (* y 2)))")
+    assert r["ok"], r
+    assert r["repaired"]["level"] == "certain"
+    assert r["repaired"]["edits"] == ["2:18 replaced ')' by ']'"]
+    assert f.read_text() == "(ns m)\n\n(defn f [x]\n  (let [y (inc x)]\n    (* y 2)))\n"
+
+
+def test_replace_form_refuses_a_guess_with_its_best_candidate(tmp_path, ctx):
+    # a closer dropped mid-line: at the line end `if` would have one argument
+    f = write(tmp_path / "m.lisp", MODULE.encode())
+    r = call(ctx, "replace_form", file_path="m.lisp", form_name="add1",
+             new_source="(defun add1 (x)\n  (if (> x 0 x (- x)))")
+    err = r["error"]
+    assert err["code"] == "INVALID_SOURCE" and err["level"] == "guess"
+    assert "guess" in err["message"] and "best_candidate" in err["message"]
+    # (> x 0 x) and (> x 0) both leave `if` well formed: the nearest is offered first
+    assert err["best_candidate"] == "(defun add1 (x)\n  (if (> x 0 x) (- x)))"
+    assert err["candidate_edits"] == ["2:15 inserted ')'"]
+    assert ["2:13 inserted ')'"] in err["other_candidates"]
+    assert f.read_text() == MODULE
+
+
+def test_insert_form_applies_a_likely_repair(tmp_path, ctx):
+    f = write(tmp_path / "m.lisp", MODULE.encode())
+    r = call(ctx, "insert_form", file_path="m.lisp", form_name="add1", position="after",
+             new_source="(defun add2 (x)\n  (let ((y 2))\n    (+ x y)")
+    assert r["ok"], r
+    assert r["repaired"]["level"] == "likely"
+    assert r["repaired"]["edits"] == ["3:12 inserted '))'"]
+    assert "(defun add2 (x)\n  (let ((y 2))\n    (+ x y)))" in f.read_text()
 
 
 def test_insert_form_positions():
@@ -319,8 +336,8 @@ def test_check_syntax():
     assert bad["valid"] is False
     assert bad["errors"] and bad["errors"][0]["line"] == 1
     assert bad["repaired_source"] == "(defun f (x)\n  (g x))"
-    assert isinstance(bad["repair_confident"], bool)
-    assert "inserted ')' at line 2, column 8" in bad["repairs"]
+    assert bad["repair_level"] == "likely"
+    assert bad["repairs"] == ["2:8 inserted ')'"]
 
 
 # ---- paredit on files in each dialect, with the tricky syntax -----------------------------------

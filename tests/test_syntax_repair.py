@@ -20,7 +20,8 @@ DEFUN = "(defun f (x)\n  (let ((y 1))\n    (+ x y)))\n"
     ("(foo\n bar\n)  ; odd style stays odd\n", "cl"),
 ])
 def test_valid_text_comes_back_byte_identical(text, dialect):
-    assert repair(text, dialect) == (text, [], True)
+    r = repair(text, dialect)
+    assert (r.text, r.edits, r.level) == (text, [], "certain")
 
 
 @pytest.mark.parametrize("damaged,fixed", [
@@ -51,10 +52,12 @@ def test_a_dropped_bracket_before_a_paren_is_inserted_not_replaced():
     assert new == "(defn f [x]\n  (let [y 1\n        z 2]\n    (+ x y z)))"
 
 
-def test_extra_closer_at_the_end_is_removed_confidently():
-    new, edits, confident = repair("(defun f (x)\n  (g x)))", "cl")
-    assert new == "(defun f (x)\n  (g x))" and confident
-    assert edits == [{"start": 21, "end": 22, "text": ""}]
+def test_extra_closer_at_the_end_is_removed_and_likely():
+    # removing the ) of (x) reads too, but then (g x) would sit inside (x: against the
+    # indentation
+    r = repair("(defun f (x)\n  (g x)))", "cl")
+    assert r.text == "(defun f (x)\n  (g x))" and r.level == "likely"
+    assert r.edits == [{"start": 21, "end": 22, "text": ""}]
 
 
 def test_only_the_broken_form_is_touched():
@@ -64,25 +67,34 @@ def test_only_the_broken_form_is_touched():
     assert all(10 <= e["start"] <= 30 for e in edits)
 
 
-def test_ambiguous_position_is_not_confident():
-    # `(list 1 2 3` lost a closer: after 3, or after 1 or 2? Only the end is likely.
-    new, edits, confident = repair("(list 1 2 3", "cl")
-    assert new == "(list 1 2 3)" and not confident
+def test_one_closer_that_only_the_end_can_take_is_certain():
+    # after 1 or 2 the 3 would be a top-level form that does not start a line: no repair
+    r = repair("(list 1 2 3", "cl")
+    assert r.text == "(list 1 2 3)" and r.level == "certain"
+
+
+def test_a_closer_the_last_line_could_take_mid_line_is_likely_not_certain():
+    # `(- x) 33)` and `(-) x 33)` read too; the indentation only speaks for line ends
+    r = repair("(defun gamma (x)\n  (- x 33)", "cl")
+    assert r.text == "(defun gamma (x)\n  (- x 33))" and r.level == "likely"
+    assert not r.confident and r.applies
 
 
 def test_a_mid_line_drop_is_never_a_confident_wrong_answer():
     original = "(defun f (x)\n  (if (> x 0) x (- x)))"
     damaged = "(defun f (x)\n  (if (> x 0 x (- x)))"
-    new, _, confident = repair(damaged, "cl")
-    assert validate(new, "cl").ok
-    assert new == original or not confident
+    r = repair(damaged, "cl")
+    assert validate(r.text, "cl").ok
+    assert r.level == "guess"          # `(if ... )` with one argument: an impossible shape
+    assert r.text == original or original in [apply_edits(damaged, e) for e in r.rivals]
 
 
 @pytest.mark.parametrize("text,dialect", [
     ('(foo "abc', "cl"), ("(a #<x>)", "cl"), ("(foo ')", "cl"), ("#| open", "scheme"),
 ])
 def test_non_delimiter_problems_are_left_alone(text, dialect):
-    assert repair(text, dialect) == (text, [], False)
+    r = repair(text, dialect)
+    assert (r.text, r.edits, r.level) == (text, [], "guess")
 
 
 def test_wrapper_whose_body_sits_at_column_0_closes_at_the_end():
@@ -113,7 +125,7 @@ def _guile_forms(limit):
 
 def test_damaged_real_forms_no_confident_wrong_repairs():
     """The bench in miniature: each kind of damage on real Guile forms."""
-    wrong_confident, exact, total = 0, 0, 0
+    wrong_confident, exact, total, applied = 0, 0, 0, 0
     for form in _guile_forms(120):
         tokens, _ = tokenize(form, "scheme")
         closers = [s for c, s in zip(tokens.codes, tokens.starts) if c == ")"]
@@ -122,13 +134,15 @@ def test_damaged_real_forms_no_confident_wrong_repairs():
         for damaged in (form[:closers[-1]] + form[closers[-1] + 1:],   # last closer dropped
                         form + ")",                                    # extra at the end
                         form[:closers[len(closers) // 2]] + form[closers[len(closers) // 2] + 1:]):
-            new, _, confident = repair(damaged, "scheme")
+            r = repair(damaged, "scheme")
             total += 1
-            exact += new == form
-            wrong_confident += confident and new != form
+            exact += r.text == form
+            wrong_confident += r.confident and r.text != form
+            applied += r.applies
     assert total > 200
     assert wrong_confident == 0
     assert exact / total > 0.6
+    assert applied / total > 0.5       # the tools act on most of them
 
 
 TREES = st.recursive(st.sampled_from(["a", "b1", '"s)"', "#\\)", ":k"]),
@@ -159,6 +173,8 @@ def test_any_text_gets_an_answer_and_confident_repairs_read(text, dialect):
     assert apply_edits(text, edits) == new
     if v.ok:
         assert (new, edits, confident) == (text, [], True)
+    if repair(text, dialect).applies:
+        assert validate(new, dialect).ok
     if confident:
         assert validate(new, dialect).ok
 

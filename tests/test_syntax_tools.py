@@ -19,6 +19,9 @@ def test_validate_syntax_valid_and_invalid():
                                   "Approximate location: line 1")
     e = r["errors"][0]
     assert (e["line"], e["col"], e["suggest_line"], e["suggest_col"]) == (1, 1, 2, 10)
+    # with the repair and how sure it is
+    assert r["repair"] == {"level": "likely", "edits": ["2:10 inserted ')'"]}
+    assert r["report"].endswith("Repair (likely: the indentation decides): 2:10 inserted ')'")
 
 
 def test_validate_syntax_takes_the_sessions_dialect():
@@ -30,11 +33,12 @@ def test_validate_syntax_takes_the_sessions_dialect():
 
 def test_repair_syntax_answers_repaired_code_and_edits():
     r = call_tool("repair_syntax", {"code": "(let [x 1)\n  x)", "dialect": "clojure"})
-    assert r["ok"] and r["changed"] and r["valid"] and r["confident"]
+    assert r["ok"] and r["changed"] and r["valid"] and r["level"] == "certain"
+    assert r["changes"] == ["1:10 replaced ')' by ']'"]
     assert r["repaired"] == "(let [x 1]\n  x)"
     assert r["edits"] == [{"start": 9, "end": 10, "text": "]"}]
     r = call_tool("repair_syntax", {"code": '(a "b', "dialect": "cl"})
-    assert r["ok"] and not r["changed"] and not r["confident"] and "note" in r
+    assert r["ok"] and not r["changed"] and r["level"] == "guess" and "note" in r
 
 
 @settings(max_examples=200, deadline=None)

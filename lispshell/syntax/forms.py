@@ -9,6 +9,7 @@ from lispshell.syntax.address import FormInfo, _unqualified, form_info, normaliz
 from lispshell.syntax.cst import LineIndex, Node, StructureError, inner, parse, walk
 from lispshell.syntax.lexer import tokenize
 from lispshell.syntax.paredit import Edit, _ends_in_line_comment, _spacing_for_delete
+from lispshell.syntax.repair import edit_summary
 from lispshell.syntax.validate import validate
 
 
@@ -160,13 +161,14 @@ def _broken_node(src: str, start: int, end: int, dialect: str) -> Node:
 class Prepared:
     text: str
     forms: int
-    repaired: str | None      # what repair did, when it had to
+    repaired: dict | None     # what repair did, when it had to: {level, why, form, edits}
 
 
 def prepare(new_source, dialect: str, repair=None) -> Prepared:
-    """Validate new source; apply a confident repair if `repair` gives one, else refuse.
+    """Validate new source; apply a `certain` or `likely` repair if `repair` gives one, else
+    refuse (a `guess` is refused with its best candidate, so the model can take it or not).
 
-    `repair(text, dialect)` returns (repaired_text, description) or None."""
+    `repair(text, dialect)` returns a `repair.Repair` or None."""
     if not isinstance(new_source, str) or not new_source.strip():
         raise StructureError("BAD_INPUT", "new_source is empty",
                              suggestion="To remove a form use delete_form")
@@ -177,13 +179,23 @@ def prepare(new_source, dialect: str, repair=None) -> Prepared:
         root = parse(text, dialect)
     except StructureError as exc:
         fixed = repair(text, dialect) if repair else None
-        if not fixed:
+        reads = fixed is not None and bool(fixed.edits) and validate(fixed.text, dialect).ok
+        if not (reads and fixed.applies):
             # validate's report says more: the opener, where the missing closer belongs
-            raise StructureError(
-                "INVALID_SOURCE", f"new_source is not valid: {exc.message}; nothing was changed",
-                suggestion="Send the corrected form", details=validate(text, dialect).text,
-                **{k: v for k, v in exc.extra.items() if k in ("line", "col")})
-        text, note = fixed[0].strip("\r\n").rstrip(), fixed[1]
+            extra = {k: v for k, v in exc.extra.items() if k in ("line", "col")}
+            message = f"new_source is not valid: {exc.message}; nothing was changed"
+            if reads:
+                message += (f". A repair would only be a guess ({fixed.why}): best_candidate "
+                            "has it; send it back if it is what you meant")
+                extra.update(level=fixed.level, best_candidate=fixed.text.strip("\r\n"),
+                             candidate_edits=edit_summary(text, fixed.edits),
+                             other_candidates=[edit_summary(text, r) for r in fixed.rivals])
+            raise StructureError("INVALID_SOURCE", message, suggestion="Send the corrected form",
+                                 details=validate(text, dialect).text, **extra)
+        repaired_text = fixed.text.strip("\r\n").rstrip()
+        note = {"level": fixed.level, "why": fixed.why, "form": repaired_text,
+                "edits": edit_summary(text, fixed.edits, in_result=True)}
+        text = repaired_text
         root = parse(text, dialect)
     n = len(root.code_children)
     if n == 0:

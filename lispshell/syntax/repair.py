@@ -2,31 +2,38 @@
 
 Stable API:
 
-    new_text, edits, confident = repair(text, dialect)
+    r = repair(text, dialect)          # a `Repair`
+    r.text, r.edits, r.level           # level: "certain" | "likely" | "guess"
+    r.rivals                           # for a guess: other edit lists that fit as well
+    describe_edits(text, r.edits)      # each edit as line:column and the closer added/removed
 
-- Valid text comes back byte-identical, with no edits, confident.
+- Valid text comes back byte-identical, with no edits, `certain`.
 - `edits` are `{"start", "end", "text"}` against the ORIGINAL text (insert: start == end;
   delete: text == ""), sorted by position, non-overlapping; `apply_edits(text, edits)` gives
-  `new_text`.
-- `confident` is True only when the evidence points one way: the result reads, its
-  indentation agrees with its structure, and no other repair of the same size fits as well.
-  Anything ambiguous is reported as not confident (the repair is still the best guess).
-  Reader errors that are not about delimiters (unterminated string, bad # dispatch...) are
-  not repaired: the text comes back unchanged, not confident.
+  `r.text`.
+- `level` says how sure the repair is (`evidence.py` defines the three levels; the tools and
+  `check --fix=likely` apply `certain` and `likely`, `check --fix` only `certain`). Reader
+  errors that are not about delimiters (unterminated string, bad # dispatch...) are not
+  repaired: the text comes back unchanged, a `guess`.
+- Code written before levels unpacks `text, edits, confident = repair(...)`; `confident` is
+  `level == "certain"`.
 
 How: top-level forms start at column 0, so the text is cut into chunks at lines that start at
 column 0; only chunks whose delimiters do not balance are touched. For each broken chunk a few
 candidate repairs are built (missing closers where the indentation says a form ends, or at the
 end; a wrong closer replaced, or the missing closer inserted before it; an extra closer
-deleted) and scored: balanced first, then fewest edits, then fewest lines against the indentation.
+deleted) and scored: balanced first, then fewest edits, then fewest lines against the
+indentation. The winner is then weighed (`evidence.weigh`).
 """
 from __future__ import annotations
 
 from dataclasses import dataclass, field
 
+from lispshell.syntax import evidence
 from lispshell.syntax.dialects import resolve_dialect
+from lispshell.syntax.evidence import CERTAIN, GUESS, LEVELS, LIKELY  # noqa: F401 (re-exported)
 from lispshell.syntax.lexer import tokenize
-from lispshell.syntax.validate import validate
+from lispshell.syntax.validate import Lines, validate
 
 CLOSE_FOR = {"(": ")", "[": "]", "{": "}"}
 OPEN_FOR = {")": "(", "]": "[", "}": "{"}
@@ -49,6 +56,69 @@ def apply_edits(text: str, edits: list[dict]) -> str:
 
 
 @dataclass
+class Repair:
+    """What `repair` answers: the repaired text, the edits, and how sure it is."""
+
+    text: str
+    edits: list
+    level: str
+    why: str = ""                 # one line: what decided the level
+    rivals: list = field(default_factory=list)   # guess: other edit lists that fit as well
+
+    @property
+    def confident(self) -> bool:
+        return self.level == CERTAIN
+
+    @property
+    def applies(self) -> bool:
+        """Do the tools (and `check --fix=likely`) apply it: certain or likely, and a change."""
+        return self.level in (CERTAIN, LIKELY) and bool(self.edits)
+
+    # repair() answered (text, edits, confident) before it had levels: keep that working
+    def __iter__(self):
+        return iter((self.text, self.edits, self.confident))
+
+    def __getitem__(self, index):
+        return (self.text, self.edits, self.confident)[index]
+
+    def __len__(self) -> int:
+        return 3
+
+
+def describe_edits(text: str, edits: list[dict], *, in_result: bool = False) -> list[dict]:
+    """Each edit as the model and a person read it: 1-based line and column in `text`, and
+    the closer inserted, removed or replaced ({"line", "col", "inserted"} etc.).
+
+    in_result: the line and column in the repaired text instead (where an inserted closer
+    now stands), for an answer that shows the repaired text rather than the original."""
+    lines = Lines(apply_edits(text, edits) if in_result else text)
+    out, shift = [], 0
+    for e in sorted(edits, key=lambda e: (e["start"], e["end"])):
+        line, col = lines.line_col(e["start"] + shift)
+        if in_result:
+            shift += len(e["text"]) - (e["end"] - e["start"])
+        old = text[e["start"]:e["end"]]
+        what = ({"inserted": e["text"]} if not old else {"removed": old} if not e["text"]
+                else {"replaced": old, "by": e["text"]})
+        out.append({"line": line, "col": col, **what})
+    return out
+
+
+def edit_summary(text: str, edits: list[dict], *, in_result: bool = False) -> list[str]:
+    """`describe_edits` as short strings: ["2:11 inserted ')'", "5:3 removed ']'"]."""
+    parts = []
+    for d in describe_edits(text, edits, in_result=in_result):
+        where = f"{d['line']}:{d['col']}"
+        if "inserted" in d:
+            parts.append(f"{where} inserted {d['inserted']!r}")
+        elif "removed" in d:
+            parts.append(f"{where} removed {d['removed']!r}")
+        else:
+            parts.append(f"{where} replaced {d['replaced']!r} by {d['by']!r}")
+    return parts
+
+
+@dataclass
 class _Tok:
     code: str      # token code (see lexer.CODE_KIND)
     start: int
@@ -63,22 +133,23 @@ class _Outcome:
     ambiguous: bool = False     # some edit had a equally good alternative position
 
 
-def repair(text: str, dialect: str) -> tuple[str, list[dict], bool]:
+def repair(text: str, dialect: str) -> Repair:
     """Repair the delimiters of `text`; see the module docstring."""
     if not isinstance(text, str):
         raise TypeError(f"text must be a str, not {type(text).__name__}")
     dialect = resolve_dialect(dialect)
     v = validate(text, dialect)
     if v.ok:
-        return text, [], True
+        return Repair(text, [], CERTAIN, "the text reads")
     if any(p.code not in _DELIMITER_PROBLEMS for p in v.errors):
-        return text, [], False
+        return Repair(text, [], GUESS, "not a delimiter problem")
     tokens, _ = tokenize(text, dialect)
     toks = _annotate(text, tokens, dialect)
     edits: list = []
-    confident = True
+    verdicts: list = []          # (the chunk's edits, its verdict)
     chunks = _chunks(toks)
     wrapper_edits: list = []
+    wrapped = False
     for i, chunk in enumerate(chunks):
         if _balanced(chunk):
             continue
@@ -88,24 +159,34 @@ def repair(text: str, dialect: str) -> tuple[str, list[dict], bool]:
             # alone on a line at column 0: that closer is the wrapper's (a body at column 0
             # is closed that way), so the body form before it lost its own closer.
             chunks[-1] = chunks[-1][:-1]
-            confident = False
+            wrapped = True
             continue
         if i + 1 < len(chunks) and not wrapper_edits and _is_wrapper(chunk):
             # `(progn` / `(eval-when (...)` whose body sits at column 0 and whose closer is
             # missing: it closes after the last form of the text.
             wrapper_edits = _close_wrapper(text, chunk, toks)
-            confident = False
+            wrapped = True
             continue
-        chunk_edits, chunk_confident = _repair_chunk(text, chunk, dialect, toks[-1])
-        edits.extend(chunk_edits)
-        confident = confident and chunk_confident
+        verdict = _repair_chunk(text, chunk, dialect, toks[-1])
+        edits.extend(verdict.edits)
+        verdicts.append(verdict)
     edits.sort(key=lambda e: (e["start"], e["end"]))
     edits.extend(wrapper_edits)           # last: it closes around everything before it
     edits = _merge_inserts(edits)
     new_text = apply_edits(text, edits)
     if not validate(new_text, dialect).ok:
-        return new_text, edits, False
-    return new_text, edits, confident and bool(edits)
+        return Repair(new_text, edits, GUESS, "no repair found that reads")
+    if wrapped:
+        # the indentation of a body at column 0 says nothing about where its forms end
+        return Repair(new_text, edits, GUESS, "a form whose body sits at column 0")
+    level = evidence.weakest(vd.level for vd in verdicts)
+    why = next((vd.why for vd in verdicts if vd.level == level), "")
+    rivals = []
+    for vd in verdicts:
+        rest = [e for e in edits if e not in vd.edits]
+        rivals.extend(_merge_inserts(sorted(rest + r, key=lambda e: (e["start"], e["end"])))
+                      for r in vd.rivals)
+    return Repair(new_text, edits, level if edits else GUESS, why, rivals[:3])
 
 
 def _is_wrapper(chunk: list[_Tok]) -> bool:
@@ -254,7 +335,8 @@ def _balanced(chunk) -> bool:
 
 # --- one chunk -------------------------------------------------------------------------------------
 
-def _repair_chunk(text: str, chunk: list[_Tok], dialect: str, last_tok: _Tok) -> tuple[list, bool]:
+def _repair_chunk(text: str, chunk: list[_Tok], dialect: str,
+                  last_tok: _Tok) -> evidence.Verdict:
     candidates = []
     holes = _closer_holes(text, chunk) if chunk[-1] is last_tok else []
 
@@ -287,7 +369,7 @@ def _repair_chunk(text: str, chunk: list[_Tok], dialect: str, last_tok: _Tok) ->
         # reshuffle, and among equal ones the one that adds no odd line wins)
         candidates.append((not balanced, len(out.edits), misindented, out, indent))
     if not candidates:
-        return [], False
+        return evidence.Verdict(GUESS, [], "no repair found")
     candidates.sort(key=lambda c: c[:3])
     best = candidates[0]
     best_key = best[:3]
@@ -295,14 +377,20 @@ def _repair_chunk(text: str, chunk: list[_Tok], dialect: str, last_tok: _Tok) ->
     rivals = [c for c in candidates[1:] if c[:3] == best_key and
               _edit_key(c[3].edits) != _edit_key(best[3].edits)]
     unbalanced, _, inconsistent, outcome, _ = best
-    # a smaller repair that reads (even against the indentation) makes this one a guess
-    smaller = any(not c[0] and c[1] < len(outcome.edits) for c in candidates)
-    edits, alternatives = outcome.edits, False
+    edits = outcome.edits
     if not (unbalanced or inconsistent):
-        edits, alternatives = _refine(text, chunk, edits, dialect)
-    confident = not (unbalanced or inconsistent or rivals or outcome.ambiguous or alternatives
-                     or smaller)
-    return [{k: v for k, v in e.items() if not k.startswith("_")} for e in edits], confident
+        edits, _ = _refine(text, chunk, edits, dialect)
+    edits = [{k: v for k, v in e.items() if not k.startswith("_")} for e in edits]
+    verdict = evidence.weigh(text, chunk, edits, dialect)
+    if verdict.level != GUESS:
+        # the search itself may have found another repair that scores the same: a rival if
+        # it passes the same tests
+        for c in rivals:
+            other = [{k: v for k, v in e.items() if not k.startswith("_")} for e in c[3].edits]
+            if evidence.also_fits(text, chunk, other, verdict.edits, dialect):
+                return evidence.Verdict(GUESS, verdict.edits, "two repairs fit as well",
+                                        [other])
+    return verdict
 
 
 def _best_line_end(chunk: list[_Tok], plain: _Outcome) -> _Outcome | None:

@@ -249,11 +249,11 @@ def _repair_slice(sl: _Slice, sentinel: int) -> dict | None:
         from lispshell.syntax.repair import repair
     except ImportError:
         return None
-    fixed, edits, confident = repair(sl.text, sl.dialect)
+    r = repair(sl.text, sl.dialect)
     shifted = [{"start": e["start"] + sl.start, "end": e["end"] + sl.start, "text": e["text"]}
-               for e in edits]
+               for e in r.edits]
     sl.end_state = None
-    return {"ok": True, "balanced": not edits, "confident": confident,
+    return {"ok": True, "balanced": not r.edits, "confident": r.confident, "level": r.level,
             "fix": {"edits": shifted, "newStack": []}}
 
 

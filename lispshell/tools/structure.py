@@ -15,7 +15,7 @@ from pathlib import Path
 from lispshell.syntax import address, edit as editing, forms, paredit
 from lispshell.syntax.cst import StructureError, parse
 from lispshell.syntax.dialects import EXTENSIONS, resolve_dialect
-from lispshell.syntax.repair import repair
+from lispshell.syntax.repair import edit_summary, repair
 from lispshell.syntax.validate import validate
 from lispshell.tools.registry import ToolContext, ToolError, register
 
@@ -214,31 +214,15 @@ class FormTree:
                                 f"{p.line}, column {p.col}"}
 
 
-# ---- A's validation and repair, called through one small seam ---------------------------------
+# ---- repair, called through one small seam ---------------------------------------------------
 
-def _repair(text: str, dialect: str, *, guess: bool = False):
-    """(repaired_text, what was changed) when A's repair is confident, else None.
-
-    With guess=True: (text, changes, confident) for any repair that reads, else None."""
+def _repair(text: str, dialect: str):
+    """The `Repair` for text that does not read (None if repair itself fails: the edit is
+    then refused cleanly rather than crashing)."""
     try:
-        new_text, edits, confident = repair(text, dialect)
+        return repair(text, dialect)
     except Exception:   # a repair bug must not stop the edit from being refused cleanly
         return None
-    if new_text == text or not (confident or (guess and validate(new_text, dialect).ok)):
-        return None
-    lines = address.LineIndex(text)
-    described = []
-    for e in edits:
-        line, col = lines.line(e["start"]), lines.col(e["start"]) + 1
-        old = text[e["start"]:e["end"]]
-        if not old:
-            described.append(f"inserted {e['text']!r} at line {line}, column {col}")
-        elif not e["text"]:
-            described.append(f"removed {old!r} at line {line}, column {col}")
-        else:
-            described.append(f"replaced {old!r} by {e['text']!r} at line {line}, column {col}")
-    changes = "; ".join(described) or "delimiters repaired"
-    return (new_text, changes, confident) if guess else (new_text, changes)
 
 
 def _validate(text: str, dialect: str) -> dict:
@@ -310,8 +294,9 @@ def _new_source(args: dict, src: editing.Source) -> forms.Prepared:
 
 
 def _repair_note(prep: forms.Prepared) -> dict:
-    return {"repaired": f"new_source was unbalanced and was repaired: {prep.repaired}"} \
-        if prep.repaired else {}
+    """What the model must check when its new_source was repaired: the level, the repaired
+    form as written, and each edit as line:column in that form."""
+    return {"repaired": prep.repaired} if prep.repaired else {}
 
 
 NEW_SOURCE = {"new_source": {"type": "string", "description": "The complete new form(s)"}}
@@ -319,8 +304,9 @@ NEW_SOURCE = {"new_source": {"type": "string", "description": "The complete new 
 
 @register("replace_form",
           "Replace a whole top-level form with new_source, also one that does not parse. "
-          "new_source is checked first: a confident repair of an imbalance is applied and "
-          "reported, else it is refused with the error's position. dry_run previews any edit.",
+          "Unbalanced new_source is repaired when the evidence is certain or likely; "
+          "repaired.edits say what changed (line:column in repaired.form). A guess is "
+          "refused with best_candidate. dry_run previews any edit.",
           _schema(addressing(*SOURCE, *FORM), NEW_SOURCE, addressing("dry_run"),
                   addressing("expected_hash", explain=True), required=("new_source",)),
           group="structure", read_only=False, destructive=True)
@@ -451,18 +437,21 @@ def list_module_exports(args: dict, ctx: ToolContext) -> dict:
 
 @register("check_syntax",
           "Check that a file or code reads (delimiters, strings, comments), never evaluating. "
-          "Errors come with line and column, plus a repaired version; repair_confident says "
-          "whether to trust it.",
+          "Errors come with line and column, plus a repaired version and its repair_level: "
+          "certain, likely (the indentation decides) or guess.",
           _schema(addressing(*SOURCE)), group="structure", read_only=True)
 def check_syntax(args: dict, ctx: ToolContext) -> dict:
     src = _source(args, ctx)
     result = _validate(src.text, src.dialect)
     if not result["valid"]:
-        fixed = _repair(src.text, src.dialect, guess=True)
-        if fixed:
-            result["repaired_source"], result["repairs"], result["repair_confident"] = fixed
-            if not fixed[2]:
-                result["repairs"] += " (a best guess: the evidence is ambiguous, check it)"
+        fixed = _repair(src.text, src.dialect)
+        if fixed is not None and fixed.edits and validate(fixed.text, src.dialect).ok:
+            result["repaired_source"] = fixed.text
+            result["repairs"] = edit_summary(src.text, fixed.edits)
+            result["repair_level"] = fixed.level
+            result["repair_why"] = fixed.why
+            if fixed.rivals:
+                result["other_repairs"] = [edit_summary(src.text, r) for r in fixed.rivals]
         else:
             result["repaired_source"] = None
             result["repairs"] = "no repair found: fix it by hand at the position shown"

@@ -5,7 +5,7 @@ Pure functions of the text: nothing is evaluated and no Lisp is needed.
 from __future__ import annotations
 
 from lispshell.syntax.dialects import resolve_dialect
-from lispshell.syntax.repair import repair
+from lispshell.syntax.repair import edit_summary, repair
 from lispshell.syntax.validate import validate
 from lispshell.tools.registry import ToolError, register
 
@@ -28,17 +28,23 @@ def _dialect(args, ctx) -> str:
     "Check that code reads (delimiters, strings, comments, # syntax, character names) "
     "without evaluating it. Use before saving or evaluating. Answers valid, forms, and a "
     "report with line/column of each problem, of the opener still open or mismatched, and "
-    "where a missing closer most likely belongs.",
+    "the delimiter repair with its level (certain, likely or guess).",
     {"type": "object", "required": ["code"],
      "properties": {"code": {"type": "string", "description": "the code to check"},
                     "dialect": _DIALECT}},
     group="syntax", read_only=True)
 def validate_syntax(args, ctx):
-    v = validate(args["code"], _dialect(args, ctx))
+    dialect = _dialect(args, ctx)
+    v = validate(args["code"], dialect)
     out = {"ok": True, "valid": v.ok, "forms": v.forms, "report": v.text}
     if not v.ok:
         out["complete"] = v.complete
         out["errors"] = [p.to_dict() for p in v.errors[:MAX_ERRORS_SHOWN]]
+        r = repair(args["code"], dialect)
+        if r.edits and validate(r.text, dialect).ok:
+            changes = edit_summary(args["code"], r.edits)
+            out["repair"] = {"level": r.level, "edits": changes}
+            out["report"] += f"\nRepair ({r.level}: {r.why}): {'; '.join(changes)}"
     return out
 
 
@@ -46,8 +52,9 @@ def validate_syntax(args, ctx):
     "repair_syntax",
     "Repair unbalanced delimiters in code: missing closers go where the indentation says "
     "the form ends, a wrong closer kind is corrected, an extra closer removed. Answers the "
-    "repaired code, the edits {start, end, text} against your code, and confident: false "
-    "means ambiguous (check the edits before using them). Valid code comes back unchanged.",
+    "repaired code, the edits {start, end, text} against your code, changes as line:column, "
+    "and level: certain, likely (the indentation decides) or guess (check it; rivals lists "
+    "other fits). Valid code comes back unchanged.",
     {"type": "object", "required": ["code"],
      "properties": {"code": {"type": "string", "description": "the code to repair"},
                     "dialect": _DIALECT}},
@@ -55,12 +62,17 @@ def validate_syntax(args, ctx):
 def repair_syntax(args, ctx):
     code = args["code"]
     dialect = _dialect(args, ctx)
-    fixed, edits, confident = repair(code, dialect)
+    r = repair(code, dialect)
+    fixed = r.text
     after = validate(fixed, dialect)
-    out = {"ok": True, "changed": fixed != code, "valid": after.ok, "confident": confident}
+    out = {"ok": True, "changed": fixed != code, "valid": after.ok, "level": r.level,
+           "why": r.why}
     if fixed != code:
         out["repaired"] = fixed
-        out["edits"] = edits
+        out["edits"] = r.edits
+        out["changes"] = edit_summary(code, r.edits)
+        if r.rivals:
+            out["rivals"] = [edit_summary(code, e) for e in r.rivals]
     out["report"] = after.text if after.ok or fixed != code else validate(code, dialect).text
     if not after.ok and fixed == code:
         out["note"] = "not a delimiter problem this tool can repair; see the report"

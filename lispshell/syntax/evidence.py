@@ -1,0 +1,461 @@
+"""How sure a repair is: `certain`, `likely` or `guess` (docs/check-and-repair.md).
+
+A repair only ever inserts, removes or changes closers (openers say what the author meant to
+start, and are never touched). Its *size* is its number of edits. Judged per top-level form
+(`repair` cuts the text at lines that start in column 0), with the form count kept: a repair
+that splits a form or glues two together is no repair at all.
+
+- **certain**: a one-edit repair, and no other one-edit repair of the form reads.
+- **likely**: every edit sits in a line's closer trail (inserted after the last code of a
+  line, or on a blank line after it; removed from the closers that end a line; or a closer of
+  the wrong kind changed where it stands), the result agrees with every line's indentation,
+  no form it touches has an impossible shape (`shapes.py`), and moving any one edit to
+  another trail gives no other result that does all this.
+- **guess**: anything else. The best candidate is still returned, with the rivals found.
+
+"Agrees with the indentation" is parinfer's rule for closer trails: each line that starts
+with code is indented deeper than every form still open around it, and not deeper than a
+form the closers just before it closed; and no line but the first starts outside the form.
+
+Why trails: indentation decides closers at line ends and says nothing about closers in the
+middle of a line. A closer dropped mid-line leaves text that a closer dropped at the line end
+could have left too; what tells them apart is the shape of the forms, so a repair that leaves
+a form of an impossible shape (an `if` with one argument) is never more than a guess.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import NamedTuple
+
+from lispshell.syntax import shapes
+from lispshell.syntax.dialects import CLOJURE, SCHEME
+
+CERTAIN, LIKELY, GUESS = "certain", "likely", "guess"
+LEVELS = (CERTAIN, LIKELY, GUESS)            # strongest first
+CLOSE_FOR = {"(": ")", "[": "]", "{": "}"}
+CLOSERS = {"cl": ")", SCHEME: ")]", CLOJURE: ")]}"}
+MAX_CHECKS = 300          # full re-reads spent looking for a rival before giving up on "certain"
+MAX_EDITS = 40            # more edits than this are not weighed: a guess
+MAX_TOKENS = 20_000       # nor are forms longer than this (each test re-reads the form)
+_QUOTES = ("'", "`")
+_UNCOUNTABLE = ("#+", "#-", "#?", "#_", "#;")   # elements that may or may not be there
+
+
+def weakest(levels) -> str:
+    """The weakest of several levels (a text is as sure as its least sure form)."""
+    return max(levels, key=LEVELS.index, default=CERTAIN)
+
+
+class _V(NamedTuple):
+    """A token of the chunk after the edits: its code, column, whether it starts its line,
+    its line number in the chunk, and its span in the original text (inserted: p, p)."""
+    code: str
+    col: int
+    first: bool
+    line: int
+    start: int
+    end: int
+    inserted: bool
+
+
+class Judged(NamedTuple):
+    reads: bool
+    forms: int
+    disagreements: int
+    key: str                 # the token codes: equal keys are the same structure
+    first_bad: int           # index in the virtual tokens of the first line that disagrees
+
+
+@dataclass
+class Verdict:
+    level: str
+    edits: list
+    why: str
+    rivals: list = field(default_factory=list)     # other edit lists that fit as well
+
+
+# --- the chunk after some edits, without re-lexing it ------------------------------------------
+
+def virtual(text: str, chunk: list, edits: list) -> list[_V]:
+    inserts: dict[int, str] = {}
+    deleted, replaced = set(), {}
+    for e in edits:
+        if e["start"] == e["end"]:
+            inserts[e["start"]] = inserts.get(e["start"], "") + e["text"].strip()
+        elif not e["text"]:
+            deleted.add(e["start"])
+        else:
+            replaced[e["start"]] = e["text"]
+    points = sorted(inserts)
+    out: list[_V] = []
+    k, shift, line, prev_end, carry_first = 0, 0, 0, chunk[0].start, False
+
+    def put(upto: int, last: bool = False):
+        nonlocal k, shift, line, prev_end
+        while k < len(points) and (last or points[k] <= upto):
+            p = points[k]
+            hole = "\n" in text[prev_end:p]     # on a blank line: part of the line's trail
+            for i, ch in enumerate(inserts[p]):
+                out.append(_V(ch, 0, hole and i == 0, line, p, p, True))
+            shift += len(inserts[p])
+            prev_end = max(prev_end, p)
+            k += 1
+
+    for t in chunk:
+        put(t.start)
+        first = t.first or carry_first
+        carry_first = False
+        if t.first:
+            shift = 0
+            if out:
+                line += 1
+        if t.start in deleted:
+            shift -= t.end - t.start
+            carry_first = first
+            prev_end = t.end
+            continue
+        out.append(_V(replaced.get(t.start, t.code), t.col + shift, first, line, t.start,
+                      t.end, False))
+        prev_end = t.end
+    put(0, last=True)
+    return out
+
+
+def judge(vt: list[_V]) -> Judged:
+    """Does it read, how many forms, how many lines disagree with the indentation."""
+    stack: list[tuple[str, int]] = []
+    trail: list[int] = []           # columns of the forms closed since the last code token
+    forms = bad = 0
+    first_bad = -1
+    for i, v in enumerate(vt):
+        c = v.code
+        if c in ")]}":
+            if not stack or CLOSE_FOR[stack[-1][0]] != c:
+                return Judged(False, forms, bad, "", i if first_bad < 0 else first_bad)
+            trail.append(stack.pop()[1])
+            if not stack:
+                forms += 1
+            continue
+        if v.first and (any(col >= v.col for _, col in stack) or
+                        any(col < v.col for col in trail) or (not stack and forms)):
+            bad += 1
+            if first_bad < 0:
+                first_bad = i
+        trail = []
+        if c in "([{":
+            stack.append((c, v.col))
+        elif not stack and c not in "pd":
+            forms += 1
+    if stack:
+        return Judged(False, forms, bad, "", len(vt) if first_bad < 0 else first_bad)
+    return Judged(True, forms, bad, "".join(v.code for v in vt), first_bad)
+
+
+# --- shapes -------------------------------------------------------------------------------------
+
+def shape_problems(text: str, vt: list[_V], dialect: str, points: set[int]) -> list[str]:
+    """Impossible shapes among the lists the edits touched: those that contain an edit
+    point (a virtual token index) or end on a line where an edit is. Quoted lists are data,
+    and a list with a reader conditional or a discarded datum in it has no countable shape."""
+    if not vt:
+        return []
+    lines = {vt[p].line for p in points if p < len(vt)} | \
+        ({vt[-1].line} if any(p >= len(vt) for p in points) else set())
+    root = {"elems": [], "pend": [], "quoted": False, "uncountable": False}
+    frames = [root]
+    out: list[str] = []
+
+    def start_datum(f) -> tuple[bool, bool]:
+        """A datum starts in frame f: (is it a prefix's datum, is it quoted)."""
+        prefixed = quoted = False
+        while f["pend"]:
+            entry = f["pend"][-1]
+            prefixed, quoted = True, quoted or entry[1]
+            entry[0] -= 1
+            if entry[0] > 0:
+                break
+            f["pend"].pop()       # a complete prefixed datum is a datum of the prefix before
+        return prefixed, quoted
+
+    for i, v in enumerate(vt):
+        c = v.code
+        f = frames[-1]
+        tok = "" if v.inserted else text[v.start:v.end]
+        if c in ")]}":
+            if len(frames) == 1:
+                continue
+            frames.pop()
+            touched = any(f["open"] < p <= i for p in points) or v.line in lines
+            elems = f["elems"]
+            if touched and f["kind"] == "list" and not f["quoted"] and \
+                    not f["uncountable"] and elems and elems[0].kind == "atom":
+                why = shapes.problem(elems[0].text, elems[1:], dialect)
+                if why:
+                    out.append(f"({elems[0].text} ...) {why}")
+            if f["attach"]:
+                frames[-1]["elems"].append(shapes.Arg(f["kind"], "", elems))
+            continue
+        if c in "pd":
+            if tok.startswith(_UNCOUNTABLE):
+                f["uncountable"] = True
+            if not f["pend"]:
+                f["elems"].append(shapes.Arg("other"))
+            f["pend"].append([2 if tok in ("#+", "#-", "^", "#^") else 1, tok in _QUOTES])
+            continue
+        prefixed, quoted = start_datum(f)
+        if c in "([{":
+            kind = {"(": "list", "[": "vector", "{": "map"}.get(tok, "other")
+            frames.append({"open": i, "kind": kind, "elems": [], "pend": [],
+                           "quoted": quoted or f["quoted"], "uncountable": False,
+                           "attach": not prefixed})
+        elif not prefixed:
+            f["elems"].append(shapes.Arg("string" if c in "sS" else "atom", tok))
+    return out
+
+
+def _points(vt: list[_V]) -> set[int]:
+    return {i for i, v in enumerate(vt) if v.inserted}
+
+
+def _edit_points(vt: list[_V], edits: list) -> set[int]:
+    """Virtual indexes where the edits are: inserted closers, changed ones, and the token
+    after a removed one."""
+    changed = {e["start"] for e in edits if e["start"] != e["end"]}
+    out = _points(vt)
+    for i, v in enumerate(vt):
+        if not v.inserted and v.start in changed:
+            out.add(i)
+    removed = sorted(e["start"] for e in edits if e["start"] != e["end"] and not e["text"])
+    for r in removed:
+        out.add(next((i for i, v in enumerate(vt) if v.start > r), len(vt)))
+    return out
+
+
+# --- trails -------------------------------------------------------------------------------------
+
+def in_trail(text: str, chunk: list, e: dict) -> bool:
+    """Is the edit in a closer trail: only closers follow it on its line?"""
+    if e["start"] != e["end"] and e["text"]:
+        return True                      # a changed closer stays where the author put it
+    after = e["end"] if e["start"] == e["end"] else e["start"] + 1
+    line_end = text.find("\n", after)
+    line_end = len(text) if line_end < 0 else line_end
+    for t in chunk:
+        if t.start >= after:
+            if t.start >= line_end:
+                return True
+            if t.code not in ")]}":
+                return False
+    return True
+
+
+def _line_tokens(chunk: list, line_index: int) -> list:
+    """The tokens of code line `line_index` (0-based) of the chunk."""
+    line, out = -1, []
+    for j, t in enumerate(chunk):
+        if t.first or j == 0:
+            line += 1
+        if line == line_index:
+            out.append(t)
+        elif line > line_index:
+            break
+    return out
+
+
+def _trail_closers(chunk: list, line_index: int) -> list:
+    toks = _line_tokens(chunk, line_index)
+    k = len(toks)
+    while k and toks[k - 1].code in ")]}":
+        k -= 1
+    return toks[k:]
+
+
+def _trail_spots(text: str, chunk: list, line_index: int) -> list[int]:
+    """Offsets in the trail of code line `line_index`: after its last code token, after each
+    closer of the run that ends it, and on the blank lines after it (where a closer alone on
+    its line was dropped)."""
+    toks = _line_tokens(chunk, line_index)
+    if not toks:
+        return []
+    run = _trail_closers(chunk, line_index)
+    spots = [t.end for t in ([toks[-len(run) - 1]] if len(run) < len(toks) else []) + run]
+    last = toks[-1]
+    later = [t.start for t in chunk if t.start > last.start]
+    end = later[0] if later else len(text)
+    pos = text.find("\n", last.end, end)
+    while 0 <= pos < end:
+        stop = text.find("\n", pos + 1, end)
+        line_text = text[pos + 1:stop if stop >= 0 else end]
+        if line_text and line_text.strip(" \t") == "":
+            spots.append(pos + 1 + len(line_text))
+        pos = stop
+    return spots
+
+
+# --- the verdict -----------------------------------------------------------------------------------
+
+def weigh(text: str, chunk: list, edits: list, dialect: str) -> Verdict:
+    """The level of a repair (`edits` against `text`) of one chunk (see the module doc)."""
+    edits = [dict(e) for e in edits]
+    if len(edits) > MAX_EDITS or len(chunk) > MAX_TOKENS:
+        return Verdict(GUESS, edits, "too much to weigh")
+    vt = virtual(text, chunk, edits)
+    best = judge(vt)
+    if not edits:
+        return Verdict(CERTAIN, edits, "nothing to repair")
+    if not best.reads:
+        return Verdict(GUESS, edits, "no repair found that reads")
+    closers = CLOSERS.get(dialect, ")]}")
+    if len(edits) == 1 and _no_rival(text, chunk, edits[0], best, closers):
+        return Verdict(CERTAIN, edits, "no other one-edit repair reads")
+    problems = shape_problems(text, vt, dialect, _edit_points(vt, edits))
+    if problems:
+        better, rivals = _reshape(text, chunk, edits, best, dialect, closers)
+        return Verdict(GUESS, better, f"form shape: {problems[0]}", rivals)
+    if not all(in_trail(text, chunk, e) for e in edits):
+        return Verdict(GUESS, edits, "a closer in the middle of a line: indentation cannot "
+                       "place it")
+    if best.disagreements:
+        return Verdict(GUESS, edits, "the result disagrees with the indentation")
+    rivals = _trail_rivals(text, chunk, edits, best, dialect, closers)
+    if rivals:
+        return Verdict(GUESS, edits, "another placement fits the indentation as well", rivals)
+    return Verdict(LIKELY, edits, "the indentation decides")
+
+
+def _fits(text, chunk, trial, best: Judged, dialect, *, max_bad: int = 0, shape=True):
+    vt = virtual(text, chunk, trial)
+    j = judge(vt)
+    if not j.reads or j.forms != best.forms or j.key == best.key or j.disagreements > max_bad:
+        return None
+    if shape and shape_problems(text, vt, dialect, _edit_points(vt, trial)):
+        return None
+    return j
+
+
+def also_fits(text, chunk, other: list, edits: list, dialect: str) -> bool:
+    """Does `other`, a different repair of the same size, pass every test `edits` passed
+    for `likely` (trails, indentation, shapes) with a different result?"""
+    best = judge(virtual(text, chunk, edits))
+    return all(in_trail(text, chunk, e) for e in other) and \
+        _fits(text, chunk, other, best, dialect) is not None
+
+
+def _no_rival(text, chunk, e, best: Judged, closers: str) -> bool:
+    """For a one-edit repair: does no other single insertion / removal / change read?"""
+    codes = [t.code for t in chunk]
+    if e["start"] != e["end"] and e["text"]:
+        # depths are unchanged by changing a closer, so openers pair with the same closers:
+        # a single change fixes the text only where exactly one pair mismatches
+        stack, bad = [], 0
+        for c in codes:
+            if c in "([{":
+                stack.append(c)
+            elif c in ")]}" and stack:
+                bad += CLOSE_FOR[stack.pop()] != c
+        return bad == 1
+    inserting = e["start"] == e["end"]
+    # depth after each token, and the form ends a shift by -1 (insert) or +1 (remove) makes
+    n = len(codes)
+    depth, d = [], 0
+    for c in codes:
+        d += 1 if c in "([{" else -1 if c in ")]}" else 0
+        depth.append(d)
+    target = 1 if inserting else -1
+    suffix_min = [0] * (n + 1)
+    suffix_ends = [0] * (n + 1)
+    suffix_min[n] = 10 ** 9
+    for i in range(n - 1, -1, -1):
+        suffix_min[i] = min(suffix_min[i + 1], depth[i])
+        c = codes[i]
+        ends = depth[i] == target and (c in ")]}" or c not in "([{pd")
+        suffix_ends[i] = suffix_ends[i + 1] + ends
+    prefix_ends, prefix_ok, ends_so_far, ok = [], [], 0, True
+    for i, c in enumerate(codes):
+        ok = ok and depth[i] >= 0
+        ends_so_far += depth[i] == 0 and (c in ")]}" or c not in "([{pd")
+        prefix_ends.append(ends_so_far)
+        prefix_ok.append(ok)
+    checks = 0
+    for i in range(n - 1, -1, -1):
+        if inserting:
+            # a closer right after token i: the rest shifts one level out
+            if depth[i] < 1 or suffix_min[i + 1] < 1 or not prefix_ok[i]:
+                continue
+            forms = prefix_ends[i] + (depth[i] == 1) + suffix_ends[i + 1]
+            trials = [[{"start": chunk[i].end, "end": chunk[i].end, "text": ch}]
+                      for ch in closers]
+        else:
+            if codes[i] not in ")]}" or (i and not prefix_ok[i - 1]) or suffix_min[i + 1] < -1:
+                continue
+            forms = (prefix_ends[i - 1] if i else 0) + suffix_ends[i + 1]
+            trials = [[{"start": chunk[i].start, "end": chunk[i].end, "text": ""}]]
+        if forms != best.forms:
+            continue
+        for trial in trials:
+            checks += 1
+            if checks > MAX_CHECKS:
+                return False
+            j = judge(virtual(text, chunk, trial))
+            if j.reads and j.forms == best.forms and j.key != best.key:
+                return False
+    return True
+
+
+def _trail_rivals(text, chunk, edits, best: Judged, dialect, closers) -> list:
+    """Other results that move one edit to another trail and still fit every test."""
+    rivals, seen = [], {best.key}
+    for idx, e in enumerate(edits):
+        if e["start"] != e["end"] and e["text"]:
+            continue
+        others = edits[:idx] + edits[idx + 1:]
+        base_vt = virtual(text, chunk, others)
+        base = judge(base_vt)
+        # only the first line the rest disagrees with, or the end, can take it (a line the
+        # rest agrees with would disagree once a form closes or stays open there)
+        lines = {base_vt[-1].line if base_vt else 0}
+        if 0 <= base.first_bad < len(base_vt):
+            bad = base_vt[base.first_bad]
+            lines.add(bad.line - 1 if bad.first else bad.line)
+            lines.add(bad.line)
+        for line in sorted(lines):
+            if e["start"] == e["end"]:
+                trials = [others + [{"start": p, "end": p, "text": ch}]
+                          for p in _trail_spots(text, chunk, line) for ch in closers]
+            else:
+                trials = [others + [{"start": t.start, "end": t.end, "text": ""}]
+                          for t in _trail_closers(chunk, line) if t.start != e["start"]]
+            for trial in trials:
+                j = _fits(text, chunk, trial, best, dialect)
+                if j is not None and j.key not in seen:
+                    seen.add(j.key)
+                    rivals.append(sorted(trial, key=lambda x: (x["start"], x["end"])))
+    return rivals
+
+
+def _reshape(text, chunk, edits, best: Judged, dialect, closers):
+    """The best repair leaves a form of an impossible shape: try each inserted closer at the
+    other places of its line. One place that reads, agrees with the indentation as well and
+    leaves no impossible shape is taken (still a guess); the others are rivals."""
+    found = []
+    for idx, e in enumerate(edits):
+        if e["start"] != e["end"]:
+            continue
+        others = edits[:idx] + edits[idx + 1:]
+        line_start = text.rfind("\n", 0, e["start"]) + 1
+        # from the line's first token, unless the closer sits on a line of its own
+        lo = line_start if text[line_start:e["start"]].strip() else \
+            text.rfind("\n", 0, max(0, line_start - 1)) + 1
+        spots = [t.end for t in chunk if lo <= t.start and t.end < e["start"]]
+        for p in spots:
+            for ch in closers:
+                trial = sorted(others + [{"start": p, "end": p, "text": ch}],
+                               key=lambda x: (x["start"], x["end"]))
+                j = _fits(text, chunk, trial, best, dialect, max_bad=best.disagreements)
+                if j is not None:
+                    found.append(trial)
+    if not found:
+        return edits, []
+    # the nearest to where the indentation put it first: the smallest change of structure
+    found.sort(key=lambda trial: [-e["start"] for e in trial])
+    return found[0], ([edits] + found[1:])[:3]
