@@ -34,7 +34,7 @@ def fail(tool, code, dialect="cl", **args):
     ("sexp_join", "(f (a) b)", dict(target="(a)"), "NOT_A_LIST", "not a plain list"),
     ("sexp_join", "(f (a))", dict(target="(a)"), "NO_SIBLING", "nothing after"),
     ("sexp_wrap", "(f a)", dict(target="a", count=3), "NO_SIBLING", "only 1"),
-    ("sexp_wrap", "(f a)", dict(target="a", head="(oops"), "BAD_INPUT", "not balanced"),
+    ("sexp_wrap", "(f a)", dict(target="a", head='"oops'), "BAD_INPUT", "not balanced"),
     ("sexp_wrap", "(f a)", dict(target="a", count=0), "BAD_INPUT", "positive"),
     ("sexp_get_enclosing", "(f a)", dict(target="(f a)"), "TOP_LEVEL", "top-level"),
     ("sexp_show_structure", "(f a)", dict(depth=0), "BAD_INPUT", "positive"),

@@ -445,3 +445,13 @@ def test_new_source_ending_in_a_comment_does_not_swallow_the_line():
     r = call(ToolContext(), "insert_form", code=code, dialect="cl", form_type="a",
              new_source="(y) ; note")
     assert r["code"] == "(a)\n\n(y) ; note\n (b)\n"
+
+
+def test_sexp_wrap_repairs_an_unbalanced_head_and_says_so(tmp_path, ctx):
+    f = write(tmp_path / "w.lisp", b"(defun f (x)\n  (g x))\n")
+    r = call(ctx, "sexp_wrap", file_path="w.lisp", form_name="f", target="(g x)",
+             head="let ((y (h x))")
+    assert r["ok"], r
+    assert r["repaired"] == {"level": "likely", "why": "the indentation decides",
+                             "head": "let ((y (h x)))", "edits": ["1:15 inserted ')'"]}
+    assert f.read_text() == "(defun f (x)\n  (let ((y (h x))) (g x)))\n"

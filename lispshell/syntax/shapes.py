@@ -153,8 +153,10 @@ def _iteration_spec(a: Arg) -> bool:
 
 
 def _scheme_bindings(a: Arg) -> bool:
+    """(name value) pairs; an atom among them passes (`...` in a syntax-rules template)."""
     return a.kind == "list" and all(
-        e.kind == "other" or (e.kind == "list" and len(e.elems) == 2) for e in a.elems)
+        e.kind in ("other", "atom") or (e.kind == "list" and len(e.elems) == 2)
+        for e in a.elems)
 
 
 def _scheme_let(args):
@@ -225,7 +227,7 @@ _CL_RULES = {
     "defmacro": _all(_count(2), lambda a: None if len(a) < 2 or not _known(a[1]) or
                      _is_list(a[1]) else "its second element must be a lambda list"),
     "defmethod": _all(_count(2), _cl_defmethod), "declare": _cl_declare,
-    "lambda": _all(_count(1), _first(_is_list, "a lambda list")),
+    "lambda": _first(_is_list, "a lambda list"),
     "setf": _pairs, "setq": _pairs, "psetf": _pairs, "psetq": _pairs,
     "cond": _clauses(), "case": _all(_count(1), _clauses(1)),
     "ecase": _all(_count(1), _clauses(1)), "typecase": _all(_count(1), _clauses(1)),
@@ -234,7 +236,7 @@ _CL_RULES = {
     "dotimes": _all(_count(1), _first(_iteration_spec, "(var count [result])")),
     "multiple-value-bind": _all(_count(2), _first(_is_list, "a list of variables")),
     "destructuring-bind": _all(_count(2), _first(_is_list, "a lambda list")),
-    "quote": _ONE, "function": _ONE, "return-from": _count(1, 2), "return": _count(0, 1),
+    "quote": _ONE, "return-from": _count(1, 2), "return": _count(0, 1),
     "defvar": _count(1, 3), "defparameter": _count(2, 3), "defconstant": _count(2, 3),
     **{f: _ONE for f in ("not", "null", "car", "cdr", "first", "rest", "second", "third",
                          "cadr", "cddr", "caar", "cdar", "endp", "consp", "listp", "atom",
@@ -256,8 +258,7 @@ _SCHEME_RULES = {
     **{f: _ONE for f in ("not", "null?", "pair?", "car", "cdr", "cadr", "cddr", "caar",
                          "length", "reverse", "symbol?", "string?", "number?", "zero?",
                          "vector-length", "string-length", "list?")},
-    **{f: _TWO for f in ("cons", "eq?", "eqv?", "equal?", "vector-ref", "list-ref",
-                         "string-ref")},
+    **{f: _TWO for f in ("cons", "vector-ref", "list-ref", "string-ref")},
     "hash-ref": _count(2, 3),
 }
 

@@ -462,6 +462,18 @@ def check_syntax(args: dict, ctx: ToolContext) -> dict:
 
 # ---- paredit tools ------------------------------------------------------------------------------
 
+def _repaired_head(head: str, dialect: str) -> tuple[str, dict]:
+    """A wrap head that does not read, repaired when the repair is certain or likely (else
+    left for the paredit op to refuse)."""
+    if validate(head, dialect).ok:
+        return head, {}
+    fixed = _repair(head, dialect)
+    if fixed is None or not fixed.applies or not validate(fixed.text, dialect).ok:
+        return head, {}
+    return fixed.text, {"repaired": {"level": fixed.level, "why": fixed.why, "head": fixed.text,
+                                     "edits": edit_summary(head, fixed.edits, in_result=True)}}
+
+
 def _paredit(name: str, description: str, op, options: dict | None = None):
     """Register one mutating sexp_* tool: resolve the node, run `op`, apply, write."""
     options = options or {}
@@ -474,6 +486,9 @@ def _paredit(name: str, description: str, op, options: dict | None = None):
         except StructureError as exc:
             raise _error(exc)
         kwargs = {k: args[k] for k in options if args.get(k) is not None}
+        note = {}
+        if isinstance(kwargs.get("head"), str):       # new source: repaired as new_source is
+            kwargs["head"], note = _repaired_head(kwargs["head"], src.dialect)
         try:
             ed = op(src.text, resolved.node, src.dialect, **kwargs)
         except StructureError as exc:
@@ -481,7 +496,7 @@ def _paredit(name: str, description: str, op, options: dict | None = None):
                 exc.extra.setdefault("target_path", resolved.path)
             raise _error(exc)
         change = _apply(src, ed)
-        return _finish(src, change, args, ctx, name)
+        return _finish(src, change, args, ctx, name, **note)
 
     register(name, description, _schema(addressing(*SOURCE, *FORM, *NODE), options,
                                         addressing(*WRITE)),
