@@ -28,36 +28,12 @@ def _say(payload: dict) -> int:
     return 0
 
 
-def _position(text: str, offset: int) -> str:
-    line = text.count("\n", 0, offset) + 1
-    return f"{line}:{offset - (text.rfind(chr(10), 0, offset) + 1) + 1}"
-
-
-def _describe(text: str, edits: list[dict]) -> list[str]:
-    out = []
-    for e in edits:
-        where = _position(text, e["start"])
-        removed = text[e["start"]:e["end"]]
-        if removed and e["text"]:
-            out.append(f"{where}: replaced {removed!r} with {e['text']!r}")
-        elif removed:
-            out.append(f"{where}: removed {removed!r}")
-        else:
-            out.append(f"{where}: inserted {e['text']!r}")
-    return out
-
-
-def assess(text: str, dialect: str) -> tuple[str, list[dict], str]:
-    """(repaired text, edits, level) with level certain / likely / guess."""
+def assess(text: str, dialect: str):
+    """The `lispshell.syntax.repair.Repair` of the text: `.text`, `.edits`, `.level`
+    (certain / likely / guess, docs/check-and-repair.md), `.why`, `.rivals`."""
     from lispshell.syntax.repair import repair
 
-    answer = repair(text, dialect)
-    fixed, edits = answer[0], answer[1]
-    level = getattr(answer, "level", None) or (answer[3] if len(answer) > 3 and
-                                               isinstance(answer[3], str) else None)
-    if level is None:
-        level = "certain" if answer[2] else "guess"
-    return fixed, edits, level
+    return repair(text, dialect)
 
 
 def run(stdin: str) -> int:
@@ -87,8 +63,11 @@ def run(stdin: str) -> int:
     checked = validate(text, dialect)
     if checked.ok:
         return 0
-    fixed, edits, level = assess(text, dialect)
-    changes = _describe(text, edits)
+    from lispshell.syntax.repair import edit_summary
+
+    r = assess(text, dialect)
+    fixed, edits, level = r.text, r.edits, r.level
+    changes = edit_summary(text, edits)
     if level in APPLIED_LEVELS and validate(fixed, dialect).ok and edits:
         try:
             files.write_file(Path(path), fixed.encode("utf-8"), expected=files.digest(data),
@@ -104,8 +83,8 @@ def run(stdin: str) -> int:
     first = checked.errors[0]
     candidate = ("; best guess: " + "; ".join(changes)) if changes else ""
     return _say({"decision": "block",
-                 "reason": f"{path}:{first.line}:{first.col}: {first.message}. Not repaired: "
-                           f"more than one repair fits{candidate}. Fix the delimiters yourself."})
+                 "reason": f"{path}:{first.line}:{first.col}: {first.message}. Not repaired, "
+                           f"a guess ({r.why}){candidate}. Fix the delimiters yourself."})
 
 
 def main(argv: list[str] | None = None) -> int:

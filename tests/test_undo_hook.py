@@ -39,7 +39,9 @@ def claude_code_event(tool: str, path: Path, cwd: Path, **tool_input) -> dict:
             "tool_response": {"filePath": str(path), "success": True}}
 
 
-# (file name, text the agent wrote, text after the hook): each repair is `certain`.
+# (file name, text the agent wrote, text after the hook): each repair is `certain` or
+# `likely` (an extra closer at the end: removing the one of (x) reads too, against the
+# indentation).
 CERTAIN = [
     ("extra.lisp", "(defun f (x)\n  (+ x 1)))\n", "(defun f (x)\n  (+ x 1))\n"),
     ("extra.scm", "(define (f x)\n  (+ x 1)))\n", "(define (f x)\n  (+ x 1))\n"),
@@ -65,19 +67,21 @@ def test_hook_repairs_what_is_certain_and_says_what_it_changed(tmp_path, name, w
     assert said["hookSpecificOutput"]["hookEventName"] == "PostToolUse"
     assert "decision" not in said
     assert f"lispshell repaired {path}" in context and "lispshell undo" in context
-    assert ("removed ')'" in context) or ("replaced ')' with ']'" in context)
+    assert ("removed ')'" in context) or ("replaced ')' by ']'" in context)
+    assert "(certain)" in context or "(likely)" in context
 
 
 def test_hook_blocks_a_guess_with_the_position_and_candidate(tmp_path):
-    path = tmp_path / "mid.lisp"
-    text = "(defun f (x) (g x) (h x)\n"
+    path = tmp_path / "mid.lisp"     # a closer dropped mid-line: `if` with one argument
+    text = "(defun f (x)\n  (if (null x nil (car x)))\n"
     path.write_text(text)
     status, out, _ = hook(claude_code_event("Write", path, tmp_path, content=text))
     assert status == 0
     said = json.loads(out)
     assert said["decision"] == "block"
     assert said["reason"].startswith(f"{path}:1:1: ")
-    assert "best guess: 1:25: inserted ')'" in said["reason"]
+    assert "a guess (form shape: (null ...)" in said["reason"]
+    assert "best guess: 2:14 inserted ')'" in said["reason"]
     assert path.read_text() == text           # a guess is never written
 
 
@@ -208,8 +212,8 @@ def test_a_torn_journal_line_loses_only_itself(tmp_path):
 
 def test_lispshell_undo_command_and_list(tmp_path):
     path = tmp_path / "a.lisp"
-    path.write_text("(defun f (x)\n  (+ x 1)))\n")
-    assert subprocess.run([LISPSHELL, "check", "--fix", str(path)]).returncode == 0
+    path.write_text("(defun f (x)\n  (+ x 1)))\n")       # an extra closer: likely
+    assert subprocess.run([LISPSHELL, "check", "--fix=likely", str(path)]).returncode == 0
     assert path.read_text() == "(defun f (x)\n  (+ x 1))\n"
     listed = subprocess.run([LISPSHELL, "undo", "--list"], capture_output=True, text=True)
     assert listed.returncode == 0
