@@ -7,6 +7,7 @@ from __future__ import annotations
 import json
 import stat
 import subprocess
+import time
 import sys
 from pathlib import Path
 
@@ -14,6 +15,7 @@ import pytest
 
 import pty_shell
 from fake_anthropic import FakeAnthropic, Reply
+from test_llm_repl_pty import GRACE
 from test_llm_repl_pty import Shell as LLMShell
 
 PROMPT = "CL-USER>"
@@ -285,3 +287,45 @@ def test_ctrl_c_at_the_gate_stops_the_turn_and_records_the_refusal(shell, api):
     assert history[-1]["content"][-1]["text"] == "and now?"
     sh.quit()
 
+
+# 13 -----------------------------------------------------------------------------------------
+def test_one_word_of_prose_is_offered_to_the_model(shell, api):
+    api.script(Reply.text("You are welcome."))
+    sh = shell()
+    sh.expect(PROMPT)
+    sh.submit("thanks")
+    sh.expect("UNBOUND-VARIABLE")
+    sh.expect("Send it to the model?")
+    time.sleep(GRACE + 0.25)               # the question's grace period (type-ahead guard)
+    sh.send("y")
+    sh.expect("You are welcome.")
+    sh.submit("continue")
+    sh.expect("Send it to the model?")
+    time.sleep(GRACE + 0.25)
+    sh.send("n")
+    sh.expect(PROMPT)
+    sh.submit("(* 6 7)")
+    sh.expect("42")
+    [sent] = requests_sent(api)
+    assert sent[-1]["content"][-1]["text"] == "thanks"
+    calls = json.dumps(sent)
+    assert '"code": "thanks"' not in calls and "UNBOUND" not in calls
+    sh.quit()
+
+
+@pytest.mark.parametrize("lisp,prompt,error", [
+    ("guile", "(guile-user)>", "Unbound variable: thanks"),
+    ("clojure", "user>", "Unable to resolve symbol: thanks"),
+])
+def test_one_word_of_prose_is_offered_in_guile_and_clojure(shell, api, lisp, prompt, error):
+    api.script(Reply.text("Welcome."))
+    sh = shell("--lisp", lisp)
+    sh.expect(prompt)
+    sh.submit("thanks")
+    sh.expect(error, timeout=60)
+    sh.expect("Send it to the model?")
+    time.sleep(GRACE + 0.25)
+    sh.send("y")
+    sh.expect("Welcome.")
+    assert requests_sent(api)[0][-1]["content"][-1]["text"] == "thanks"
+    sh.quit()

@@ -65,6 +65,8 @@ class Dialect:
     # A form that returns no values gets "; No values", as SBCL's REPL says; Guile's REPL
     # prints nothing (after define, set!, (values)), and neither does lispshell there.
     says_no_values: bool = True
+    # "type: message" of the error a lone unbound symbol gets (a word of prose typed as Lisp).
+    unbound_error: str = r"\AUNBOUND-VARIABLE: "
 
     def bootstrap(self, nonce: str) -> str:
         return self._bootstrap(image_code(self.loop_file), nonce)
@@ -140,7 +142,7 @@ GUILE = Dialect(
         + pkg + " (char-set #\\( #\\))))) #f #f #:ensure #f))) (if m (eval-string "
         + text + " m) (error (string-append \"No module named \" " + pkg + "))))"),
     _load_file_shown=lambda path: f"(load-compiled (compile-file {path}))",
-    says_no_values=False,
+    says_no_values=False, unbound_error=r"\Aunbound-variable: ",
 )
 
 CLOJURE = Dialect(
@@ -164,6 +166,7 @@ CLOJURE = Dialect(
         "(binding [*ns* (or (find-ns (symbol " + pkg + ")) (throw (ex-info (str \"No "
         "namespace named \" " + pkg + " \".\") {})))] (load-string " + text + "))"),
     _load_file_shown=lambda path: f"(load-file {path})",
+    unbound_error=r": Unable to resolve symbol: ",
 )
 
 DIALECTS: dict[str, Dialect] = {d.name: d for d in (SBCL, GUILE, CLOJURE)}

@@ -27,6 +27,7 @@ from __future__ import annotations
 
 import asyncio
 import datetime
+import re
 import signal
 import sys
 import time
@@ -40,7 +41,7 @@ from lispshell.lisp.dialects import get_dialect
 from lispshell.repl.commands import QUIT, CommandTable
 from lispshell.repl.forms import split_forms
 from lispshell.repl.render import Renderer
-from lispshell.repl.route import COMMAND, LLM, route
+from lispshell.repl.route import COMMAND, LLM, is_bare_symbol, route
 
 
 LLM_LOAD_DELAY = 0.3     # seconds after the first prompt starts (see _after_prompt_started)
@@ -417,13 +418,15 @@ class Repl:
         if problem is not None:
             self.renderer.syntax_problem(text, problem)   # nothing is evaluated
             return
+        lone = len(forms) == 1 and is_bare_symbol(forms[0].strip())
         for form in forms:
-            result = await self.eval_form(form)
+            result = await self.eval_form(form, lone_symbol=lone)
             if result is None or (result.interrupted and not result.timed_out):
                 break
 
-    async def eval_form(self, code: str):
-        """Evaluate one form the person typed, show it, and tell the LLM side about it."""
+    async def eval_form(self, code: str, lone_symbol: bool = False):
+        """Evaluate one form the person typed, show it, and tell the LLM side about it.
+        A `lone_symbol` that is unbound may have been a word of prose: offered to the model."""
         from lispshell.lisp.session import PERSON_VALUE_CAP
         session = self.session
         if session is None:
@@ -463,8 +466,28 @@ class Repl:
                 self.renderer.status(None)
         self.renderer.result(result, streamed, _says_no_values(self.lisp))
         self._after_eval()
+        if lone_symbol and _unbound(self.lisp, result) and await self._offer_to_llm(code):
+            return result           # not recorded: an unbound word is no eval to remember
         await self._record_eval(code, result)
         return result
+
+    async def _offer_to_llm(self, word: str) -> bool:
+        """`thanks`, `why?`, `continue` typed alone read as symbols and failed as unbound: with
+        the LLM on, one key sends the line to the model instead. True if it was offered."""
+        if getattr(self.options, "no_llm", False):
+            return False
+        llm = await self.get_llm()
+        if llm is None or not getattr(llm, "has_key", False):
+            return False
+        from lispshell.repl.confirm import ask_key
+
+        grace = float((self.config.get("gate") or {}).get("grace_ms", 300)) / 1000
+        question = f"{word.strip()} is unbound. Send it to the model? [y]es / [n]o (default: no) "
+        with self.renderer.status_held():
+            key = await ask_key(grace, question, OFFER_KEYS)
+        if key == "y":
+            await self.ask(word.strip())
+        return True
 
     async def _wait_until_ready(self, session) -> bool:
         """Wait for a Lisp still booting (Clojure's JVM); Ctrl-C stops waiting. False if it
@@ -632,6 +655,21 @@ class Repl:
             where = ""
         self.renderer.finish_line()
         self.renderer.notice(f"Internal error: {type(exc).__name__}: {exc}{where}")
+
+
+# The one-key question after an unbound lone symbol: y sends it, anything that means no, no.
+OFFER_KEYS = {"y": "y", "n": "no", "enter": "no", "escape": "no", "c-c": "no", "c-d": "no"}
+
+
+def _unbound(lisp: str, result) -> bool:
+    err = getattr(result, "error", None)
+    if err is None or getattr(result, "interrupted", False):
+        return False
+    try:
+        pattern = get_dialect(lisp).unbound_error
+    except ValueError:
+        return False
+    return re.search(pattern, f"{err.type}: {err.message}") is not None
 
 
 def _says_no_values(lisp: str) -> bool:

@@ -5,6 +5,7 @@
     async ask(text: str) -> None                          # one question; cancelled with task.cancel()
     commands: dict[str, tuple[str, Callable[[str], None]]] # extra `,name` commands: (help, handler(arg))
     toolbar() -> str                                      # extra toolbar text (e.g. "YOLO")
+    has_key: bool                                         # questions can reach a model
 or None while no LLM side exists; the REPL then answers prose with a clear message.
 
 `make_llm` runs in a worker thread after the first prompt is drawn, so importing the SDK
@@ -127,6 +128,11 @@ class LLM:
             self.agent.conv.add_user_text(f"[The person switched the REPL to {self._lisp}.]")
         self.ctx.dialect = self.repl.dialect
         await self.agent.ask(text)
+
+    @property
+    def has_key(self) -> bool:
+        """Can questions reach a model (an API key was found)?"""
+        return self.agent.has_key
 
     def toolbar(self) -> str:
         return gate_label(self.gate.mode) if self.agent.has_key else NO_KEY_TOOLBAR
