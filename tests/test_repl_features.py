@@ -291,3 +291,55 @@ def test_inspect_in_guile_and_clojure(shell):
     sh.submit(",inspect *e")
     sh.expect("clojure.lang.ExceptionInfo  bad thing")
     sh.expect("ex-data :code  42")
+
+
+# ---------------------------------------------------------------- colours
+RGB_OR_256 = ("38;5;", "38;2;")
+
+
+def _config(tmp_path, text: str) -> None:
+    (tmp_path / "config").mkdir(exist_ok=True)
+    (tmp_path / "config" / "config.toml").write_text(text)
+
+
+def test_default_colours_are_the_terminals_own_and_prose_is_not_highlighted(tmp_path):
+    sh = Shell(tmp_path, "--lisp", "sbcl", "--no-llm", env={"NO_COLOR": ""})
+    try:
+        sh.expect(PROMPT)
+        start = len(sh.raw)
+        sh.send('(defun zz () "text" :key 42)')
+        sh.expect(":key 42")
+        lisp = sh.raw[start:]
+        assert "\x1b[0;35mdefun" in lisp               # a built-in in ANSI magenta
+        assert "\x1b[0;32m\"text\"" in lisp and "\x1b[0;36m42" in lisp   # green, cyan
+        assert not any(code in lisp for code in RGB_OR_256)   # no RGB navy for symbols
+        sh.send("\x03")
+        start = len(sh.raw)
+        sh.send("why does defun return 42")
+        sh.expect("return 42")
+        prose = sh.raw[start:]
+        assert "35m" not in prose and "36m" not in prose, repr(prose)   # prose stays plain
+    finally:
+        sh.close()
+
+
+def test_the_light_theme_and_a_bad_style_name(tmp_path):
+    _config(tmp_path, '[repl]\nstyle = "light"\n')
+    sh = Shell(tmp_path, "--lisp", "sbcl", "--no-llm", env={"NO_COLOR": ""})
+    try:
+        sh.expect(PROMPT)
+        sh.submit("(* 6 7)")
+        sh.expect("42")
+        assert "\x1b[1;34m42" in sh.raw                 # values: bold blue on a light screen
+    finally:
+        sh.close()
+    _config(tmp_path, '[repl]\nstyle = "neon"\n')
+    sh = Shell(tmp_path, "--lisp", "sbcl", "--no-llm")
+    try:
+        sh.expect("[repl] style = 'neon': choose one of default, dark, light, none; "
+                  "using the default colours.")
+        sh.expect(PROMPT)
+        sh.submit("(* 6 7)")
+        sh.expect("42")
+    finally:
+        sh.close()

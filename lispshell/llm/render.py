@@ -73,6 +73,7 @@ class RichDisplay(Display):
         super().__init__(record=False)
         self.console = console
         self.code_lexer = code_lexer
+        self.code_theme = "ansi_dark"     # rich Syntax theme (the REPL's [repl] style sets it)
         self.renderer = renderer          # the REPL's Renderer (its status line), or None
         self.where = where                # () -> (lisp, package) the model's evals run in
         self._buf = ""
@@ -139,7 +140,7 @@ class RichDisplay(Display):
                 self.console.print(Text(f"── the model evaluates (YOLO){where} ──",
                                         style="bold magenta"))
                 self.console.print(Syntax(args["code"], LEXERS.get(lisp, None) or self.code_lexer,
-                                          theme="ansi_dark", background_color="default",
+                                          theme=self.code_theme, background_color="default",
                                           word_wrap=True))
 
     # -- streaming text
@@ -180,7 +181,7 @@ class RichDisplay(Display):
         code = "\n".join(self._code)
         self._fence, self._code = None, []
         try:
-            self._print(Syntax(code, lexer, theme="ansi_dark", background_color="default",
+            self._print(Syntax(code, lexer, theme=self.code_theme, background_color="default",
                                word_wrap=True))
         except Exception:
             self._print(Text(code))

@@ -54,10 +54,19 @@ class Repl:
         self.config = config
         self.options = options
         from lispshell.repl.pager import pager_command
+        from lispshell.repl.theme import THEMES, ThemeError, theme_for
+
+        try:
+            self.theme = theme_for(config)
+            bad_style = ""
+        except ThemeError as exc:
+            self.theme, bad_style = THEMES["default"], str(exc)
 
         self.renderer = Renderer(console, int((config.get("repl") or {}).get("backtrace_lines", 12)),
-                                 pager_command(config))
+                                 pager_command(config), value_style=self.theme.value)
         self.console = self.renderer.console
+        if bad_style:
+            self.renderer.notice(f"{bad_style}; using the default colours.")
         self.sessions: dict = {}   # lisp name -> LispSession, URL -> connection; kept when switching
         self.commands = CommandTable(lambda: getattr(self.llm, "commands", None) or {})
         self.llm = None

@@ -155,6 +155,7 @@ class TerminalConfirm:
     def __init__(self, console: Console, gate_ref, lisp=lambda: "sbcl", grace: float = 0.3,
                  loop: asyncio.AbstractEventLoop | None = None, announce=None,
                  package=lambda: "", stop_turn=lambda: None):
+        self.code_theme = "ansi_dark"     # rich Syntax theme (the REPL's [repl] style sets it)
         self.console = console
         self.gate_ref = gate_ref          # () -> EvalGate, for `a`
         self.lisp = lisp                  # () -> current Lisp name, for highlighting
@@ -186,7 +187,7 @@ class TerminalConfirm:
         count = f" ({index} of {total})" if total > 1 else ""
         title = ("your edited code" if edited else "the model wants to evaluate") + where + count
         self.console.print(Text(f"── {title} ──", style="bold magenta"))
-        self.console.print(Syntax(code, _dialect(self.lisp()).lexer, theme="ansi_dark",
+        self.console.print(Syntax(code, _dialect(self.lisp()).lexer, theme=self.code_theme,
                                   background_color="default", word_wrap=True))
 
     async def ask(self, code: str, index: int = 1, total: int = 1) -> Decision:

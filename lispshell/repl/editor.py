@@ -31,7 +31,6 @@ from prompt_toolkit.filters import Condition, has_focus
 from prompt_toolkit.history import FileHistory, ThreadedHistory
 from prompt_toolkit.key_binding import KeyBindings
 from prompt_toolkit.layout.processors import HighlightMatchingBracketProcessor
-from prompt_toolkit.lexers import PygmentsLexer
 
 from lispshell.syntax.dialects import resolve_dialect
 from lispshell.repl.indent import newline_indent
@@ -199,6 +198,7 @@ def make_prompt_session(repl, lisp: str) -> PromptSession:
     """A PromptSession for `lisp`: its own history file, lexer, completer and the shared keys."""
     from lispshell.config import state_dir
     from lispshell.repl.completion import LiveCompleter
+    from lispshell.repl.theme import input_lexer, prompt_style
 
     history = SafeFileHistory(history_path(state_dir(), lisp), on_problem=repl.print_notice)
     completer = LiveCompleter(lambda: repl.session,
@@ -210,7 +210,9 @@ def make_prompt_session(repl, lisp: str) -> PromptSession:
         prompt_continuation=lambda width, line_number, soft_wrap: " " * width,
         history=ThreadedHistory(history),
         enable_history_search=True,
-        lexer=PygmentsLexer(pygments_lexer(lisp)),
+        lexer=input_lexer(lisp, pygments_lexer(lisp), repl.theme),
+        style=prompt_style(repl.theme),
+        include_default_pygments_style=False,    # its RGB navy symbols vanish on dark screens
         completer=ThreadedCompleter(completer),
         complete_while_typing=bool(repl_cfg.get("complete_while_typing", False)),
         input_processors=[HighlightMatchingBracketProcessor()],

@@ -98,6 +98,9 @@ class LLM:
         self.display = RichDisplay(
             repl.console, renderer=getattr(repl, "renderer", None),
             where=lambda: (repl.lisp, repl.package))
+        theme = getattr(repl, "theme", None)
+        if theme is not None:
+            self.display.code_theme = self.confirm.code_theme = theme.code
         self.agent = Agent(settings=LLMSettings.from_config(cfg, getattr(options, "model", None)),
                            conversation=conversation, ctx=self.ctx, system=system_prompt(repl.lisp),
                            display=self.display)

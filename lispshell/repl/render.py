@@ -24,7 +24,7 @@ from contextlib import contextmanager
 from rich.console import Console
 from rich.text import Text
 
-STYLE_VALUE = "bold cyan"
+STYLE_VALUE = "bold"
 STYLE_ERROR = "bold red"
 STYLE_BACKTRACE = "dim"
 STYLE_NOTICE = "italic yellow"
@@ -38,10 +38,11 @@ class Renderer:
     """Owns the console and the 'is the cursor at the start of a line' bookkeeping."""
 
     def __init__(self, console: Console | None = None, backtrace_lines: int = 12,
-                 pager: list[str] | None = None):
+                 pager: list[str] | None = None, value_style: str = STYLE_VALUE):
         self.console = console or Console(highlight=False, soft_wrap=True)
         self.backtrace_lines = backtrace_lines
         self.pager = pager              # the pager command; None: never page
+        self.value_style = value_style  # from the theme (lispshell/repl/theme.py)
         self.last: list = []            # the last value(s) or error, whole, for `,last`
         self.at_line_start = True
         self._lock = threading.Lock()   # output arrives on the eval thread
@@ -163,7 +164,7 @@ class Renderer:
             if says_no_values:
                 self.print(Text("; No values", style=STYLE_DIM))
         else:
-            self.last = [Text(value, style=STYLE_VALUE) for value in result.values]
+            self.last = [Text(value, style=self.value_style) for value in result.values]
             if not self.page_if_tall(self.last, "\n".join(result.values)):
                 self.print(*self.last, sep="\n")
 
