@@ -5,6 +5,7 @@ with escape codes stripped; every wait is on something appearing, with a deadlin
 from __future__ import annotations
 
 import json
+import re
 import stat
 import subprocess
 import time
@@ -328,4 +329,34 @@ def test_one_word_of_prose_is_offered_in_guile_and_clojure(shell, api, lisp, pro
     sh.send("y")
     sh.expect("Welcome.")
     assert requests_sent(api)[0][-1]["content"][-1]["text"] == "thanks"
+    sh.quit()
+
+
+# 14 -----------------------------------------------------------------------------------------
+def dialogue(page: str) -> list[str]:
+    """The lines of the example dialogue in a documentation page (README.md, docs/llm.md)."""
+    text = (Path(__file__).parent.parent / page).read_text()
+    block = re.search(r"```\n(CL-USER> \(\+ 2 3\)\n.*?)```", text, re.S).group(1)
+    return [line.strip() for line in block.strip().splitlines()]
+
+
+def test_the_documented_dialogue_is_what_the_screen_shows(shell, api):
+    api.script(Reply.tool("eval", {"code": "(+ 5 7)"}, text="Adding seven to the 5:"),
+               Reply.text("The answer is 12."))
+    sh = shell()
+    sh.expect(PROMPT)
+    sh.submit("(+ 2 3)")
+    sh.expect("5")
+    sh.submit("add seven to that")
+    sh.answer("y")
+    sh.expect("The answer is 12.")
+    screen = sh.text()
+    for page in ("README.md", "docs/llm.md"):
+        at = 0
+        for line in dialogue(page):         # each line on the screen, in order
+            found = screen.find(line, at)
+            assert found >= 0, (page, line, screen[at:])
+            at = found + len(line)
+    sh.submit("(+ 1 2) (* 6 7)")           # every form's value shows (docs/lisps.md)
+    assert "3" in sh.expect("42").split()
     sh.quit()
