@@ -36,7 +36,9 @@ def _help(repl, arg: str):
         "Enter submits a complete form (newline otherwise), Meta-Enter/Esc-Enter submits anyway, "
         "Ctrl-X Ctrl-] closes the open lists and submits, Ctrl-J inserts a newline, Ctrl-C clears "
         "or interrupts, Ctrl-D exits, Ctrl-R searches history, Tab completes (or indents), "
-        "Ctrl-X Ctrl-E opens $EDITOR. Prose (or `?` + text) goes to the LLM.",
+        "Ctrl-X Ctrl-E opens $EDITOR, Ctrl-X Ctrl-D shows the documentation of the symbol at "
+        "the cursor, Ctrl-X Ctrl-A apropos; the toolbar shows the arglist of the operator at the "
+        "cursor. Prose (or `?` + text) goes to the LLM.",
         style="dim"))
 
 

@@ -89,8 +89,8 @@ class ArglistHints:
                 if answer and answer[0] == "ok":
                     arglist, _, doc = answer[1].partition("\n")
                     hint = arglist + (f" — {doc.strip()}" if doc.strip() else "")
-        except Exception:
-            hint = None
+        except Exception:         # a broken look-up is not retried at every redraw
+            hint = ""
         finally:
             with self._lock:
                 self._asking = None

@@ -101,7 +101,18 @@
           (if (restart-name r) (symbol-name (restart-name r)) "")
           #\Tab (safe-string (lambda () (princ-to-string r)))))
 
-(defun offer-restarts (c top marker state)
+(defparameter *top-level-syntax*
+  '(*package* *readtable* *read-base* *read-eval* *read-suppress* *read-default-float-format*
+    *print-base* *print-radix* *print-case* *print-circle* *print-escape* *print-pretty*
+    *print-length* *print-level* *print-lines* *print-readably* *print-right-margin*
+    *print-array* *print-gensym*)
+  "Served while restarts are offered, completions and look-ups see these as they were when the
+   failed request began, not as the failed form had bound them (a LET of *PRINT-BASE* 16, say).")
+
+(defmacro at-top-level-syntax (values &body body)
+  `(progv *top-level-syntax* ,values ,@body))
+
+(defun offer-restarts (c top marker state top-values)
   "Answer the failed request with C's restarts (up to TOP, our ABORT), then serve requests
    with the stack kept until one picks a restart or a new eval unwinds it."
   (let ((restarts (loop for r in (compute-restarts c)
@@ -115,8 +126,8 @@
         (multiple-value-bind (kind text request-id) (read-request)
           (setf (car state) request-id)
           (case kind
-            (#\C (answer-completions text marker))
-            (#\N (answer-eval text nil marker state))
+            (#\C (at-top-level-syntax top-values (answer-completions text marker)))
+            (#\N (at-top-level-syntax top-values (answer-eval text nil marker state)))
             (#\I (let* ((end (or (position #\Space text) (length text)))
                         (n (parse-integer text :end end :junk-allowed t))
                         (restart (and n (< -1 n (length restarts)) (nth n restarts))))
@@ -151,7 +162,8 @@
   (let* ((empty (make-string-input-stream ""))
          (io (make-two-way-stream empty *out*))
          (*standard-input* empty) (*standard-output* *out*) (*error-output* *out*)
-         (*trace-output* *out*) (*terminal-io* io) (*query-io* io) (*debug-io* io))
+         (*trace-output* *out*) (*terminal-io* io) (*query-io* io) (*debug-io* io)
+         (top-values (mapcar #'symbol-value *top-level-syntax*)))
     (catch 'abort-eval
       (multiple-value-bind (result aborted)
           (with-simple-restart (abort "Return to lispshell's top level.")
@@ -160,7 +172,7 @@
                        ;; Not offered: look-ups, interrupts and timeouts, exhausted storage.
                        (if (and history offer
                                 (not (typep c '(or sb-sys:interactive-interrupt storage-condition))))
-                           (offer-restarts c top marker state)
+                           (offer-restarts c top marker state top-values)
                            (throw 'abort-eval (describe-condition c)))))
                 (handler-bind ((serious-condition (lambda (c) (fail c (typep c 'error)))))
                   (let ((sb-ext:*invoke-debugger-hook*      ; BREAK, INVOKE-DEBUGGER
