@@ -191,23 +191,31 @@ def test_doc_and_apropos_keys_print_above_the_prompt(shell):
     sh.expect("MAPCAN")
 
 
-def test_a_look_up_never_waits_for_a_busy_image():
+@pytest.mark.parametrize("lisp,spin,name,arglist", [
+    ("sbcl", "(loop)", "mapcar", "(mapcar function list"),
+    ("guile", "(let spin () (spin))", "map", "(map f l"),
+    ("clojure", "(loop [] (recur))", "map", "(map [f] [f coll]"),
+])
+def test_a_look_up_never_waits_for_a_busy_image(lisp, spin, name, arglist):
     import threading
 
     from lispshell.lisp.introspect import call_form
     from lispshell.lisp.session import LispSession
 
-    with LispSession("sbcl") as session:
-        running = threading.Thread(target=session.eval, args=("(loop)",), daemon=True)
+    with LispSession(lisp) as session:
+        running = threading.Thread(target=session.eval, args=(spin,), daemon=True)
         running.start()
         while not session.busy:
             running.join(0.01)
-        assert session.try_eval(call_form("sbcl", "arglist", "mapcar", "")) is None
+        # The toolbar's look-up while the person's form runs: nothing, at once, and the form
+        # is neither interrupted nor disturbed.
+        assert session.try_eval(call_form(lisp, "arglist", name, "")) is None
+        assert running.is_alive() and session.busy
         session.interrupt()
-        running.join(30)
+        running.join(60)
         assert not running.is_alive()
-        answer = session.try_eval(call_form("sbcl", "arglist", "mapcar", ""))
-        assert "(mapcar function list" in answer.output
+        answer = session.try_eval(call_form(lisp, "arglist", name, ""), timeout=30)
+        assert arglist in answer.output
 
 
 # ---------------------------------------------------------------- restarts and the inspector
