@@ -33,6 +33,7 @@ CODE = {
         "mark": lambda p: f'(spit "{p}" "ran" :append true)',
         "reader_eval": '#=(spit "{p}" "ran")',
         "describe": "map", "completion": ("mapc", "mapcat"),
+        "read_input": ("(read-line)", "nil"),
         "in_package": '(ns lispshell.test-ns)', "prompt": 'lispshell.test-ns>',
     },
     "sbcl": {
@@ -49,6 +50,7 @@ CODE = {
         "reader_eval": ('#.(with-open-file (s "{p}" :direction :output :if-does-not-exist '
                         ':create) (write-line "ran" s))'),
         "describe": "mapcar", "completion": ("mapc", "mapcan"),
+        "read_input": ("(read-line *standard-input* nil :eof)", ":EOF"),
         "in_package": '(defpackage :lispshell-test (:use :cl)) (in-package :lispshell-test)', "prompt": 'LISPSHELL-TEST>',
     },
     "guile": {
@@ -63,6 +65,7 @@ CODE = {
         "mark": lambda p: f'(call-with-output-file "{p}" (lambda (port) (display "ran" port)))',
         "reader_eval": '#.(call-with-output-file "{p}" (lambda (port) (display "ran" port)))',
         "describe": "map", "completion": ("string-ap", "string-append"),
+        "read_input": ("(read-char)", "#<eof>"),
         "in_package": '(define-module (lispshell test))', "prompt": '(lispshell test)>',
     },
 }
@@ -119,6 +122,12 @@ def test_values_output_and_errors(conn):
     r = conn.eval(code(conn, "use"))
     assert r.values == ["42"], r
     assert conn.package
+
+
+def test_reading_input_sees_end_of_file(conn):
+    form, value = code(conn, "read_input")
+    r = conn.eval(form, timeout=60)
+    assert r.ok and r.values[0] == value, r   # (CL: and T, the second value)
 
 
 def test_output_streams_before_the_eval_ends(conn, tmp_path):
@@ -191,6 +200,26 @@ def test_lookups_never_evaluate(conn, tmp_path):
     found = call_tool("apropos", {"pattern": code(conn, "completion")[0]}, _ctx(conn))
     assert found["ok"] and any(code(conn, "completion")[1] in s.lower() for s in found["symbols"])
     assert code(conn, "completion")[1] in conn.completions(code(conn, "completion")[0])
+
+
+PROJECT_FILE = {
+    "clojure": ("a.clj", "(ns lispshell-proj.a)\n(defn f [x] (inc x))\n(defn g [y] (f y))\n",
+                "lispshell-proj.a"),
+    "sbcl": ("a.lisp", "(defpackage :lispshell-proj (:use :cl))\n(in-package :lispshell-proj)\n"
+             "(defun f (x) (1+ x))\n(defun g (y) (f y))\n", "LISPSHELL-PROJ"),
+    "guile": ("a.scm", "(define-module (lispshell-proj a))\n(define-public (f x) (+ x 1))\n"
+              "(define-public (g y) (f y))\n", "(lispshell-proj a)"),
+}
+
+
+def test_project_tools_over_the_connection(conn, tmp_path):
+    name, text, package = PROJECT_FILE[conn.lisp]
+    (tmp_path / name).write_text(text)
+    ctx = ToolContext(session=lambda: conn, gate=EvalGate("yolo"), root=tmp_path, eval_timeout=120)
+    loaded = call_tool("load_file", {"file_path": str(tmp_path / name)}, ctx)
+    assert loaded["ok"], loaded
+    found = call_tool("find_definition", {"symbol": "g", "package": package}, ctx)
+    assert found["ok"] and found["definitions"][0]["line"] == text.count("\n"), found
 
 
 def test_eval_goes_through_the_gate(conn, tmp_path):

@@ -193,6 +193,10 @@ class Session(Connection):
                 interrupted = True
             if "nrepl.middleware.print/truncated" in status:
                 truncated = True
+            if "need-input" in status:
+                # The code reads *in*: it gets end of file, as on a child (nobody types there).
+                self._send({"op": "stdin", "stdin": "", "session": sid,
+                            "id": secrets.token_hex(6)})
             if "namespace-not-found" in status:
                 problem = LispError("namespace-not-found",
                                     f"No namespace {m.get('ns') or self.package!r} in the image.")
