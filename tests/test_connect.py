@@ -442,3 +442,42 @@ def test_the_shell_lives_when_the_server_dies(tmp_path):
     finally:
         sh.close()
         srv.kill()
+
+
+def test_nrepl_values_that_never_end_are_bounded(servers):
+    session = connect_session(servers("nrepl").url, {})
+    try:
+        r = session.eval("(range)", timeout=120, value_cap=64 * 1024 * 1024)   # the person's
+        assert r.ok and r.values[0].endswith(" ...)") and len(r.values[0]) < 1_000_000, r
+        r = session.eval("(binding [*print-length* 3] (pr-str (range)))")
+        assert r.values == ['"(0 1 2 ...)"'], "the person's own settings win"
+    finally:
+        session.close()
+
+
+def test_bencode_decoder_takes_messages_in_any_pieces():
+    from lispshell.lisp.bencode import DecodeError, Decoder, encode
+
+    messages = [{"id": "1", "out": "héllo\n"}, {"status": ["done"], "n": -3, "l": [1, [2, {}]]},
+                {"value": "x" * 70_000}]
+    data = b"".join(encode(m) for m in messages)
+    for step in (1, 7, 4096, len(data)):
+        decoder, got = Decoder(), []
+        for i in range(0, len(data), step):
+            got += decoder.feed(data[i:i + step])
+        assert got == messages, step
+    with pytest.raises(DecodeError):
+        Decoder().feed(b"x")
+    with pytest.raises(DecodeError):
+        Decoder().feed(b"l" * 100)
+
+
+def test_swank_messages_read():
+    from lispshell.lisp.swank import Symbol, read_sexp
+
+    m = read_sexp('(:return (:ok ("CL-USER" :values "\\"a\\\\b\\"" "(1 . 2)")) 7)')
+    assert m[0] == Symbol(":return") and m[-1] == 7
+    assert m[1][1] == ["CL-USER", Symbol(":values"), '"a\\b"', "(1 . 2)"]
+    assert read_sexp("(:write-string \"x\ny\" :repl-result)")[1] == "x\ny"
+    with pytest.raises(ValueError):
+        read_sexp('(:return "unclosed')

@@ -13,7 +13,8 @@ person's current namespace, so a `describe` never shifts `*1`.
 Errors: nREPL would print them to `*err*` (`clojure.main/repl-caught`). We name our own hook
 instead (`lispshell.nrepl/caught`, lispshell/lisp/image/clojure-nrepl.clj, loaded once per
 image) that keeps type, message and frames by request id; after `eval-error` the quiet session
-asks for them. Values are printed by nREPL with a quota (the value cap), so `(range)` ends.
+asks for them. Values are printed by nREPL with a quota (the value cap), through our
+`pr-bounded` (the child loop's default *print-length* and *print-level*), so `(range)` ends.
 """
 from __future__ import annotations
 
@@ -29,6 +30,7 @@ from lispshell.lisp.session import EvalResult, LispError
 
 READ_SIZE = 1 << 16
 CAUGHT = "lispshell.nrepl/caught"
+PRINT = "lispshell.nrepl/pr-bounded"
 
 
 class Session(Connection):
@@ -43,7 +45,8 @@ class Session(Connection):
             self._sid = self._clone(deadline)
             self._quiet = self._clone(deadline)
             # The helper namespace, unless an earlier connection loaded it already.
-            setup = ("(binding [*ns* *ns*] (when-not (find-ns 'lispshell.nrepl) (load-string "
+            setup = ("(binding [*ns* *ns*] (when-not (resolve 'lispshell.nrepl/pr-bounded) "
+                     "(load-string "
                      + string_literal(image_code("clojure-nrepl.clj")) + ")) (str *ns*))")
             rid = self._send_new({"op": "eval", "code": setup, "session": self._quiet})
             values, failed = [], False
@@ -151,6 +154,7 @@ class Session(Connection):
         sid = self._sid if history else self._quiet
         message = {"op": "eval", "code": code, "session": sid,
                    "nrepl.middleware.caught/caught": CAUGHT,
+                   "nrepl.middleware.print/print": PRINT,
                    "nrepl.middleware.print/quota": max(1, value_cap)}
         if not history and self.package:
             message["ns"] = self.package

@@ -1,6 +1,7 @@
-;; lispshell's helper in a Clojure image reached over nREPL (see lispshell/lisp/nrepl.py): the
+;; lispshell's helpers in a Clojure image reached over nREPL (see lispshell/lisp/nrepl.py): the
 ;; `caught` hook nREPL calls with an eval's exception keeps its type, message and first frames,
-;; keyed by the request's id, and `take-error` prints them for lispshell's next request.
+;; keyed by the request's id, and `take-error` prints them for lispshell's next request;
+;; `pr-bounded` prints values as the child's loop does.
 ;; Loaded once per image, into its own namespace; the person's namespaces get nothing.
 (ns lispshell.nrepl)
 
@@ -33,3 +34,14 @@
     (swap! errors dissoc id)
     (print (apply str (interpose (char 31) report)))
     (flush)))
+
+(defn pr-bounded
+  "nREPL's print function for lispshell's requests: `pr`, bounded as the standard tools bound it
+  unless the person chose otherwise, so an infinite lazy seq ends in \"...\" and a
+  self-referencing atom at a depth, instead of printing until the quota."
+  [value ^java.io.Writer writer _options]
+  (binding [*print-length* (or *print-length* 100000)
+            *print-level* (or *print-level* 500)]
+    (if *print-dup*
+      (print-dup value writer)
+      (print-method value writer))))
