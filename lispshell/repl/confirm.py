@@ -146,7 +146,7 @@ def edit_in_editor(code: str, suffix: str) -> str | None:
             pass
 
 
-STOPPED = "they pressed Ctrl-C to stop this turn."
+STOPPED = "they pressed Ctrl-C to stop this turn"
 
 
 class TerminalConfirm:
