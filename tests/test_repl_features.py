@@ -12,24 +12,6 @@ from test_llm_repl_pty import Shell as LLMShell, sent_messages
 PROMPT = "CL-USER>"
 
 
-class ToolbarShell(Shell):
-    """A terminal that answers prompt-toolkit's cursor-position requests (ESC [6n): only then
-    does it know the screen's height and draw the bottom toolbar (the shared Shell turns the
-    requests off, so its screens have no toolbar)."""
-
-    def __init__(self, tmp, *args, env=None, **kw):
-        super().__init__(tmp, *args, env=dict(env or {}, PROMPT_TOOLKIT_NO_CPR="0"), **kw)
-        self._answered = 0
-
-    def _read(self, timeout: float) -> bool:
-        got = super()._read(timeout)
-        asked = self.raw.count("\x1b[6n")
-        while self._answered < asked:
-            self._answered += 1
-            self.child.send("\x1b[1;1R")
-        return got
-
-
 @pytest.fixture
 def shell(tmp_path):
     shells = []
@@ -37,7 +19,7 @@ def shell(tmp_path):
     def start(*args, **kw):
         kw.setdefault("env", {})
         kw["env"].setdefault("PAGER", "less")
-        s = ToolbarShell(tmp_path, *args, **kw)
+        s = Shell(tmp_path, *args, cpr=True, **kw)      # cpr: the toolbar is drawn
         shells.append(s)
         return s
 
