@@ -481,3 +481,20 @@ def test_swank_messages_read():
     assert read_sexp("(:write-string \"x\ny\" :repl-result)")[1] == "x\ny"
     with pytest.raises(ValueError):
         read_sexp('(:return "unclosed')
+
+
+def test_port_files_and_flags(tmp_path):
+    import subprocess
+
+    from conftest import LISPSHELL
+    from lispshell.mcp.main import parse_args
+
+    (tmp_path / ".nrepl-port").write_text("45678\n")
+    options, _ = parse_args(["--connect", "--root", str(tmp_path)], {})
+    assert options.connect == "nrepl://127.0.0.1:45678" and options.lisp == "clojure"
+    r = subprocess.run([LISPSHELL, "--connect", "swank://127.0.0.1:4005", "--lisp", "guile",
+                        "-e", "1"], capture_output=True, text=True, timeout=60)
+    assert r.returncode == 2 and "does not match" in r.stderr
+    r = subprocess.run([LISPSHELL, "--connect", "-e", "1"], cwd=tmp_path, capture_output=True,
+                       text=True, timeout=60)
+    assert r.returncode == 2 and "cannot connect to nrepl://127.0.0.1:45678" in r.stderr
