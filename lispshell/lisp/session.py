@@ -620,9 +620,11 @@ class LispSession:
             answer = _Answer(1 << 16, None)
             try:
                 self._send("C", prefix)
-                self._read_answer(answer, deadline=time.monotonic() + 2.0)
+                # Generous: on a loaded machine or a huge image the answer is late, not lost,
+                # and the editor asks from a thread. Only an image that stays silent this long
+                # is restarted (a stray answer must never be taken for the next one).
+                self._read_answer(answer, deadline=time.monotonic() + 30.0)
             except TimeoutError:
-                # Should not happen; resynchronise the hard way rather than leave a stray answer.
                 self._kill_child()
                 return []
             except _Died:
