@@ -296,3 +296,25 @@ def test_the_api_key_is_never_shown_or_saved(tmp_path):
     assert written, "expected history and a saved conversation"
     for path in written:
         assert key not in path.read_text(errors="replace"), path
+
+
+def test_the_model_is_told_once_that_the_image_is_the_persons(shell, api, tmp_path):
+    """On a connection the model works on someone's running program: a note says so, once."""
+    from lisp_servers import Server
+
+    server = Server("guile", tmp_path).start()
+    try:
+        api.script(Reply.text("Hello."), Reply.text("Again."))
+        sh = shell("--connect", server.url)
+        sh.submit("hello there")
+        sh.expect("Hello.")
+        sh.submit("and again")
+        sh.expect("Again.")
+        notes = [block["text"] for m in sent_messages(api, 1) if m["role"] == "user"
+                 for block in m["content"] if block.get("type") == "text"
+                 and "lispshell did not start it" in block["text"]]
+        assert len(notes) == 1 and server.url in notes[0] and "never exit" in notes[0]
+        sh.quit()
+        assert server.alive()                     # leaving the shell leaves the image running
+    finally:
+        server.kill()

@@ -75,6 +75,7 @@ class LLM:
                                eval_timeout=float(session_cfg.get("eval_timeout", 30.0)),
                                output_cap=int(session_cfg.get("output_cap", 65536)))
         self._lisp = repl.lisp
+        self._noted = None       # the connection the model was last told about
         conversation = None
         if getattr(options, "continue_", False):
             path = latest_conversation_path()
@@ -129,8 +130,21 @@ class LLM:
             self._lisp = self.repl.lisp
             self.agent.system[0]["text"] = system_prompt(self._lisp)
             self.agent.conv.add_user_text(f"[The person switched the REPL to {self._lisp}.]")
+        self._note_connection()
         self.ctx.dialect = self.repl.dialect
         await self.agent.ask(text)
+
+    def _note_connection(self) -> None:
+        """Tell the model once per image when it works on one lispshell did not start (the
+        system prompt stays fixed, so the note goes into the conversation)."""
+        key = getattr(self.repl, "key", self.repl.lisp)
+        if key == self._noted or not getattr(self.repl.session, "is_connection", False):
+            return
+        self._noted = key
+        self.agent.conv.add_user_text(
+            f"[The REPL is connected to the person's own running {self.repl.lisp} image at "
+            f"{key}; lispshell did not start it. It is their program, live: never exit, quit "
+            "or restart it, and keep side effects to what they ask.]")
 
     @property
     def has_key(self) -> bool:
