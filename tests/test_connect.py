@@ -345,6 +345,8 @@ def test_mcp_over_the_connection(server, tmp_path):
 
     async def scenario():
         async with connect(tmp_path, "--connect", server.url, "--allow-eval") as client:
+            # The client's model learns it works on someone's running program.
+            assert f"own running {lisp} image at {server.url}" in client.instructions
             got = answer(await client.call_tool("eval", {"code": CODE[lisp]["print_and_value"]}))
             assert got["ok"] and got["values"] == ["42"] and "hello" in got["output"], got
             described = answer(await client.call_tool("describe",

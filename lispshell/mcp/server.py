@@ -51,8 +51,13 @@ def tool_result(result: dict) -> types.CallToolResult:
 
 def instructions(runtime: Runtime) -> str:
     lisp = runtime.options.lisp
-    live = (f"The live-image tools (eval, describe, ...) talk to one {lisp} image that starts on "
-            "first use and keeps its state between calls. "
+    image = (f"The live-image tools (eval, describe, ...) talk to the person's own running {lisp} "
+             f"image at {runtime.options.connect}, which lispshell did not start: it is their "
+             "program, live; never exit or restart it. "
+             if getattr(runtime.options, "connect", None) else
+             f"The live-image tools (eval, describe, ...) talk to one {lisp} image that starts on "
+             "first use and keeps its state between calls. ")
+    live = (image
             + ("eval runs without confirmation (the server was started with --allow-eval)."
                if runtime.options.allow_eval else
                "Each eval is shown to the person, who accepts or declines it.")
