@@ -26,6 +26,7 @@ interrupts a busy Lisp and cancels it), `llm.commands` join the `,` commands and
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 import datetime
 import re
 import signal
@@ -473,21 +474,31 @@ class Repl:
                 return None
             finally:
                 self.renderer.status(None)
-        self.renderer.result(result, streamed, _says_no_values(self.lisp))
+        offer = lone_symbol and _unbound(self.lisp, result) and await self._may_offer()
+        shown = result
+        if offer and result.error.restarts:
+            # The line was most likely prose: SBCL's restarts for it would be noise before the
+            # question (they stay on offer: ,invoke still works).
+            shown = dataclasses.replace(result, error=dataclasses.replace(result.error,
+                                                                          restarts=[]))
+        self.renderer.result(shown, streamed, _says_no_values(self.lisp))
         self._after_eval()
-        if lone_symbol and _unbound(self.lisp, result) and await self._offer_to_llm(code):
+        if offer:
+            await self._offer_to_llm(code)
             return result           # not recorded: an unbound word is no eval to remember
         await self._record_eval(code, result)
         return result
 
-    async def _offer_to_llm(self, word: str) -> bool:
-        """`thanks`, `why?`, `continue` typed alone read as symbols and failed as unbound: with
-        the LLM on, one key sends the line to the model instead. True if it was offered."""
+    async def _may_offer(self) -> bool:
+        """Can an unbound lone word be offered to the model (the LLM is on, with a key)?"""
         if getattr(self.options, "no_llm", False):
             return False
         llm = await self.get_llm()
-        if llm is None or not getattr(llm, "has_key", False):
-            return False
+        return llm is not None and getattr(llm, "has_key", False)
+
+    async def _offer_to_llm(self, word: str) -> None:
+        """`thanks`, `why?`, `continue` typed alone read as symbols and failed as unbound: with
+        the LLM on, one key sends the line to the model instead."""
         from lispshell.repl.confirm import ask_key
 
         grace = float((self.config.get("gate") or {}).get("grace_ms", 300)) / 1000
@@ -496,7 +507,6 @@ class Repl:
             key = await ask_key(grace, question, OFFER_KEYS)
         if key == "y":
             await self.ask(word.strip())
-        return True
 
     async def _wait_until_ready(self, session) -> bool:
         """Wait for a Lisp still booting (Clojure's JVM); Ctrl-C stops waiting. False if it
