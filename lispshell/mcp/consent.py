@@ -42,7 +42,7 @@ NO_ELICITATION = (
     "and lispshell mcp was not started with --allow-eval. The person can restart the server "
     "with --allow-eval to let the model evaluate code.")
 DECLINED = ""  # the eval tool already says "The person declined to evaluate this code."
-CANCELLED = "The person dismissed the confirmation without answering; the code was not run."
+CANCELLED = "they closed the question without answering."
 WAITING = "Waiting for the person to confirm this evaluation."
 
 
