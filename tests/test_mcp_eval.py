@@ -56,7 +56,7 @@ def test_eval_asks_the_person_with_the_code(tmp_path, mode):
             declined = answer(await client.call_tool("eval", {"code": code}))
             assert declined["ok"] is False and "declined" in str(declined)
             cancelled = answer(await client.call_tool("eval", {"code": code}))
-            assert cancelled["ok"] is False and "not run" in str(cancelled)
+            assert cancelled["ok"] is False and "closed the question without answering" in str(cancelled)
     run(scenario)
     assert len(asked) == 3 and all(code in message for message in asked)
     assert runs(marker) == 1
