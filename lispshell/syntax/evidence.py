@@ -24,11 +24,14 @@ a form of an impossible shape (an `if` with one argument) is never more than a g
 """
 from __future__ import annotations
 
+from collections import Counter
 from dataclasses import dataclass, field
+from functools import lru_cache
 from typing import NamedTuple
 
 from lispshell.syntax import shapes
-from lispshell.syntax.dialects import CLOJURE, SCHEME
+from lispshell.syntax.dialects import CL, CLOJURE, SCHEME
+from lispshell.syntax.lexer import tokenize
 
 CERTAIN, LIKELY, GUESS = "certain", "likely", "guess"
 LEVELS = (CERTAIN, LIKELY, GUESS)            # strongest first
@@ -159,6 +162,7 @@ def shape_problems(text: str, vt: list[_V], dialect: str, points: set[int]) -> l
     and a list with a reader conditional or a discarded datum in it has no countable shape."""
     if not vt:
         return []
+    arities = text_arities(text, dialect)
     lines = {vt[p].line for p in points if p < len(vt)} | \
         ({vt[-1].line} if any(p >= len(vt) for p in points) else set())
     root = {"elems": [], "pend": [], "quoted": False, "uncountable": False}
@@ -189,9 +193,17 @@ def shape_problems(text: str, vt: list[_V], dialect: str, points: set[int]) -> l
             elems = f["elems"]
             if touched and f["kind"] == "list" and not f["quoted"] and \
                     not f["uncountable"] and elems and elems[0].kind == "atom":
-                why = shapes.problem(elems[0].text, elems[1:], dialect)
+                head = elems[0].text
+                why = shapes.problem(head, elems[1:], dialect)
+                if why is None and head in arities:
+                    lo, hi = arities[head]
+                    n = len(elems) - 1
+                    if n < lo or (hi is not None and n > hi):
+                        want = f"{lo}" if hi == lo else f"{lo}+" if hi is None else f"{lo}-{hi}"
+                        why = (f"takes {want} argument(s) by the text's own definition or "
+                               f"calls, has {n}")
                 if why:
-                    out.append(f"({elems[0].text} ...) {why}")
+                    out.append(f"({head} ...) {why}")
             if f["attach"]:
                 frames[-1]["elems"].append(shapes.Arg(f["kind"], "", elems))
             continue
@@ -211,6 +223,100 @@ def shape_problems(text: str, vt: list[_V], dialect: str, points: set[int]) -> l
         elif not prefixed:
             f["elems"].append(shapes.Arg("string" if c in "sS" else "atom", tok))
     return out
+
+
+# --- what the text itself says about its functions ----------------------------------------------
+
+_DEFINERS = {CL: ("defun", "defmacro", "defgeneric"), SCHEME: ("define", "define*"),
+             CLOJURE: ("defn", "defn-", "defmacro")}
+# Called with any number of arguments, however consistently a text happens to call them.
+_VARIADIC = frozenset("""list list* + - * / = < > <= >= and or progn begin do vector append
+concatenate format max min str println print prn apply funcall values error cerror warn
+string-append logior logand logxor max min concat hash-map vector hash-set conj assoc merge
+comp partial juxt cond case when unless let let* if inst define""".split())
+
+
+@lru_cache(maxsize=8)
+def text_arities(text: str, dialect: str) -> dict:
+    """{name: (min, max or None)} of the functions the text defines (their parameter lists)
+    or calls at least four times, all but at most one with the same number of arguments
+    (the odd one may be the damaged call itself). Lists under a quote are data."""
+    tokens, _ = tokenize(text, dialect)
+    codes = tokens.codes
+    uses: dict[str, Counter] = {}
+    defined: dict[str, tuple] = {}
+    stack: list[list] = []            # [head or None, element count, quoted, elems]
+    quote_next = False
+    for j, c in enumerate(codes):
+        if c in ";b":
+            continue
+        if c in "([{":
+            quoted = quote_next or bool(stack and stack[-1][2])
+            if stack:
+                stack[-1][1] += 1
+            stack.append([None, 0, quoted, [] if c == "(" or c == "[" else None, c])
+            quote_next = False
+            continue
+        if c in ")]}":
+            if not stack:
+                continue
+            head, n, quoted, elems, opener = stack.pop()
+            if head and not quoted and opener == "(":
+                uses.setdefault(head, Counter())[n - 1] += 1
+                if head.lower() in _DEFINERS[dialect] and elems:
+                    _definition(elems, dialect, defined)
+            if stack and stack[-1][3] is not None and len(stack[-1][3]) < 3:
+                stack[-1][3].append(("list", elems or []))
+            continue
+        if c in "pd":
+            tok = tokens.text_of(j)
+            quote_next = tok in _QUOTES
+            if stack and tok.startswith(_UNCOUNTABLE):
+                stack[-1][0] = ""            # no countable call
+            continue
+        quote_next = False
+        if stack:
+            top = stack[-1]
+            tok = tokens.text_of(j)
+            if top[1] == 0 and c == "a" and top[0] is None:
+                top[0] = tok
+            top[1] += 1
+            if top[3] is not None and len(top[3]) < 3:
+                top[3].append(("atom", tok))
+    out = {}
+    for name, counts in uses.items():
+        if name in _VARIADIC or name.lower() in _VARIADIC or name in defined or \
+                shapes.problem(name, [], dialect) is not None:
+            continue                   # variadic, defined here, or a form shapes.py knows
+        (n, k), = counts.most_common(1)
+        if k >= 4 and sum(counts.values()) - k <= 1:
+            out[name] = (n, n)
+    out.update(defined)
+    return out
+
+
+def _definition(elems: list, dialect: str, defined: dict) -> None:
+    """Record the arity of `(defun name (params) ...)`, `(define (name params) ...)`, `(defn
+    name [params] ...)` from its parameter list (a simple one; anything else is skipped)."""
+    if dialect == SCHEME:
+        if len(elems) >= 2 and elems[1][0] == "list" and elems[1][1] and \
+                elems[1][1][0][0] == "atom":
+            params = elems[1][1][1:]
+            name = elems[1][1][0][1]
+        else:
+            return
+    else:
+        if len(elems) < 3 or elems[1][0] != "atom" or elems[2][0] != "list":
+            return
+        name, params = elems[1][1], elems[2][1]
+    if len(params) >= 3 or any(kind != "atom" for kind, _ in params):
+        return                         # only the first params are kept: too long to judge
+    count = 0
+    for _, p in params:
+        if p.startswith("&") or p == ".":
+            return                     # optional / rest parameters: not judged
+        count += 1
+    defined[name] = (count, count)
 
 
 def _points(vt: list[_V]) -> set[int]:
