@@ -41,6 +41,7 @@ MAX_CHECKS = 300          # full re-reads spent looking for a rival before givin
 MAX_EDITS = 40            # more edits than this are not weighed: a guess
 MAX_TOKENS = 20_000       # nor are forms longer than this (each test re-reads the form)
 _QUOTES = ("'", "`")
+_TEMPLATES = ("syntax-rules", "syntax-case", "define-syntax-rule", "er-macro-transformer")
 _UNCOUNTABLE = ("#+", "#-", "#?", "#_", "#;")   # elements that may or may not be there
 
 
@@ -222,6 +223,8 @@ def shape_problems(text: str, vt: list[_V], dialect: str, points: set[int]) -> l
                            "attach": not prefixed})
         elif not prefixed:
             f["elems"].append(shapes.Arg("string" if c in "sS" else "atom", tok))
+            if len(f["elems"]) == 1 and tok in _TEMPLATES:
+                f["quoted"] = True            # macro patterns and templates are data
     return out
 
 
@@ -236,6 +239,9 @@ string-append logior logand logxor max min concat hash-map vector hash-set conj 
 comp partial juxt cond case when unless let let* if inst define""".split())
 
 
+_NAMED_LETS = ("let", "let*", "letrec", "letrec*")
+
+
 @lru_cache(maxsize=8)
 def text_arities(text: str, dialect: str) -> dict:
     """{name: (min, max or None)} of the functions the text defines (their parameter lists)
@@ -245,6 +251,7 @@ def text_arities(text: str, dialect: str) -> dict:
     codes = tokens.codes
     uses: dict[str, Counter] = {}
     defined: dict[str, tuple] = {}
+    local: set[str] = set()
     stack: list[list] = []            # [head or None, element count, quoted, elems]
     quote_next = False
     for j, c in enumerate(codes):
@@ -263,8 +270,10 @@ def text_arities(text: str, dialect: str) -> dict:
             head, n, quoted, elems, opener = stack.pop()
             if head and not quoted and opener == "(":
                 uses.setdefault(head, Counter())[n - 1] += 1
-                if head.lower() in _DEFINERS[dialect] and elems:
-                    _definition(elems, dialect, defined)
+                if head in _NAMED_LETS and elems and len(elems) > 1 and elems[1][0] == "atom":
+                    local.add(elems[1][1])     # a named let's loop: a name used many ways
+                if head.lower() in _DEFINERS[dialect] and elems and not stack:
+                    _definition(elems, dialect, defined)     # top level only: no local ones
             if stack and stack[-1][3] is not None and len(stack[-1][3]) < 3:
                 stack[-1][3].append(("list", elems or []))
             continue
@@ -285,8 +294,8 @@ def text_arities(text: str, dialect: str) -> dict:
                 top[3].append(("atom", tok))
     out = {}
     for name, counts in uses.items():
-        if name in _VARIADIC or name.lower() in _VARIADIC or name in defined or \
-                shapes.problem(name, [], dialect) is not None:
+        if name in _VARIADIC or name.lower() in _VARIADIC or name in defined or name in local or \
+                shapes.known(name, dialect):
             continue                   # variadic, defined here, or a form shapes.py knows
         (n, k), = counts.most_common(1)
         if k >= 4 and sum(counts.values()) - k <= 1:
@@ -552,7 +561,9 @@ def _reshape(text, chunk, edits, best: Judged, dialect, closers):
         # from the line's first token, unless the closer sits on a line of its own
         lo = line_start if text[line_start:e["start"]].strip() else \
             text.rfind("\n", 0, max(0, line_start - 1)) + 1
-        spots = [t.end for t in chunk if lo <= t.start and t.end < e["start"]]
+        # not right after an opener: a dropped closer seldom left `()` behind
+        spots = [t.end for t in chunk
+                 if lo <= t.start and t.end < e["start"] and t.code not in "([{"]
         for p in spots:
             for ch in closers:
                 trial = sorted(others + [{"start": p, "end": p, "text": ch}],

@@ -243,10 +243,10 @@ _CL_RULES = {
                          "symbolp", "stringp", "numberp", "integerp", "zerop", "plusp",
                          "minusp", "evenp", "oddp", "1+", "1-", "identity", "length",
                          "reverse", "nreverse", "symbol-name", "keywordp", "functionp")},
-    **{f: _TWO for f in ("cons", "eq", "eql", "equal", "equalp", "nth", "nthcdr", "elt",
-                         "rplaca", "rplacd")},
-    "gethash": _count(2, 3), "funcall": _count(1), "apply": _count(2),
-    "assoc": _count(2), "member": _count(2),
+    # not cons, eql, member: `(cons integer)`, `(eql t)`, `(member :a)` are type specifiers
+    **{f: _TWO for f in ("eq", "equal", "equalp", "nth", "nthcdr", "elt", "rplaca",
+                         "rplacd")},
+    "gethash": _count(2, 3), "funcall": _count(1), "apply": _count(2), "assoc": _count(2),
 }
 
 _SCHEME_RULES = {
@@ -281,8 +281,12 @@ _CLOJURE_RULES = {
 _RULES = {CL: _CL_RULES, SCHEME: _SCHEME_RULES, CLOJURE: _CLOJURE_RULES}
 
 
-def problem(head: str, args: list[Arg], dialect: str) -> str | None:
-    """Why a form with operator `head` and arguments `args` cannot be right, or None."""
+def known(head: str, dialect: str) -> bool:
+    """Does this module have a rule for `head`?"""
+    return _name(head, dialect) in _RULES[dialect]
+
+
+def _name(head: str, dialect: str) -> str:
     name = head
     if dialect == CL:
         name = head.lower()
@@ -290,5 +294,10 @@ def problem(head: str, args: list[Arg], dialect: str) -> str | None:
             name = name.split(":", 1)[1]
     elif dialect == CLOJURE and name.startswith("clojure.core/"):
         name = name[len("clojure.core/"):]
-    rule = _RULES[dialect].get(name)
+    return name
+
+
+def problem(head: str, args: list[Arg], dialect: str) -> str | None:
+    """Why a form with operator `head` and arguments `args` cannot be right, or None."""
+    rule = _RULES[dialect].get(_name(head, dialect))
     return rule(args) if rule else None
