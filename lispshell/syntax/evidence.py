@@ -9,8 +9,9 @@ that splits a form or glues two together is no repair at all.
 - **likely**: every edit sits in a line's closer trail (inserted after the last code of a
   line, or on a blank line after it; removed from the closers that end a line; or a closer of
   the wrong kind changed where it stands), the result agrees with every line's indentation,
-  no form it touches has an impossible shape (`shapes.py`), and moving any one edit to
-  another trail gives no other result that does all this.
+  no form it touches has an impossible shape (`shapes.py`, plus the arities the text's own
+  definitions and calls give, `text_arities`), and moving any one edit to another trail
+  gives no other result that does all this.
 - **guess**: anything else. The best candidate is still returned, with the rivals found.
 
 "Agrees with the indentation" is parinfer's rule for closer trails: each line that starts
@@ -30,13 +31,12 @@ from functools import lru_cache
 from typing import NamedTuple
 
 from lispshell.syntax import shapes
-from lispshell.syntax.dialects import CL, CLOJURE, SCHEME
+from lispshell.syntax.dialects import CL, CLOJURE, SCHEME, delimiter_chars
 from lispshell.syntax.lexer import tokenize
 
 CERTAIN, LIKELY, GUESS = "certain", "likely", "guess"
 LEVELS = (CERTAIN, LIKELY, GUESS)            # strongest first
 CLOSE_FOR = {"(": ")", "[": "]", "{": "}"}
-CLOSERS = {"cl": ")", SCHEME: ")]", CLOJURE: ")]}"}
 MAX_CHECKS = 300          # full re-reads spent looking for a rival before giving up on "certain"
 MAX_EDITS = 40            # more edits than this are not weighed: a guess
 MAX_TOKENS = 20_000       # nor are forms longer than this (each test re-reads the form)
@@ -420,7 +420,7 @@ def weigh(text: str, chunk: list, edits: list, dialect: str) -> Verdict:
         return Verdict(CERTAIN, edits, "nothing to repair")
     if not best.reads:
         return Verdict(GUESS, edits, "no repair found that reads")
-    closers = CLOSERS.get(dialect, ")]}")
+    closers = delimiter_chars(dialect)[1::2]          # ")", ")]" or ")]}"
     if len(edits) == 1 and _no_rival(text, chunk, edits[0], best, closers):
         return Verdict(CERTAIN, edits, "no other one-edit repair reads")
     problems = shape_problems(text, vt, dialect, _edit_points(vt, edits))

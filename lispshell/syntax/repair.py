@@ -379,7 +379,7 @@ def _repair_chunk(text: str, chunk: list[_Tok], dialect: str,
     unbalanced, _, inconsistent, outcome, _ = best
     edits = outcome.edits
     if not (unbalanced or inconsistent):
-        edits, _ = _refine(text, chunk, edits, dialect)
+        edits = _refine(text, chunk, edits, dialect)
     edits = [{k: v for k, v in e.items() if not k.startswith("_")} for e in edits]
     verdict = evidence.weigh(text, chunk, edits, dialect)
     if verdict.level != GUESS:
@@ -415,7 +415,7 @@ def _best_line_end(chunk: list[_Tok], plain: _Outcome) -> _Outcome | None:
             best = (misindented, trial)
     if best is None:
         return None
-    return _Outcome(edits=best[1], ambiguous=plain.ambiguous)
+    return _Outcome(edits=best[1])
 
 
 def _refine(text: str, chunk: list[_Tok], edits: list[dict], dialect: str):
@@ -423,24 +423,19 @@ def _refine(text: str, chunk: list[_Tok], edits: list[dict], dialect: str):
 
     A missing closer could have sat after any token of the line where the indentation says
     it belongs; an extra closer could be any closer of its line. When another position also
-    reads and agrees with the indentation, the repair is ambiguous. Among the candidates,
-    prefer one that gives the line the same shape as another line of the form (sibling
-    clauses and bindings are written alike); otherwise keep the line end.
-    Returns (edits, ambiguous).
+    reads and agrees with the indentation, prefer one that gives the line the same shape as
+    another line of the form (sibling clauses and bindings are written alike); otherwise keep
+    the line end. (How sure the result is, is `evidence.weigh`'s to say.)
     """
     edits = list(edits)
     if len(edits) > MAX_ALTERNATIVES or len(chunk) > MAX_REFINE_TOKENS:
-        return edits, True                # too much to weigh: call it ambiguous, keep the guess
-    ambiguous = False
+        return edits                      # too much to weigh: keep it
     for idx in range(len(edits)):
         e = edits[idx]
         if e["start"] != e["end"] and e["text"]:
             continue                      # a replaced closer: its rivals were weighed already
-        if e["start"] == e["end"] and _comment_follows(text, chunk, e["start"]):
-            ambiguous = True              # the closer may as well sit after those comments
         alternatives = _alternatives(text, chunk, e)
         if len(alternatives) > MAX_POSITIONS:
-            ambiguous = True              # too many places to weigh: a guess
             continue
         base = _apply_to_chunk(text, chunk, edits, dialect)
         options = []
@@ -455,20 +450,12 @@ def _refine(text: str, chunk: list[_Tok], edits: list[dict], dialect: str):
                 break
         if not options:
             continue
-        ambiguous = True
         line_start = text.rfind("\n", 0, e["start"]) + 1
         same_line = [(alt, piece) for alt, piece in options if alt["start"] >= line_start]
         choice = _sibling_shape_choice(text, chunk, e, base[2], same_line, dialect)
         if choice is not None:
             edits[idx] = choice
-    return edits, ambiguous
-
-
-def _comment_follows(text: str, chunk: list[_Tok], pos: int) -> bool:
-    """Is there a comment between `pos` and the next code token (or the end)?"""
-    nxt = next((t.start for t in chunk if t.start >= pos), len(text))
-    gap = text[pos:nxt]
-    return ";" in gap or "#|" in gap
+    return edits
 
 
 def _alternatives(text: str, chunk: list[_Tok], e: dict) -> list[dict]:
@@ -664,8 +651,6 @@ def _misindented(toks: list[_Tok]) -> int:
 @dataclass
 class _Open:
     tok: _Tok
-    children: int = 0
-    last_child_first: bool = False   # does its last child start a line?
 
 
 def _blank_lines(text: str, start: int, end: int) -> list[tuple[int, int]]:
@@ -756,14 +741,11 @@ def _greedy(chunk: list[_Tok], indent: bool, insert_on_mismatch: bool,
     out = _Outcome()
     stack: list[_Open] = []
     last_end = chunk[0].start
-    after_prefix = False
 
     def close_top(at: int) -> None:
         o = stack.pop()
         out.edits.append({"start": at, "end": at, "text": CLOSE_FOR[o.tok.code],
                           "_opener": o.tok.start})
-        if o.children >= 2 and not o.last_child_first:
-            out.ambiguous = True      # it could as well close after an earlier child
 
     for t in chunk:
         c = t.code
@@ -776,17 +758,11 @@ def _greedy(chunk: list[_Tok], indent: bool, insert_on_mismatch: bool,
                 holes = blank_lines(last_end, t.start) if blank_lines else []
                 for at in _place_in_holes(last_end, stack[k:], holes):
                     close_top(at)
-        if c not in ")]}" and stack and not after_prefix:
-            stack[-1].children += 1
-            stack[-1].last_child_first = t.first
-        after_prefix = c in "pd"
         if c in "([{":
             stack.append(_Open(t))
         elif c in ")]}":
             if not stack:
                 out.edits.append({"start": t.start, "end": t.end, "text": ""})
-                if not _trailing(chunk, t):
-                    out.ambiguous = True
                 continue
             want = CLOSE_FOR[stack[-1].tok.code]
             if c != want:
@@ -802,14 +778,3 @@ def _greedy(chunk: list[_Tok], indent: bool, insert_on_mismatch: bool,
     for at in positions:
         close_top(at)
     return out
-
-
-def _trailing(chunk: list[_Tok], t: _Tok) -> bool:
-    """Is `t` followed on its line only by closers (the end of a line's closer run)?"""
-    i = chunk.index(t)
-    for u in chunk[i + 1:]:
-        if u.first:
-            return True
-        if u.code not in ")]}":
-            return False
-    return True
