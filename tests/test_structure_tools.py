@@ -221,7 +221,7 @@ def test_replace_form_reindents_only_the_new_form(tmp_path, ctx):
 
 def test_replace_form_refuses_source_without_confident_repair(tmp_path, ctx, monkeypatch):
     from lispshell.tools import structure
-    monkeypatch.setattr(structure, "_repair", lambda text, dialect: None)
+    monkeypatch.setattr(structure, "_repair", lambda text, dialect, ctx=None: None)
     f = write(tmp_path / "m.lisp", MODULE.encode())
     r = call(ctx, "replace_form", file_path="m.lisp", form_name="add1",
              new_source="(defun add1 (x)\n  (+ x 1)")

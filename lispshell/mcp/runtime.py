@@ -80,6 +80,11 @@ class LiveImage:
                 raise ToolError("LISP_START_FAILED", message) from None
             return self._session
 
+    def peek(self):
+        """The session if it is running now, else None (never starts or reconnects one)."""
+        session = self._session
+        return session if session is not None and session.alive else None
+
     def interrupt(self) -> None:
         """Stop the running eval (the MCP client cancelled the call); safe from any thread."""
         session = self._session
@@ -123,6 +128,7 @@ class Runtime:
         gate = EvalGate("yolo") if self.options.allow_eval else EvalGate("ask", confirm)
         return ToolContext(
             session=self.image.get if self.image is not None else None,
+            running=self.image.peek if self.image is not None else (lambda: None),
             gate=gate,
             root=self.root,
             dialect=self.dialect,

@@ -26,6 +26,7 @@ a form of an impossible shape (an `if` with one argument) is never more than a g
 from __future__ import annotations
 
 from collections import Counter
+from contextvars import ContextVar
 from dataclasses import dataclass, field
 from functools import lru_cache
 from typing import NamedTuple
@@ -40,6 +41,8 @@ CLOSE_FOR = {"(": ")", "[": "]", "{": "}"}
 MAX_CHECKS = 300          # full re-reads spent looking for a rival before giving up on "certain"
 MAX_EDITS = 40            # more edits than this are not weighed: a guess
 MAX_TOKENS = 20_000       # nor are forms longer than this (each test re-reads the form)
+# name -> (fewest, most or None) arguments, from a live image's arglists; set by `repair`
+IMAGE_ARITY: ContextVar = ContextVar("image_arity", default=None)
 _QUOTES = ("'", "`")
 _TEMPLATES = ("syntax-rules", "syntax-case", "define-syntax-rule", "er-macro-transformer")
 _UNCOUNTABLE = ("#+", "#-", "#?", "#_", "#;")   # elements that may or may not be there
@@ -164,6 +167,7 @@ def shape_problems(text: str, vt: list[_V], dialect: str, points: set[int]) -> l
     if not vt:
         return []
     arities = text_arities(text, dialect)
+    image = IMAGE_ARITY.get()
     lines = {vt[p].line for p in points if p < len(vt)} | \
         ({vt[-1].line} if any(p >= len(vt) for p in points) else set())
     root = {"elems": [], "pend": [], "quoted": False, "uncountable": False}
@@ -196,13 +200,17 @@ def shape_problems(text: str, vt: list[_V], dialect: str, points: set[int]) -> l
                     not f["uncountable"] and elems and elems[0].kind == "atom":
                 head = elems[0].text
                 why = shapes.problem(head, elems[1:], dialect)
-                if why is None and head in arities:
-                    lo, hi = arities[head]
+                known = arities.get(head)
+                source = "the text's own definition or calls"
+                if why is None and known is None and image is not None and \
+                        not shapes.known(head, dialect):
+                    known, source = image(head), "the running image's arglist"
+                if why is None and known is not None:
+                    lo, hi = known
                     n = len(elems) - 1
                     if n < lo or (hi is not None and n > hi):
                         want = f"{lo}" if hi == lo else f"{lo}+" if hi is None else f"{lo}-{hi}"
-                        why = (f"takes {want} argument(s) by the text's own definition or "
-                               f"calls, has {n}")
+                        why = f"takes {want} argument(s) by {source}, has {n}"
                 if why:
                     out.append(f"({head} ...) {why}")
             if f["attach"]:

@@ -133,11 +133,22 @@ class _Outcome:
     ambiguous: bool = False     # some edit had a equally good alternative position
 
 
-def repair(text: str, dialect: str) -> Repair:
-    """Repair the delimiters of `text`; see the module docstring."""
+def repair(text: str, dialect: str, *, arity=None) -> Repair:
+    """Repair the delimiters of `text`; see the module docstring.
+
+    arity: name -> (fewest, most or None) arguments or None, e.g. from a running image's
+    arglists; the form-shape test then also knows the functions it answers for."""
     if not isinstance(text, str):
         raise TypeError(f"text must be a str, not {type(text).__name__}")
     dialect = resolve_dialect(dialect)
+    token = evidence.IMAGE_ARITY.set(arity)
+    try:
+        return _repair(text, dialect)
+    finally:
+        evidence.IMAGE_ARITY.reset(token)
+
+
+def _repair(text: str, dialect: str) -> Repair:
     v = validate(text, dialect)
     if v.ok:
         return Repair(text, [], CERTAIN, "the text reads")

@@ -301,3 +301,71 @@ def problem(head: str, args: list[Arg], dialect: str) -> str | None:
     """Why a form with operator `head` and arguments `args` cannot be right, or None."""
     rule = _RULES[dialect].get(_name(head, dialect))
     return rule(args) if rule else None
+
+
+# --- arglists from a live image -----------------------------------------------------------------
+
+def lambda_list_arity(arglist: str, dialect: str) -> tuple[int, int | None] | None:
+    """(fewest, most or None) arguments from an image's arglist line, as lispshell's
+    introspection prints it: SBCL `(name a &optional b &rest c)`, Guile `(name a #:optional b
+    . rest)`, Clojure `(name [a] [a b & more])`. None when it cannot be told (a macro shown as
+    `(name ...)`, anything that does not read)."""
+    from lispshell.syntax.lexer import tokenize      # shapes is a table; only this reads text
+
+    tokens, _ = tokenize(arglist, dialect)
+    depth, items, groups = 0, [], []
+    for j, c in enumerate(tokens.codes):
+        if c in ";b":
+            continue
+        if c in "([{":
+            depth += 1
+            if depth == 2:
+                items.append("(list)")
+                if c == "[":
+                    groups.append([])
+            continue
+        if c in ")]}":
+            depth -= 1
+            continue
+        text = tokens.text_of(j)
+        if depth == 1:
+            items.append(text)
+        elif depth == 2 and groups and dialect == CLOJURE:
+            groups[-1].append(text)
+    if dialect == CLOJURE:
+        if not groups:
+            return None
+        counts = [_clojure_params(g) for g in groups]
+        return min(lo for lo, _ in counts), (None if any(hi is None for _, hi in counts)
+                                             else max(hi for _, hi in counts))
+    params = items[1:]
+    if "..." in params:
+        return None
+    required = optional = 0
+    mode = "required"
+    skip = False
+    for p in params:
+        low = p.lower()
+        if skip:
+            skip = False
+        elif low in ("&whole", "&environment"):
+            skip = True
+        elif low in ("&optional", "#:optional"):
+            mode = "optional"
+        elif low in ("&rest", "&body", "&key", "#:key", "#:rest", "."):
+            return required, None
+        elif low == "&aux":
+            break
+        elif low.startswith("&"):
+            return None                  # a lambda-list keyword not known here
+        elif mode == "required":
+            required += 1
+        else:
+            optional += 1
+    return required, required + optional
+
+
+def _clojure_params(group: list[str]) -> tuple[int, int | None]:
+    if "&" in group:
+        return group.index("&"), None
+    return len(group), len(group)

@@ -62,6 +62,9 @@ class ToolContext:
     """What a call may use beyond its arguments. The REPL and the MCP server each build one."""
 
     session: Callable[[], Any] | None = None  # returns the live Lisp session, (re)starting it
+    # returns the session if one is running now, else None, and never starts one; None here
+    # means `session` itself never starts one (the REPL's, the tests')
+    running: Callable[[], Any] | None = None
     gate: Any = None           # lispshell.tools.gate.EvalGate; None refuses every eval
     root: Path | None = None   # when set, file tools may only touch paths inside it
     dialect: str | None = None  # default dialect for text tools ("cl", "scheme", "clojure")
@@ -73,6 +76,16 @@ class ToolContext:
         if self.session is None:
             raise ToolError("NO_LISP", "No Lisp is running here, so live-image tools are unavailable.")
         return self.session()
+
+    def running_session(self):
+        """The live session if one is running, else None: for what only helps when an image
+        happens to be there (repair asking its arglists), and must not start one."""
+        try:
+            if self.running is not None:
+                return self.running()
+            return self.session() if self.session is not None else None
+        except ToolError:
+            return None
 
     def resolve_path(self, path: Any) -> Path:
         """An absolute path for a file tool, refused if it leaves `root` (also through symlinks).

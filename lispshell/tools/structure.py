@@ -12,7 +12,7 @@ from __future__ import annotations
 import copy
 from pathlib import Path
 
-from lispshell.syntax import address, edit as editing, forms, paredit
+from lispshell.syntax import address, edit as editing, forms, paredit, shapes
 from lispshell.syntax.cst import StructureError, parse
 from lispshell.syntax.dialects import EXTENSIONS, resolve_dialect
 from lispshell.syntax.repair import edit_summary, repair
@@ -216,13 +216,47 @@ class FormTree:
 
 # ---- repair, called through one small seam ---------------------------------------------------
 
-def _repair(text: str, dialect: str):
+def _repair(text: str, dialect: str, ctx: ToolContext | None = None):
     """The `Repair` for text that does not read (None if repair itself fails: the edit is
-    then refused cleanly rather than crashing)."""
+    then refused cleanly rather than crashing). With a context whose image is running, the
+    form-shape test also knows the arities of the image's functions."""
     try:
-        return repair(text, dialect)
+        return repair(text, dialect, arity=_image_arity(ctx, dialect) if ctx else None)
     except Exception:   # a repair bug must not stop the edit from being refused cleanly
         return None
+
+
+MAX_ARGLIST_LOOKUPS = 50     # per repair: each is one eval in the image
+
+
+def _image_arity(ctx: ToolContext, dialect: str):
+    """name -> (fewest, most or None) arguments from the running image's arglists (read by
+    name, never evaluated), or None when no image of this dialect is running: none is ever
+    started for this, and a busy image answers nothing (try_eval)."""
+    session = ctx.running_session()
+    try:
+        if session is None or resolve_dialect(session.lisp) != dialect:
+            return None
+    except (ValueError, AttributeError):
+        return None
+    from lispshell.lisp.introspect import call_form, parse_answer
+
+    cache: dict = {}
+
+    def arity(name: str):
+        if name not in cache and len(cache) < MAX_ARGLIST_LOOKUPS:
+            cache[name] = None
+            try:
+                res = session.try_eval(call_form(session.lisp, "arglist", name, ""),
+                                       timeout=5.0)
+            except Exception:
+                res = None
+            answer = parse_answer(res.output) if res is not None and res.error is None \
+                else None
+            if answer and answer[0] == "ok":
+                cache[name] = shapes.lambda_list_arity(answer[1].split("\n", 1)[0], dialect)
+        return cache.get(name)
+    return arity
 
 
 def _validate(text: str, dialect: str) -> dict:
@@ -286,9 +320,10 @@ def _form(root, src: editing.Source, args: dict, *, required: bool = True):
         raise _error(exc)
 
 
-def _new_source(args: dict, src: editing.Source) -> forms.Prepared:
+def _new_source(args: dict, src: editing.Source, ctx: ToolContext) -> forms.Prepared:
     try:
-        return forms.prepare(args.get("new_source"), src.dialect, _repair)
+        return forms.prepare(args.get("new_source"), src.dialect,
+                             lambda text, dialect: _repair(text, dialect, ctx))
     except StructureError as exc:
         raise _error(exc)
 
@@ -314,7 +349,7 @@ def replace_form(args: dict, ctx: ToolContext) -> dict:
     src = _source(args, ctx, writing=True)
     tree = FormTree(src)
     fi = _form(tree.root, src, args)
-    prep = _new_source(args, src)
+    prep = _new_source(args, src, ctx)
     change = _apply(src, forms.replace(src.text, fi, prep.text, src.dialect), whole=tree.ok)
     return _finish(src, change, args, ctx, "replace_form", **_repair_note(prep),
                    **tree.after(change))
@@ -337,7 +372,7 @@ def insert_form(args: dict, ctx: ToolContext) -> dict:
     if position != "end" and anchor is None:
         raise ToolError("BAD_INPUT", f"position {position!r} needs an anchor: give "
                         "form_type/form_name")
-    prep = _new_source(args, src)
+    prep = _new_source(args, src, ctx)
     try:
         ed = forms.insert(src.text, root, anchor, position, prep.text, src.dialect)
     except StructureError as exc:
@@ -444,7 +479,7 @@ def check_syntax(args: dict, ctx: ToolContext) -> dict:
     src = _source(args, ctx)
     result = _validate(src.text, src.dialect)
     if not result["valid"]:
-        fixed = _repair(src.text, src.dialect)
+        fixed = _repair(src.text, src.dialect, ctx)
         if fixed is not None and fixed.edits and validate(fixed.text, src.dialect).ok:
             result["repaired_source"] = fixed.text
             result["repairs"] = edit_summary(src.text, fixed.edits)
@@ -462,12 +497,12 @@ def check_syntax(args: dict, ctx: ToolContext) -> dict:
 
 # ---- paredit tools ------------------------------------------------------------------------------
 
-def _repaired_head(head: str, dialect: str) -> tuple[str, dict]:
+def _repaired_head(head: str, dialect: str, ctx: ToolContext) -> tuple[str, dict]:
     """A wrap head that does not read, repaired when the repair is certain or likely (else
     left for the paredit op to refuse)."""
     if validate(head, dialect).ok:
         return head, {}
-    fixed = _repair(head, dialect)
+    fixed = _repair(head, dialect, ctx)
     if fixed is None or not fixed.applies or not validate(fixed.text, dialect).ok:
         return head, {}
     return fixed.text, {"repaired": {"level": fixed.level, "why": fixed.why, "head": fixed.text,
@@ -488,7 +523,7 @@ def _paredit(name: str, description: str, op, options: dict | None = None):
         kwargs = {k: args[k] for k in options if args.get(k) is not None}
         note = {}
         if isinstance(kwargs.get("head"), str):       # new source: repaired as new_source is
-            kwargs["head"], note = _repaired_head(kwargs["head"], src.dialect)
+            kwargs["head"], note = _repaired_head(kwargs["head"], src.dialect, ctx)
         try:
             ed = op(src.text, resolved.node, src.dialect, **kwargs)
         except StructureError as exc:
