@@ -19,7 +19,12 @@ many written files would not be the original. parinfer runs via node in the same
 counted as "written" when it reports success (`npm install --prefix bench parinfer`;
 bench/node_modules is gitignored).
 
+With --image-arglists the Common Lisp cases are repaired as the form tools repair them with
+an SBCL image running: knowing the arglists of every function and macro in SBCL's own image
+(the corpus is SBCL's source, so that is the image its code runs in).
+
     .venv/bin/python bench/repair_corpus.py [--per-class N] [--seed S] [--no-parinfer]
+                                            [--image-arglists]
 """
 from __future__ import annotations
 
@@ -37,6 +42,7 @@ from collections import defaultdict
 sys.path.insert(0, os.path.join(os.path.dirname(__file__), ".."))
 
 from lispshell.syntax.lexer import tokenize  # noqa: E402
+from lispshell.syntax.shapes import lambda_list_arity  # noqa: E402
 from lispshell.syntax.repair import repair  # noqa: E402
 from lispshell.syntax.validate import top_level_forms  # noqa: E402
 
@@ -146,6 +152,46 @@ CLASSES = ["trail-end-1", "trail-end-2", "trail-end-3", "trail-end-4", "trail-li
            "trail-midline", "wrong-kind", "extra-end", "drop-line-end", "drop-mid-line"]
 
 
+# Every fbound symbol of the image with its lambda list, as lispshell's arglist helper prints
+# it: `(name . lambda-list)` with bare symbol names.
+SBCL_ARGLISTS = """
+(defun bare (tree)
+  (cond ((or (null tree) (keywordp tree)) tree)
+        ((symbolp tree) (make-symbol (symbol-name tree)))
+        ((consp tree) (cons (bare (car tree)) (bare (cdr tree))))
+        (t tree)))
+(let ((*print-case* :downcase) (*print-pretty* nil) (*print-gensym* nil)
+      (*print-length* 30) (*print-level* 3))
+  (do-all-symbols (s)
+    (when (and (fboundp s) (not (special-operator-p s)))
+      (let* ((f (or (macro-function s) (fdefinition s)))
+             (ll (ignore-errors (if (typep f 'generic-function)
+                                    (sb-mop:generic-function-lambda-list f)
+                                    (sb-kernel:%fun-lambda-list f)))))
+        (when (listp ll)
+          (write-line (prin1-to-string (bare (cons s ll)))))))))
+"""
+
+
+def sbcl_arities():
+    """name -> (fewest, most) for every function and macro of a fresh SBCL image; names that
+    mean different things in different packages are left out."""
+    proc = subprocess.run(["sbcl", "--noinform", "--non-interactive", "--eval",
+                           "(progn " + SBCL_ARGLISTS + ")"], capture_output=True, text=True,
+                          check=True, timeout=300)
+    table: dict = {}
+    for line in proc.stdout.splitlines():
+        name = line[1:].split(" ", 1)[0].rstrip(")")
+        arity = lambda_list_arity(line, "cl")
+        if name in table and table[name] != arity:
+            arity = None
+        table[name] = arity
+    table = {k: v for k, v in table.items() if v is not None}
+    if len(table) < 1000:
+        raise SystemExit(f"SBCL gave only {len(table)} arglists")
+    return table
+
+
 def run_parinfer(texts):
     """parinfer.indentMode on each text, via node, in one process."""
     script = (
@@ -166,7 +212,16 @@ def main(argv=None):
     ap.add_argument("--per-class", type=int, default=1900)
     ap.add_argument("--seed", type=int, default=1)
     ap.add_argument("--no-parinfer", action="store_true")
+    ap.add_argument("--image-arglists", action="store_true",
+                    help="repair Common Lisp cases knowing a running SBCL's arglists")
     args = ap.parse_args(argv)
+    cl_arity = None
+    if args.image_arglists:
+        table = sbcl_arities()
+        print(f"SBCL image: {len(table)} arglists")
+
+        def cl_arity(name):
+            return table.get(name.rsplit(":", 1)[-1].lower())
     t0 = time.perf_counter()
     cases = make_cases(args.per_class, args.seed)
     total = sum(len(v) for v in cases.values())
@@ -178,7 +233,7 @@ def main(argv=None):
     ours = []
     t0 = time.perf_counter()
     for cls, dialect, orig, dmg in flat:
-        r = repair(dmg, dialect)
+        r = repair(dmg, dialect, arity=cl_arity if dialect == "cl" else None)
         ours.append((r.text == orig, r.level))
     ours_time = time.perf_counter() - t0
     theirs = None
