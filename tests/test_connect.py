@@ -500,3 +500,69 @@ def test_port_files_and_flags(tmp_path):
     r = subprocess.run([LISPSHELL, "--connect", "-e", "1"], cwd=tmp_path, capture_output=True,
                        text=True, timeout=60)
     assert r.returncode == 2 and "cannot connect to nrepl://127.0.0.1:45678" in r.stderr
+
+
+def _nrepl_sessions(url: str) -> set[str]:
+    """The sessions the nREPL server holds, asked by a bare client of its own (`ls-sessions`)."""
+    import socket
+
+    from lispshell.lisp.bencode import Decoder, encode
+
+    host, port = url.removeprefix("nrepl://").rsplit(":", 1)
+    with socket.create_connection((host, int(port)), timeout=30) as sock:
+        sock.sendall(encode({"op": "ls-sessions", "id": "ls"}))
+        decoder = Decoder()
+        while True:
+            for m in decoder.feed(sock.recv(65536)):
+                if m.get("id") == "ls" and "sessions" in m:
+                    return set(m["sessions"])
+
+
+def test_nrepl_sessions_are_closed_when_lispshell_leaves(servers):
+    """nREPL keeps a session (a thread) until it is closed: lispshell closes the two it cloned
+    on ,disconnect, on ,reconnect, after a lost connection (as soon as it reaches the server
+    again, or as it leaves) and even while an eval runs, and never anyone else's."""
+    import socket
+
+    url = servers("nrepl").url
+    others = _nrepl_sessions(url)
+    session = connect_session(url, {})
+    mine = {session._sid, session._quiet}
+    assert _nrepl_sessions(url) == others | mine
+    session.close()                                          # ,disconnect
+    assert _nrepl_sessions(url) == others
+
+    session = connect_session(url, {})
+    first = {session._sid, session._quiet}
+    session.reconnect()                                      # ,reconnect while connected
+    second = {session._sid, session._quiet}
+    assert not first & second and _nrepl_sessions(url) == others | second
+
+    session._sock.shutdown(socket.SHUT_RDWR)                 # the network went away
+    assert session.eval("(+ 1 2)").error.type == "connection-lost"
+    assert second <= _nrepl_sessions(url), "the server still holds the lost sessions"
+    session.reconnect()
+    third = {session._sid, session._quiet}
+    assert _nrepl_sessions(url) == others | third, "the lost ones are closed on reconnecting"
+
+    session._sock.shutdown(socket.SHUT_RDWR)
+    assert session.eval("(+ 1 2)").error.type == "connection-lost"
+    session.close()                                          # ,disconnect while not connected
+    assert _nrepl_sessions(url) == others, "closed through a short-lived connection"
+
+    session = connect_session(url, {})
+    seen = threading.Event()
+    result = {}
+    worker = threading.Thread(target=lambda: result.update(r=session.eval(
+        code(session, "spin"), on_output=lambda t: seen.set())))
+    worker.start()
+    assert seen.wait(120)
+    session.close()                                          # leaving while an eval runs
+    worker.join(60)
+    assert not worker.is_alive() and result["r"].error.type == "connection-lost"
+    assert _nrepl_sessions(url) == others
+    again = connect_session(url, {})                         # the image goes on
+    try:
+        assert again.eval("(+ 40 2)").values == ["42"]
+    finally:
+        again.close()

@@ -8,7 +8,11 @@ carries the given id (status `interrupted`); `completions` lists candidates.
 
 Two sessions per connection: the person's (their evals, the model's `eval`: `*1` and `*e` move
 as at any REPL) and a quiet one for look-ups and completions (history=False), evaluated in the
-person's current namespace, so a `describe` never shifts `*1`.
+person's current namespace, so a `describe` never shifts `*1`. nREPL keeps a session (and its
+thread) until someone sends `close`: lispshell closes its two when it disconnects, and the two of
+a connection that was lost (or replaced by `,reconnect`) as soon as it reaches the server again,
+so a long-running image does not gather orphaned sessions. Only sessions lispshell cloned are
+ever closed.
 
 Errors: nREPL would print them to `*err*` (`clojure.main/repl-caught`). We name our own hook
 instead (`lispshell.nrepl/caught`, lispshell/lisp/image/clojure-nrepl.clj, loaded once per
@@ -20,6 +24,7 @@ from __future__ import annotations
 
 import secrets
 import select
+import socket
 import time
 
 from lispshell.lisp.bencode import DecodeError, Decoder, encode
@@ -29,11 +34,17 @@ from lispshell.lisp.image import code as image_code
 from lispshell.lisp.session import EvalResult, LispError
 
 READ_SIZE = 1 << 16
+CLOSE_WAIT = 3.0      # seconds to wait for nREPL to confirm the sessions it was asked to close
 CAUGHT = "lispshell.nrepl/caught"
 PRINT = "lispshell.nrepl/pr-bounded"
 
 
 class Session(Connection):
+    def __init__(self, *args, **kwargs):
+        super().__init__(*args, **kwargs)
+        self._sid = self._quiet = None
+        self._stale: list[str] = []    # our sessions on a connection that ended: closed later
+
     def _connect(self) -> None:
         self._sock = open_socket(self.target, self.connect_timeout)
         self._decoder = Decoder()
@@ -44,6 +55,11 @@ class Session(Connection):
         try:
             self._sid = self._clone(deadline)
             self._quiet = self._clone(deadline)
+            if self._stale:
+                try:
+                    self._close_sessions(list(self._stale), time.monotonic() + CLOSE_WAIT)
+                except TimeoutError:
+                    pass            # asked; the server may be slow to confirm: not our problem
             # The helper namespace, unless an earlier connection loaded it already.
             setup = ("(binding [*ns* *ns*] (when-not (resolve 'lispshell.nrepl/pr-bounded) "
                      "(load-string "
@@ -58,6 +74,7 @@ class Session(Connection):
                                    "helper namespace")
             self.package = values[-1].strip('"') or "user"
         except (Lost, TimeoutError) as exc:
+            self._stale += [s for s in (self._sid, self._quiet) if s and s not in self._stale]
             self._drop()
             raise ConnectError(f"{self.url} did not answer as an nREPL server: "
                                f"{exc or 'no answer'}") from None
@@ -72,6 +89,9 @@ class Session(Connection):
     def _drop(self) -> None:
         sock = getattr(self, "_sock", None)
         self._sock = None
+        if self.ready:     # the sessions outlive the socket on the server: close them later
+            self._stale += [s for s in (self._sid, self._quiet) if s and s not in self._stale]
+        self._sid = self._quiet = None
         self.ready = False
         if sock is not None:
             try:
@@ -80,15 +100,58 @@ class Session(Connection):
                 pass
 
     def close(self) -> None:
-        """Disconnect, ending our two nREPL sessions (not the server, not the image)."""
+        """Disconnect, closing our nREPL sessions (never the server, never the image). A
+        running eval is ended first: its socket is shut, so it reports the lost connection,
+        and closing its session makes nREPL stop the eval's thread."""
+        self._closed = True
         sock = getattr(self, "_sock", None)
-        if sock is not None and self.ready and not self.busy:
-            for sid in (self._sid, self._quiet):
+        if self.busy and sock is not None:
+            try:
+                sock.shutdown(socket.SHUT_RDWR)
+            except OSError:
+                pass
+        with self._lock:
+            if self.ready:
+                ids = [s for s in (self._sid, self._quiet) if s]
                 try:
-                    self._send({"op": "close", "session": sid, "id": secrets.token_hex(6)})
-                except Lost:
-                    break
-        super().close()
+                    self._close_sessions(ids, time.monotonic() + CLOSE_WAIT)
+                except (Lost, TimeoutError):
+                    pass
+            self._drop()
+            if self._stale:
+                self._close_stale_elsewhere()
+
+    def _close_sessions(self, ids: list[str], deadline: float) -> None:
+        """Send `close` for each of `ids` on this connection and wait for each answer (closed,
+        or unknown: gone already); answered ones leave `_stale`. Raises Lost, TimeoutError."""
+        asked = {self._send_new({"op": "close", "session": sid}): sid for sid in ids}
+        while asked:
+            m = self._next(deadline)
+            if m is None:
+                raise TimeoutError
+            if isinstance(m, dict) and m.get("id") in asked and \
+                    "done" in (m.get("status") or []):
+                sid = asked.pop(m["id"])
+                if sid in self._stale:
+                    self._stale.remove(sid)
+
+    def _close_stale_elsewhere(self) -> None:
+        """Sessions of a lost connection, closed through a short-lived one (we are leaving)."""
+        try:
+            self._sock = open_socket(self.target, min(self.connect_timeout, CLOSE_WAIT))
+        except ConnectError:
+            return                  # the server is gone, and its sessions with it
+        self._decoder, self._inbox = Decoder(), []
+        try:
+            self._close_sessions(list(self._stale), time.monotonic() + CLOSE_WAIT)
+        except (Lost, TimeoutError):
+            pass
+        finally:
+            sock, self._sock = self._sock, None
+            try:
+                sock.close()
+            except OSError:
+                pass
 
     # -- the wire ----------------------------------------------------------------------------
     def _send(self, message: dict) -> None:
