@@ -7,9 +7,9 @@ unterminated string or block comment nothing is added (spaces would become conte
 """
 from __future__ import annotations
 
-from lispshell.syntax.dialects import CLOSE_CHAR, resolve_dialect
+from lispshell.syntax.dialects import resolve_dialect
 from lispshell.syntax.indent import reindent
-from lispshell.syntax.lexer import tokenize
+from lispshell.syntax.reading import CLOSER_OF, read
 
 
 def _column(text: str, offset: int) -> int:
@@ -20,24 +20,16 @@ def newline_indent(before: str, dialect: str) -> int:
     """Spaces to put at the start of a new line typed after `before` (the text before the cursor)."""
     dialect = resolve_dialect(dialect)
     try:
-        tokens, state = tokenize(before, dialect)
+        r = read(before, dialect)
     except (ValueError, IndexError):
         return 0
-    if state.unterminated:
+    if r.state.unterminated or not r.unclosed:
         return 0
-    open_tokens = []
-    for tok in tokens:
-        if tok.kind == "open":
-            open_tokens.append(tok)
-        elif tok.kind == "close" and open_tokens:
-            open_tokens.pop()
-    if not open_tokens:
-        return 0
-    closers = "".join(CLOSE_CHAR.get(tok.delim or "paren", ")") for tok in reversed(open_tokens))
+    closers = "".join(CLOSER_OF[r.codes[o]] for o in reversed(r.unclosed))
     line = before.count("\n") + 2
     try:
         text = reindent(before + "\nx" + closers, dialect, line, line)
     except Exception:  # text the re-indenter will not take (a stray closer earlier on)
-        return _column(before, open_tokens[-1].end)   # one column after the innermost opener
+        return _column(before, r.tokens.ends[r.unclosed[-1]])   # one column after the innermost opener
     last = text.rsplit("\n", 1)[-1]
     return len(last) - len(last.lstrip(" "))

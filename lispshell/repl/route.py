@@ -13,14 +13,17 @@ The rules, in order:
     forms none of which is a bare symbol ("(defun f () 1) (f)", "1 2 3")    -> "lisp"
 
 Text with a syntax error that still looks like Lisp (an extra `)`) routes to "lisp": the REPL
-then shows the positioned error instead of evaluating. Routing reads with the project's own
-lexer and never evaluates anything, so `#.(...)` typed at the prompt is not run here.
+then shows the positioned error instead of evaluating. Routing reads with the project's one
+reading of the text (`syntax.reading.read`, shared with validation and indentation) and never
+evaluates anything, so `#.(...)` typed at the prompt is not run here.
 """
 from __future__ import annotations
 
 import re
 
 from lispshell.syntax.dialects import resolve_dialect
+from lispshell.syntax.lexer import CODE_KIND
+from lispshell.syntax.reading import read
 
 COMMAND, LISP, LLM, INCOMPLETE = "command", "lisp", "llm", "incomplete"
 
@@ -33,52 +36,47 @@ def is_bare_symbol(atom: str) -> bool:
     return bool(atom) and not _NUMBER.match(atom) and atom[0] not in ":#\\"
 
 
-def top_level_items(text: str, tokens) -> list[str]:
-    """One entry per top-level datum of a token stream: "symbol" for a bare symbol, else "datum".
+def top_level_items(r) -> list[str]:
+    """One entry per top-level datum of a reading (`syntax.reading.read`): "symbol" for a
+    bare symbol, else "datum".
 
     A reader prefix (`'`, `` ` ``, `#'`, `@`...) makes the datum not bare; a datum comment (`#;`,
     `#_`) drops the datum after it; an unclosed list at the end counts as a datum; a stray
     closer is skipped (it is an error for the validator, not an item).
     """
+    codes, partner, tokens = r.codes, r.partner, r.tokens
     items: list[str] = []
-    depth = 0
     prefixed = False
     dropped = 0          # datum comments waiting for their datum
-
-    def finish(kind: str) -> None:
-        nonlocal prefixed, dropped
+    j, n = 0, len(codes)
+    while j < n:
+        c = codes[j]
+        kind = "datum"
+        if c in ";b)]}":              # comments, and a stray closer
+            j += 1
+            continue
+        if c == "d":
+            dropped += 1
+            j += 1
+            continue
+        if c == "p":
+            prefixed = True
+            j += 1
+            continue
+        if c in "([{":
+            if partner[j] < 0:        # open to the end
+                if not dropped:
+                    items.append("datum")
+                break
+            j = partner[j]
+        elif CODE_KIND[c] == "atom":
+            kind = "symbol" if is_bare_symbol(tokens.text_of(j)) else "datum"
         if dropped:
             dropped -= 1
         else:
             items.append("datum" if prefixed else kind)
         prefixed = False
-
-    for tok in tokens:
-        kind = tok.kind
-        if kind in ("comment", "block_comment"):
-            continue
-        if depth:
-            if kind == "open":
-                depth += 1
-            elif kind == "close":
-                depth -= 1
-                if not depth:
-                    finish("datum")
-            continue
-        if kind == "datum_comment":
-            dropped += 1
-        elif kind == "prefix":
-            prefixed = True
-        elif kind == "open":
-            depth = 1
-        elif kind == "close":
-            continue
-        elif kind == "atom":
-            finish("symbol" if is_bare_symbol(text[tok.start:tok.end]) else "datum")
-        else:  # string, char, and any other literal the lexer may know
-            finish("datum")
-    if depth and not dropped:
-        items.append("datum")
+        j += 1
     return items
 
 
@@ -93,14 +91,11 @@ def route(text: str, dialect: str) -> str:
         return LLM
     dialect = resolve_dialect(dialect)
     try:
-        from lispshell.syntax.lexer import tokenize
-        from lispshell.syntax.validate import validate
-
-        tokens, _state = tokenize(text, dialect)
-        items = top_level_items(text, tokens)
+        r = read(text, dialect)
+        items = top_level_items(r)
         if len(items) >= 2 and "symbol" in items:
             return LLM
-        if not validate(text, dialect).complete:
+        if r.problems and all(p.incomplete for p in r.problems):
             return INCOMPLETE
     except (ValueError, IndexError):
         # The reader gave up on this text; the Lisp side reports it properly.

@@ -1,0 +1,522 @@
+"""One reading of a Lisp text, computed once and shared: routing, form splitting, validation,
+repair, indentation, the delimiter scan and the CST all start from it.
+
+    r = read(text, dialect)        # a `Reading`; the same object for the same (text, dialect)
+    r.tokens, r.state              # the lexer's tokens and end state (`lexer.tokenize`)
+    r.partner[j]                   # the token index of the closer of opener j, or of the
+                                   # opener of closer j; -1 when it has none
+    r.unclosed                     # openers still open at the end, innermost last
+    r.depths[j]                    # how many lists are open just before token j
+    r.spans                        # (start, end) of the complete top-level forms before the
+                                   # first problem (prefixes belong to their form)
+    r.problems                     # `Problem`s: wrong, extra or missing closers, reader
+                                   # errors, unterminated tokens, with positions (see validate)
+    r.lines                        # the `LineIndex` of the text
+
+How closers pair: a closer closes the innermost list still open, whatever its kind; a wrong
+kind pairs all the same (and is a MISMATCH problem), a closer with nothing open pairs with
+nothing (UNMATCHED_CLOSE). The first problem in the text is the one a Lisp reader stops at;
+`validate` reports it, and counts forms only before it.
+
+Positions: lines are 1-based, columns are 1-based and count characters (code points), so a
+tab is one column. That is the one column rule of every line:column lispshell reports.
+Indentation, which compares what a person sees, uses `LineIndex.width`: the visual width
+of the line before an offset with tabs to the next multiple of 8. It is a width, not a
+position, and nothing reports it as a column.
+
+Readings are cached (a few, least recently used first out) by (text, dialect), so a press of
+Enter that routes, validates, splits and indents the same text lexes it once. A `Reading` is
+never changed after `read` returns it: treat it as a value.
+"""
+from __future__ import annotations
+
+import bisect
+import re
+import unicodedata
+from collections import OrderedDict
+from dataclasses import dataclass
+from itertools import accumulate, compress, count
+from threading import Lock
+
+from lispshell.syntax.dialects import CL, CLOJURE, SCHEME, resolve_dialect
+from lispshell.syntax.lexer import LexState, TokenList, tokenize
+
+# One table of the delimiters, by token code (see lexer.CODE_KIND): openers and closers are
+# the characters themselves.
+OPENER_OF = {")": "(", "]": "[", "}": "{"}
+CLOSER_OF = {"(": ")", "[": "]", "{": "}"}
+NAME_OF = {"(": "parenthesis", "[": "bracket", "{": "brace",
+           ")": "parenthesis", "]": "bracket", "}": "brace"}
+DELIM_OF = {"(": "paren", "[": "bracket", "{": "brace", ")": "paren", "]": "bracket", "}": "brace"}
+OPENERS = "([{"
+CLOSERS = ")]}"
+TRIVIA = ";b"                           # comment codes: not data, not delimiters
+DATUM_CODES = frozenset("axAsScC")     # token codes that are a whole datum by themselves
+MAX_ERRORS = 20
+_DELIMS = frozenset("()[]{}")
+_DEPTH_DELTA = {"(": 1, "[": 1, "{": 1}
+_MISSING_DATUM = re.compile(r"[pd][;b]*[)\]}]")    # a prefix or #_ right before a closer
+
+
+# ---- positions ---------------------------------------------------------------------------------
+
+class LineIndex:
+    """Offsets <-> 1-based lines and 1-based character columns for one text (see the module
+    docstring for the column rule), and the visual `width` indentation compares."""
+
+    __slots__ = ("text", "_starts")
+
+    def __init__(self, text: str):
+        self.text = text
+        self._starts = None
+
+    @property
+    def starts(self) -> list:
+        """Offsets where each line starts (computed on first use)."""
+        if self._starts is None:
+            self._starts = [0] + [m.end() for m in re.finditer("\n", self.text)]
+        return self._starts
+
+    def line(self, offset: int) -> int:
+        return bisect.bisect_right(self.starts, offset)
+
+    def line_col(self, offset: int) -> tuple[int, int]:
+        i = bisect.bisect_right(self.starts, offset) - 1
+        return i + 1, offset - self.starts[i] + 1
+
+    def line_start(self, line: int) -> int:
+        return self.starts[line - 1]
+
+    def line_end(self, line: int) -> int:
+        """Offset of the line's newline (or of the end of text), `\\r` excluded."""
+        starts = self.starts
+        end = starts[line] - 1 if line < len(starts) else len(self.text)
+        if end > starts[line - 1] and self.text[end - 1] == "\r":
+            end -= 1
+        return end
+
+    def line_text(self, line: int) -> str:
+        start = self.starts[line - 1]
+        end = self.text.find("\n", start)
+        return self.text[start:] if end < 0 else self.text[start:end]
+
+    @property
+    def line_count(self) -> int:
+        return len(self.starts)
+
+    def width(self, offset: int) -> int:
+        """The visual width of the line before `offset`, tabs to the next multiple of 8."""
+        start = self.starts[bisect.bisect_right(self.starts, offset) - 1]
+        return visual_width(self.text[start:offset])
+
+
+def visual_width(s: str) -> int:
+    """The width of `s` on screen, tabs to the next multiple of 8 (`str.expandtabs(8)`)."""
+    return len(s.expandtabs(8)) if "\t" in s else len(s)
+
+
+# ---- problems ------------------------------------------------------------------------------------
+
+@dataclass
+class Problem:
+    """One syntax problem. Lines and columns are 1-based, offsets 0-based."""
+
+    code: str            # UNCLOSED | UNMATCHED_CLOSE | MISMATCH | UNTERMINATED_STRING |
+                         # UNTERMINATED_COMMENT | UNTERMINATED_SYMBOL | INCOMPLETE |
+                         # MISSING_DATUM | BAD_DISPATCH | BAD_CHARACTER
+    message: str         # names other places (the opener...), never its own: whoever shows it
+                         # puts line:col in front
+    offset: int
+    line: int
+    col: int
+    opener_offset: int | None = None
+    opener_line: int | None = None
+    opener_col: int | None = None
+    expected: str | None = None      # paren | bracket | brace
+    found: str | None = None
+    suggest_offset: int | None = None
+    suggest_line: int | None = None
+    suggest_col: int | None = None
+
+    @property
+    def incomplete(self) -> bool:
+        """True for problems that only mean "the text stops early"."""
+        return self.code in EARLY_END
+
+    def to_dict(self) -> dict:
+        return {k: v for k, v in self.__dict__.items() if v is not None}
+
+
+EARLY_END = frozenset({"UNCLOSED", "UNTERMINATED_STRING", "UNTERMINATED_COMMENT",
+                       "UNTERMINATED_SYMBOL", "INCOMPLETE"})
+
+
+# ---- the reading ---------------------------------------------------------------------------------
+
+class Reading:
+    """What `read` answers (see the module docstring). Parts nobody asks for cost nothing."""
+
+    def __init__(self, text: str, dialect: str, tokens: TokenList, state: LexState):
+        self.text, self.dialect, self.tokens, self.state = text, dialect, tokens, state
+        self._lines = self._depths = self._problems = None
+        self._walk()
+
+    @property
+    def codes(self) -> str:
+        return self.tokens.codes
+
+    @property
+    def lines(self) -> LineIndex:
+        if self._lines is None:
+            self._lines = LineIndex(self.text)
+        return self._lines
+
+    # -- the one walk --------------------------------------------------------------------------
+
+    def _walk(self) -> None:
+        """Pair every closer with its opener, note the delimiter problems, group the top level.
+
+        Only delimiter tokens are visited one by one; the top level is then walked jumping
+        over each list to its closer, so a file of large forms costs one step per form."""
+        codes = self.tokens.codes
+        n = len(codes)
+        partner = [-1] * n
+        stack: list = []
+        push, pop = stack.append, stack.pop
+        bad: list = []                      # (token, rank, code, opener)
+        for j in compress(count(), map(_DELIMS.__contains__, codes)):
+            c = codes[j]
+            if c in OPENERS:
+                push(j)
+            elif stack:
+                o = pop()
+                partner[o] = j
+                partner[j] = o
+                if codes[o] != OPENER_OF[c]:
+                    bad.append((j, 1, "MISMATCH", o))
+            else:
+                bad.append((j, 1, "UNMATCHED_CLOSE", None))
+        if "p" in codes or "d" in codes:
+            for m in _MISSING_DATUM.finditer(codes):
+                bad.append((m.end() - 1, 0, "MISSING_DATUM", None))
+        # the reader stops at the first; at one closer a missing datum is what it sees first
+        self.delimiter_problems = sorted(bad) if len(bad) > 1 else bad
+        self.partner = partner
+        self.unclosed = stack
+        self._top_level()
+
+    def _top_level(self) -> None:
+        """Depth-0 tokens grouped into forms: prefixes wait for their datums, `#_` discards
+        one. Stops at the first delimiter problem, as a reader does."""
+        codes, partner = self.tokens.codes, self.partner
+        stop = self.delimiter_problems[0][0] if self.delimiter_problems else len(codes)
+        frames: list = []        # [first token, datums still needed, discards?]
+        forms: list = []         # (first token, last token)
+        j = 0
+        while j < stop:
+            c = codes[j]
+            if c in OPENERS:
+                last = partner[j]
+                if last < 0 or last >= stop:
+                    break                   # open up to the end (or the problem)
+            elif c in TRIVIA or c in CLOSERS:
+                j += 1
+                continue
+            elif c in "pd":
+                arity = 1 if c == "d" else _prefix_arity(self.tokens.text_of(j), self.dialect)
+                frames.append([j, arity, c == "d"])
+                j += 1
+                continue
+            else:
+                last = j
+            first = j
+            while frames:
+                frame = frames[-1]
+                frame[1] -= 1
+                if frame[1] > 0:
+                    break
+                frames.pop()
+                if frame[2]:                # a discarded datum is not a datum
+                    break
+                first = frame[0]
+            else:
+                forms.append((first, last))
+            j = last + 1
+        self.form_tokens = forms
+        self.pending_prefixes = frames
+
+    # -- derived, on first use -------------------------------------------------------------------
+
+    @property
+    def spans(self) -> list[tuple[int, int]]:
+        """(start, end) offsets of the complete top-level forms before the first problem."""
+        starts, ends = self.tokens.starts, self.tokens.ends
+        return [(starts[a], ends[b]) for a, b in self.form_tokens]
+
+    @property
+    def depths(self) -> list[int]:
+        """How many lists are open just before each token (closers that pair with nothing
+        leave it unchanged)."""
+        if self._depths is None:
+            partner = self.partner
+            deltas = [_DEPTH_DELTA.get(c, 0) if c not in CLOSERS else
+                      (-1 if partner[j] >= 0 else 0) for j, c in enumerate(self.tokens.codes)]
+            self._depths = [0] + list(accumulate(deltas))[:-1] if deltas else []
+        return self._depths
+
+    @property
+    def first_problem(self):
+        """(code, closer token, opener token or None) of the first delimiter problem, or None."""
+        if not self.delimiter_problems:
+            return None
+        j, _, code, o = self.delimiter_problems[0]
+        return code, j, o
+
+    @property
+    def ok(self) -> bool:
+        return not self.problems
+
+    @property
+    def problems(self) -> list[Problem]:
+        """Every problem a reader meets, earliest first, "stops early" ones last (at most
+        MAX_ERRORS): what `validate` reports."""
+        if self._problems is None:
+            self._problems = _problems(self)
+        return self._problems
+
+    def closer_hint(self, o: int) -> int:
+        return closer_hint(self.text, self.tokens, self.lines, o)
+
+    def opener_info(self, o: int) -> dict:
+        start = self.tokens.starts[o]
+        line, col = self.lines.line_col(start)
+        return {"delim": DELIM_OF[self.tokens.codes[o]], "offset": start, "line": line,
+                "col": col}
+
+
+def _prefix_arity(tok: str, dialect: str) -> int:
+    """How many datums a prefix token takes: #+feature form and ^meta form take two."""
+    if dialect == CL and tok in ("#+", "#-"):
+        return 2
+    if dialect == CLOJURE and tok in ("^", "#^"):
+        return 2
+    return 1
+
+
+# ---- read, cached ------------------------------------------------------------------------------
+
+_CACHE: OrderedDict = OrderedDict()
+_CACHE_SIZE = 8
+_CACHE_LOCK = Lock()       # the REPL reads from the editor's threads too
+
+
+def read(text: str, dialect: str) -> Reading:
+    """The reading of `text` in `dialect` (a name `resolve_dialect` takes). Never raises for
+    any text; the same object comes back for the same text while it is in the cache."""
+    if not isinstance(text, str):
+        raise TypeError(f"text must be a str, not {type(text).__name__}")
+    dialect = resolve_dialect(dialect)
+    key = (text, dialect)
+    with _CACHE_LOCK:
+        hit = _CACHE.get(key)
+        if hit is not None:
+            _CACHE.move_to_end(key)
+            return hit
+    tokens, state = tokenize(text, dialect)
+    reading = Reading(text, dialect, tokens, state)
+    with _CACHE_LOCK:
+        _CACHE[key] = reading
+        if len(_CACHE) > _CACHE_SIZE:
+            _CACHE.popitem(last=False)
+    return reading
+
+
+# ---- problems with positions and messages ------------------------------------------------------
+
+def _problems(r: Reading) -> list[Problem]:
+    text, tokens, lines, state = r.text, r.tokens, r.lines, r.state
+    errors = _reader_errors(text, r.dialect, tokens, lines)
+    first = r.first_problem
+    if first is not None:
+        errors.append(_structural_problem(text, tokens, lines, *first))
+        return _finish(errors)
+    last_code = tokens.codes[-1] if tokens.codes else ""
+    if state.unterminated:
+        errors.append(_unterminated(text, tokens, lines, state, last_code))
+    elif r.pending_prefixes and not r.unclosed:
+        j = r.pending_prefixes[-1][0]
+        tok = text[tokens.starts[j]:tokens.ends[j]]
+        errors.append(_problem("INCOMPLETE", f"Unexpected end of input after {_q(tok)}: "
+                               f"it needs a datum to apply to", tokens.starts[j], lines))
+    if r.unclosed:
+        errors.append(_unclosed_problem(text, tokens, lines, r.unclosed))
+    return _finish(errors)
+
+
+def _finish(errors: list) -> list:
+    """Earliest problem first (the reader stops there); "stops early" problems last."""
+    errors.sort(key=lambda p: (p.code == "UNCLOSED", p.offset))
+    del errors[MAX_ERRORS:]
+    return errors
+
+
+def _problem(code, message, offset, lines: LineIndex, **extra) -> Problem:
+    line, col = lines.line_col(offset)
+    return Problem(code, message, offset, line, col, **extra)
+
+
+def _q(token: str) -> str:
+    """A token quoted for a message, verbatim (repr would double every backslash)."""
+    return "'" + token + "'"
+
+
+def _structural_problem(text, tokens, lines, code, j, o) -> Problem:
+    start = tokens.starts[j]
+    found = text[start:tokens.ends[j]]
+    line, col = lines.line_col(start)
+    if code == "UNMATCHED_CLOSE":
+        return _problem(code, f"unmatched close {NAME_OF[found[-1]]} {found!r}: nothing is "
+                        f"open here (remove it)", start, lines,
+                        found=DELIM_OF[found[-1]])
+    if code == "MISSING_DATUM":
+        prev = j - 1
+        while tokens.codes[prev] in TRIVIA:
+            prev -= 1
+        p = text[tokens.starts[prev]:tokens.ends[prev]]
+        pl, pc = lines.line_col(tokens.starts[prev])
+        return _problem(code, f"{_q(found)} follows {_q(p)} at line {pl}, column {pc}, which "
+                        f"needs a datum to apply to",
+                        start, lines, opener_offset=tokens.starts[prev], opener_line=pl,
+                        opener_col=pc)
+    opener = text[tokens.starts[o]:tokens.ends[o]]
+    ol, oc = lines.line_col(tokens.starts[o])
+    want = CLOSER_OF[opener[-1]]
+    return _problem(code, f"{found!r} does not match {opener!r} opened at line {ol}, column "
+                    f"{oc} (expected {want!r})", start, lines,
+                    opener_offset=tokens.starts[o], opener_line=ol, opener_col=oc,
+                    expected=DELIM_OF[want], found=DELIM_OF[found[-1]],
+                    suggest_offset=start, suggest_line=line, suggest_col=col)
+
+
+def _unclosed_problem(text, tokens, lines, stack) -> Problem:
+    o = stack[-1]
+    opener = text[tokens.starts[o]:tokens.ends[o]]
+    ol, oc = lines.line_col(tokens.starts[o])
+    delim = DELIM_OF[opener[-1]]
+    where = closer_hint(text, tokens, lines, o)
+    sl, sc = lines.line_col(where)
+    return _problem("UNCLOSED", f"Unexpected end of input - unclosed {NAME_OF[opener[-1]]}",
+                    tokens.starts[o], lines, opener_offset=tokens.starts[o], opener_line=ol,
+                    opener_col=oc, expected=delim, suggest_offset=where, suggest_line=sl,
+                    suggest_col=sc)
+
+
+def closer_hint(text: str, tokens: TokenList, lines: LineIndex, o: int) -> int:
+    """Where the closer of the opener at token `o` most likely belongs, from indentation.
+
+    The form's body is the lines indented deeper than its opener. The first later line that
+    starts a token at or left of the opener's column begins something else, so the closer
+    goes right after the last token before that line (comments excluded). Without such a
+    line, after the last token of the text.
+    """
+    codes, starts, ends = tokens.codes, tokens.starts, tokens.ends
+    _, ocol = lines.line_col(starts[o])
+    line_starts = lines.starts
+    last_end = ends[o]
+    prev_line = lines.line_col(starts[o])[0]
+    for j in range(o + 1, len(codes)):
+        s = starts[j]
+        line = bisect.bisect_right(line_starts, s)
+        if line != prev_line and codes[j] not in TRIVIA:
+            # first token on a new line: does it start left of (or at) the opener's column?
+            first_on_line = text[line_starts[line - 1]:s].strip(" \t,") == ""
+            if first_on_line and s - line_starts[line - 1] + 1 <= ocol:
+                return last_end
+        if codes[j] not in TRIVIA:
+            last_end = ends[j]
+            prev_line = bisect.bisect_right(line_starts, ends[j] - 1) if ends[j] > s else line
+    return last_end
+
+
+def _unterminated(text, tokens, lines, state, last_code) -> Problem:
+    start = tokens.starts[-1]
+    line, col = lines.line_col(start)
+    mode = state.mode
+    if mode == "string":
+        what, code = "string", "UNTERMINATED_STRING"
+    elif mode in ("block_comment", "hash_bang"):
+        what, code = "block comment", "UNTERMINATED_COMMENT"
+    elif mode == "symbol":
+        what, code = "|symbol|", "UNTERMINATED_SYMBOL"
+    else:
+        what, code = "character or escape", "INCOMPLETE"
+    return _problem(code, f"Unexpected end of input - unterminated {what} (it starts here)",
+                    start, lines, opener_offset=start,
+                    opener_line=line, opener_col=col)
+
+
+# --- reader errors beyond delimiters -----------------------------------------------------------
+
+_SCHEME_HASH_ATOM = re.compile(r"#(?:t|f|true|false|nil|:.*|[xXbBoOdDeEiI].*|\*[01]*)\Z", re.S)
+_CL_CHAR_NAMES = {
+    "space", "newline", "tab", "page", "rubout", "linefeed", "return", "backspace", "nul",
+    "null", "bell", "escape", "esc", "altmode", "delete", "del", "sp", "nl", "lf", "cr", "bs",
+    "ht", "ff", "vt", "soh", "stx", "etx", "eot", "enq", "ack", "bel", "so", "si", "dle", "dc1",
+    "dc2", "dc3", "dc4", "nak", "syn", "etb", "can", "em", "sub", "fs", "gs", "rs", "us",
+}
+_SCHEME_CHAR_NAMES = {
+    "space", "newline", "tab", "nul", "null", "alarm", "backspace", "linefeed", "vtab", "page",
+    "return", "esc", "escape", "delete", "altmode", "rubout", "sp", "nl", "np", "bel", "bs",
+    "ht", "lf", "vt", "ff", "cr", "del", "eof", "soh", "stx", "etx", "eot", "enq", "ack",
+    "so", "si", "dle", "dc1", "dc2", "dc3", "dc4", "nak", "syn", "etb", "can", "em", "sub",
+    "fs", "gs", "rs", "us",
+}
+_CLOJURE_CHAR_NAMES = {"newline", "space", "tab", "formfeed", "backspace", "return"}
+
+
+def _bad_char_name(name: str, dialect: str) -> bool:
+    """True when `name` (what follows #\\ or \\) is not a character the reader knows."""
+    if len(name) <= 1:
+        return False
+    if dialect == CLOJURE:
+        if name in _CLOJURE_CHAR_NAMES or re.fullmatch(r"u[0-9a-fA-F]{4}", name):
+            return False
+        m = re.fullmatch(r"o([0-7]{1,3})", name)
+        return not (m and int(m.group(1), 8) <= 0o377)
+    low = name.lower()
+    if dialect == SCHEME:
+        return not (low in _SCHEME_CHAR_NAMES or re.fullmatch(r"x[0-9a-f]+|[0-7]{3}|u\+[0-9a-f]+",
+                                                              low))
+    if low in _CL_CHAR_NAMES or re.fullmatch(r"u\+?[0-9a-f]+", low):
+        return False
+    try:
+        unicodedata.lookup(name.replace("_", " "))
+        return False
+    except KeyError:
+        return True
+
+
+def _reader_errors(text, dialect, tokens: TokenList, lines: LineIndex) -> list:
+    out = []
+    codes = tokens.codes
+    for m in re.finditer("[xc]", codes):
+        j = m.start()
+        tok = tokens.text_of(j)            # offsets are summed only if something is wrong
+        if codes[j] == "c":
+            name = tok[2:] if tok.startswith("#\\") else tok[1:]
+            if _bad_char_name(name, dialect):
+                out.append(_problem("BAD_CHARACTER", f"unknown character name {_q(tok)}",
+                                    tokens.starts[j], lines))
+        elif tok == "#" and tokens.ends[j] == len(text):
+            out.append(_problem("INCOMPLETE", "Unexpected end of input after '#'",
+                                tokens.starts[j], lines))
+        elif not (dialect == SCHEME and _SCHEME_HASH_ATOM.match(tok)):
+            end = tokens.ends[j]
+            shown = tok if len(tok) > 1 else "# followed by " + (
+                repr(text[end]) if end < len(text) else "end of input")
+            out.append(_problem("BAD_DISPATCH", f"bad # dispatch: {shown} is not "
+                                f"{'Common Lisp' if dialect == CL else dialect.capitalize()} "
+                                f"syntax", tokens.starts[j], lines))
+        if len(out) >= MAX_ERRORS:
+            break
+    return out
