@@ -21,6 +21,7 @@ from __future__ import annotations
 import bisect
 import re
 
+from lispshell.syntax.errors import StructureError  # noqa: F401 (its home before errors.py)
 from lispshell.syntax.lexer import tokenize
 
 CODE_KINDS = frozenset({"list", "atom", "string", "char", "prefixed"})
@@ -34,19 +35,6 @@ QUOTE_PREFIXES = frozenset({"'", "`", "#'"})
 
 _NUMBER = re.compile(r"^[+-]?(\d+\.?\d*([eEdDfFsSlL][+-]?\d+)?|\.\d+([eE][+-]?\d+)?|\d+/\d+"
                      r"|\d+[MN]|0[xX][0-9a-fA-F]+)$|^#[xXoObBeEiI]|^#\d+[rR]")
-
-
-class StructureError(Exception):
-    """A failure of a structural operation: a stable code, a message and any extra fields.
-
-    The tools layer turns it into the registry's ToolError; this module stays free of it.
-    """
-
-    def __init__(self, code: str, message: str, **extra):
-        super().__init__(message)
-        self.code = code
-        self.message = message
-        self.extra = extra
 
 
 class Node:

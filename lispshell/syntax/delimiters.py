@@ -11,6 +11,7 @@ from __future__ import annotations
 import hashlib
 
 from lispshell.syntax.dialects import CLOSE_CHAR, DELIM_TYPES, OPEN_CHAR
+from lispshell.syntax.errors import StructureError
 from lispshell.syntax.lexer import LexState, tokenize
 
 MAX_DEPTH = 100_000        # stack entries
@@ -18,13 +19,15 @@ MAX_OPS = 100_000          # entries in a batch's ops, and types in one pushMany
 MAX_SLICE = 1_000_000      # characters in one docSlice
 
 
-class StackError(Exception):
+class StackError(StructureError):
+    """A StructureError that also answers the client's stack, unchanged."""
+
     def __init__(self, code: str, message: str, stack: list, **extra):
-        super().__init__(message)
-        self.code, self.message, self.stack, self.extra = code, message, stack, extra
+        super().__init__(code, message, **extra)
+        self.stack = stack
 
     def to_dict(self) -> dict:
-        return {"code": self.code, "message": self.message, **self.extra, "stack": self.stack}
+        return {**super().to_dict(), "stack": self.stack}
 
 
 def check_type(value, where: str = "type") -> str:

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from itertools import accumulate
 
-from lispshell.syntax.cst import StructureError
+from lispshell.syntax.errors import StructureError
 from lispshell.syntax.lexer import tokenize
 
 MAX_NESTING = 2000

@@ -33,22 +33,6 @@ _COMMON = {
 }
 
 
-def _stack_errors(handler):
-    """Turn a StackError from the pure core into the tool's error answer."""
-    def run(args, ctx):
-        try:
-            return handler(args, ctx)
-        except StackError as err:
-            _fail(err)
-    run.__name__, run.__doc__ = handler.__name__, handler.__doc__
-    return run
-
-
-def _fail(err: StackError):
-    extra = {k: v for k, v in err.to_dict().items() if k not in ("code", "message")}
-    raise ToolError(err.code, err.message, **extra)
-
-
 def _stack(args) -> list:
     return core.check_stack(args.get("stack", []))
 
@@ -123,8 +107,6 @@ class _Slice:
         try:
             stack, self.end_state, self.events = core.scan_slice(
                 stack, self.text, self.dialect, self.state, self.start)
-        except StackError as err:
-            _fail(err)
         except ValueError as exc:       # a lexState that does not fit the dialect
             raise ToolError("BAD_INPUT", str(exc), field="lexState") from None
         return stack
@@ -148,10 +130,7 @@ def _slice_then_op(args, ctx, op: str):
     new = sl.apply(stack)
     delims = [e for e in sl.events]
     if not delims:
-        try:
-            new = core.push(new, kind) if op == "push" else core.pop(new, kind)
-        except StackError as err:
-            _fail(err)
+        new = core.push(new, kind) if op == "push" else core.pop(new, kind)
     else:
         last_op, last_kind, at = delims[-1]
         if last_op != op or last_kind != kind:
@@ -177,7 +156,6 @@ _STACK_OP = {"type": "object", "required": ["stack", "type"],
     "stack. Optional docSlice: the text you just wrote; the stack then advances over it.",
     _STACK_OP,
     group="delimiters", read_only=True)
-@_stack_errors
 def push_delimiter(args, ctx):
     return _slice_then_op(args, ctx, "push")
 
@@ -189,7 +167,6 @@ def push_delimiter(args, ctx):
     "the closer before writing it.",
     _STACK_OP,
     group="delimiters", read_only=True)
-@_stack_errors
 def pop_delimiter(args, ctx):
     return _slice_then_op(args, ctx, "pop")
 
@@ -200,7 +177,6 @@ def pop_delimiter(args, ctx):
     {"type": "object", "required": ["cursor"],
      "properties": {"cursor": {"type": "integer", "description": "document offset, >= 0"}}},
     group="delimiters", read_only=True)
-@_stack_errors
 def set_sentinel(args, ctx):
     return {"ok": True, "sentinel": _cursor(args.get("cursor"))}
 
@@ -217,7 +193,6 @@ def set_sentinel(args, ctx):
                     "mode": {"type": "string", "enum": ["assert-empty", "suggest-fix"]},
                     **_COMMON}},
     group="delimiters", read_only=True)
-@_stack_errors
 def balance_and_resume(args, ctx):
     stack = _stack(args)
     sentinel = _cursor(args.get("sentinel"), "sentinel")
@@ -268,7 +243,6 @@ def _repair_slice(sl: _Slice, sentinel: int) -> dict | None:
                             "description": f"at most {core.MAX_OPS}"},
                     **_COMMON}},
     group="delimiters", read_only=True)
-@_stack_errors
 def delimiter_batch(args, ctx):
     stack = _stack(args)
     ops = args.get("ops")

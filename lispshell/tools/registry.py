@@ -15,6 +15,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Callable
 
+from lispshell.syntax.errors import StructureError
+
 # The modules that register tools, imported on first use so that `import lispshell` stays cheap.
 TOOL_MODULES = (
     "lispshell.tools.delimiters",   # push/pop/sentinel/balance/batch
@@ -28,17 +30,11 @@ NAME_PATTERN = re.compile(r"^[a-zA-Z0-9_-]{1,64}$")  # what the Anthropic API ac
 MAX_STRING = 8 * 1024 * 1024  # no single argument string may exceed this
 
 
-class ToolError(Exception):
-    """A failure a tool reports to its caller: a stable code, a message, and any extra fields."""
+class ToolError(StructureError):
+    """A failure a tool reports to its caller: a stable code, a message, and any extra fields.
 
-    def __init__(self, code: str, message: str, **extra: Any):
-        super().__init__(message)
-        self.code = code
-        self.message = message
-        self.extra = extra
-
-    def to_dict(self) -> dict:
-        return {"code": self.code, "message": self.message, **self.extra}
+    The same type as the errors of `syntax/` (`syntax.errors.StructureError`), which tools
+    let through: `call_tool` answers any of them with its `to_dict()`."""
 
 
 @dataclass(frozen=True)
@@ -281,7 +277,6 @@ _SOURCE_ARGUMENTS = ("code", "new_source", "form")
 
 
 def _check_nesting(args: dict, context: ToolContext | None) -> None:
-    from lispshell.syntax.cst import StructureError
     from lispshell.syntax.dialects import resolve_dialect
     from lispshell.syntax.limits import check_nesting
 
@@ -294,10 +289,7 @@ def _check_nesting(args: dict, context: ToolContext | None) -> None:
                                       or "cl")
         except ValueError:
             dialect = "cl"
-        try:
-            check_nesting(text, dialect, key)
-        except StructureError as exc:
-            raise ToolError(exc.code, exc.message, **exc.extra) from None
+        check_nesting(text, dialect, key)
 
 
 def call_tool(name: str, arguments: dict, context: ToolContext | None = None) -> dict:
@@ -312,7 +304,7 @@ def call_tool(name: str, arguments: dict, context: ToolContext | None = None) ->
         result = tool.handler(args, context or ToolContext())
         result = dict(result)
         result.setdefault("ok", True)
-    except ToolError as exc:
+    except StructureError as exc:         # ToolError, and any error of syntax/ let through
         result = {"ok": False, "error": exc.to_dict()}
     except RecursionError:
         result = {"ok": False, "error": {"code": "TOO_DEEP", "message": "input nested too deeply"}}

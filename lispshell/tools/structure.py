@@ -13,7 +13,8 @@ import copy
 from pathlib import Path
 
 from lispshell.syntax import address, edit as editing, forms, paredit, shapes
-from lispshell.syntax.cst import StructureError, parse
+from lispshell.syntax.cst import parse
+from lispshell.syntax.errors import StructureError
 from lispshell.syntax.dialects import EXTENSIONS, resolve_dialect
 from lispshell.syntax.repair import edit_summary, repair
 from lispshell.syntax.validate import validate
@@ -80,10 +81,6 @@ def _opt(args: dict, name: str, default):
     return default if args.get(name) is None else args[name]
 
 
-def _error(exc: StructureError) -> ToolError:
-    return ToolError(exc.code, exc.message, **exc.extra)
-
-
 # ---- sources -------------------------------------------------------------------------------------
 
 def _dialect_for(args: dict, ctx: ToolContext, path: Path | None) -> str:
@@ -111,10 +108,7 @@ def _source(args: dict, ctx: ToolContext, *, writing: bool = False) -> editing.S
     if has_code:
         return editing.from_code(args["code"], _dialect_for(args, ctx, None))
     path = ctx.resolve_path(args["file_path"])
-    try:
-        src = editing.load(path, _dialect_for(args, ctx, path), ctx.root)
-    except StructureError as exc:
-        raise _error(exc)
+    src = editing.load(path, _dialect_for(args, ctx, path), ctx.root)
     known = _hashes(ctx).get(str(path))
     expected = args.get("expected_hash")
     if writing and expected and expected != src.hash:
@@ -131,13 +125,6 @@ def _source(args: dict, ctx: ToolContext, *, writing: bool = False) -> editing.S
     return src
 
 
-def _tree(src: editing.Source):
-    try:
-        return editing.parse_source(src)
-    except StructureError as exc:
-        raise _error(exc)
-
-
 def _finish(src: editing.Source, change: editing.Change, args: dict, ctx: ToolContext,
             operation: str, **extra) -> dict:
     region = {"start_line": change.start_line, "end_line": change.end_line,
@@ -152,21 +139,11 @@ def _finish(src: editing.Source, change: editing.Change, args: dict, ctx: ToolCo
     if src.path is None:
         result["code"] = ((editing.BOM if src.bom else "") + change.new_text)
         return result
-    try:
-        new_hash = editing.write(src, change.new_text, tool=operation)
-    except StructureError as exc:
-        raise _error(exc)
+    new_hash = editing.write(src, change.new_text, tool=operation)
     _hashes(ctx)[str(src.path)] = new_hash
     result.update(file_path=args["file_path"], hash=new_hash,
                   bytes=len(src.encode(change.new_text)))
     return result
-
-
-def _apply(src: editing.Source, ed: paredit.Edit, whole: bool = True) -> editing.Change:
-    try:
-        return editing.apply(src, ed, whole=whole)
-    except StructureError as exc:
-        raise _error(exc)
 
 
 class FormTree:
@@ -306,26 +283,17 @@ def read_form(args: dict, ctx: ToolContext) -> dict:
 def _form(root, src: editing.Source, args: dict, *, required: bool = True):
     if not (args.get("form_type") or args.get("form_name")):
         if args.get("line") is not None:
-            try:
-                return address._form_at_line(root, src.text, src.dialect, args["line"])
-            except StructureError as exc:
-                raise _error(exc)
+            return address._form_at_line(root, src.text, src.dialect, args["line"])
         if not required:
             return None
         raise ToolError("BAD_INPUT", "give form_type and/or form_name (or line)")
-    try:
-        return address.find_form(root, src.text, src.dialect, args.get("form_type"),
-                                 args.get("form_name"), args.get("line"))
-    except StructureError as exc:
-        raise _error(exc)
+    return address.find_form(root, src.text, src.dialect, args.get("form_type"),
+                             args.get("form_name"), args.get("line"))
 
 
 def _new_source(args: dict, src: editing.Source, ctx: ToolContext) -> forms.Prepared:
-    try:
-        return forms.prepare(args.get("new_source"), src.dialect,
-                             lambda text, dialect: _repair(text, dialect, ctx))
-    except StructureError as exc:
-        raise _error(exc)
+    return forms.prepare(args.get("new_source"), src.dialect,
+                         lambda text, dialect: _repair(text, dialect, ctx))
 
 
 def _repair_note(prep: forms.Prepared) -> dict:
@@ -350,7 +318,7 @@ def replace_form(args: dict, ctx: ToolContext) -> dict:
     tree = FormTree(src)
     fi = _form(tree.root, src, args)
     prep = _new_source(args, src, ctx)
-    change = _apply(src, forms.replace(src.text, fi, prep.text, src.dialect), whole=tree.ok)
+    change = editing.apply(src, forms.replace(src.text, fi, prep.text, src.dialect), whole=tree.ok)
     return _finish(src, change, args, ctx, "replace_form", **_repair_note(prep),
                    **tree.after(change))
 
@@ -373,11 +341,8 @@ def insert_form(args: dict, ctx: ToolContext) -> dict:
         raise ToolError("BAD_INPUT", f"position {position!r} needs an anchor: give "
                         "form_type/form_name")
     prep = _new_source(args, src, ctx)
-    try:
-        ed = forms.insert(src.text, root, anchor, position, prep.text, src.dialect)
-    except StructureError as exc:
-        raise _error(exc)
-    change = _apply(src, ed, whole=tree.ok)
+    ed = forms.insert(src.text, root, anchor, position, prep.text, src.dialect)
+    change = editing.apply(src, ed, whole=tree.ok)
     return _finish(src, change, args, ctx, "insert_form", **_repair_note(prep),
                    **tree.after(change))
 
@@ -390,7 +355,7 @@ def delete_form(args: dict, ctx: ToolContext) -> dict:
     src = _source(args, ctx, writing=True)
     tree = FormTree(src)
     fi = _form(tree.root, src, args)
-    change = _apply(src, forms.delete(src.text, tree.root, fi), whole=tree.ok)
+    change = editing.apply(src, forms.delete(src.text, tree.root, fi), whole=tree.ok)
     return _finish(src, change, args, ctx, "delete_form", deleted=fi.label, **tree.after(change))
 
 
@@ -441,7 +406,7 @@ def _references_in_folder(folder: Path, args: dict, ctx: ToolContext, symbol: st
                 continue
             src = editing.load(p, _dialect_for(args, ctx, p), ctx.root)
             root = editing.parse_source(src)
-        except (ToolError, StructureError):
+        except StructureError:       # ToolError included
             skipped.append(str(p.relative_to(folder)) if p.is_relative_to(folder) else str(p))
             continue
         found, n = forms.references(src.text, root, src.dialect, symbol,
@@ -515,11 +480,8 @@ def _paredit(name: str, description: str, op, options: dict | None = None):
 
     def handler(args: dict, ctx: ToolContext) -> dict:
         src = _source(args, ctx, writing=True)
-        root = _tree(src)
-        try:
-            resolved = address.resolve(root, src.text, src.dialect, args)
-        except StructureError as exc:
-            raise _error(exc)
+        root = editing.parse_source(src)
+        resolved = address.resolve(root, src.text, src.dialect, args)
         kwargs = {k: args[k] for k in options if args.get(k) is not None}
         note = {}
         if isinstance(kwargs.get("head"), str):       # new source: repaired as new_source is
@@ -529,8 +491,8 @@ def _paredit(name: str, description: str, op, options: dict | None = None):
         except StructureError as exc:
             if resolved.path is not None:
                 exc.extra.setdefault("target_path", resolved.path)
-            raise _error(exc)
-        change = _apply(src, ed)
+            raise
+        change = editing.apply(src, ed)
         return _finish(src, change, args, ctx, name, **note)
 
     register(name, description, _schema(addressing(*SOURCE, *FORM, *NODE), options,
@@ -578,17 +540,14 @@ _paredit("sexp_join", "Join the target list with the next sibling list of the sa
           group="structure", read_only=True)
 def sexp_show_structure(args: dict, ctx: ToolContext) -> dict:
     src = _source(args, ctx)
-    root = _tree(src)
-    try:
-        resolved = address.resolve(root, src.text, src.dialect, args, need_target=False)
-        node = resolved.node
-        tree = paredit.show_structure(
-            src.text, node, depth=_opt(args, "depth", 4),
-            show_paths=args.get("show_paths", True) is not False,
-            show_text=args.get("show_text", True) is not False,
-            base_path=resolved.path if node is not resolved.scope else [])
-    except StructureError as exc:
-        raise _error(exc)
+    root = editing.parse_source(src)
+    resolved = address.resolve(root, src.text, src.dialect, args, need_target=False)
+    node = resolved.node
+    tree = paredit.show_structure(
+        src.text, node, depth=_opt(args, "depth", 4),
+        show_paths=args.get("show_paths", True) is not False,
+        show_text=args.get("show_text", True) is not False,
+        base_path=resolved.path if node is not resolved.scope else [])
     result = {"tree": tree}
     if resolved.form is not None:
         result["form"] = resolved.form.label
@@ -605,13 +564,10 @@ def sexp_show_structure(args: dict, ctx: ToolContext) -> dict:
           group="structure", read_only=True)
 def sexp_get_enclosing(args: dict, ctx: ToolContext) -> dict:
     src = _source(args, ctx)
-    root = _tree(src)
-    try:
-        resolved = address.resolve(root, src.text, src.dialect, args)
-        result = paredit.get_enclosing(src.text, resolved.node, resolved.scope,
-                                       _opt(args, "levels", 1))
-    except StructureError as exc:
-        raise _error(exc)
+    root = editing.parse_source(src)
+    resolved = address.resolve(root, src.text, src.dialect, args)
+    result = paredit.get_enclosing(src.text, resolved.node, resolved.scope,
+                                   _opt(args, "levels", 1))
     if src.path is not None:
         result["hash"] = src.hash
     return result
