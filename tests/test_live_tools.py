@@ -228,3 +228,17 @@ def test_look_ups_leave_the_persons_repl_history_alone(sessions, lisp, first, la
     assert call_tool("describe", {"symbol": function}, ctx)["ok"] is True
     assert call_tool("symbol_value", {"symbol": variable}, ctx)["ok"] is True
     assert session.eval(last).values == ["42"]
+
+
+@pytest.mark.parametrize("lisp", ["sbcl", "guile"])
+def test_the_helpers_load_silently_in_a_fresh_image(lisp):
+    """The first look-up of an image defines the helpers: nothing of that reaches the screen
+    (`,inspect` shows what its form printed, so SBCL's undefined-function warnings for a helper
+    defined further down did)."""
+    from lispshell.lisp.introspect import MARK, call_form
+    from lispshell.lisp.session import LispSession
+
+    with LispSession(lisp) as session:
+        out = session.eval(call_form(lisp, "inspect-form", "(list 1 2)", "")).output
+        assert out.startswith(MARK), out[:600]
+        assert "\n1\t2\n" in out or "\n0\t1\n" in out, out

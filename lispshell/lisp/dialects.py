@@ -99,15 +99,17 @@ SBCL = Dialect(
     project_file="sbcl-project.lisp", code_length=_chars,
     _bootstrap=lambda loop, nonce: (
         loop + f'\n(in-package "COMMON-LISP-USER")\n(%lispshell::main "{nonce}")\n'),
+    # One compilation unit: a helper may call one defined further down, and SBCL would
+    # otherwise print an undefined-function warning into the output `,inspect` shows.
     _introspect_call=lambda setup, fn, lits: (
         '(progn (unless (find-package "LISPSHELL.INTROSPECT") '
         '(let ((*package* (make-package "LISPSHELL.INTROSPECT" :use (list "CL")))) '
-        f'(load (make-string-input-stream {setup})))) '
+        f'(with-compilation-unit () (load (make-string-input-stream {setup}))))) '
         f'(funcall (find-symbol "{fn.upper()}" "LISPSHELL.INTROSPECT") {lits}))'),
     _project_call=lambda setup, fn, lits: (
         '(progn (unless (find-package "LISPSHELL.PROJECT") '
         '(let ((*package* (make-package "LISPSHELL.PROJECT" :use (list "CL")))) '
-        f'(load (make-string-input-stream {setup})))) '
+        f'(with-compilation-unit () (load (make-string-input-stream {setup}))))) '
         f'(funcall (find-symbol "{fn.upper()}" "LISPSHELL.PROJECT") {lits}))'),
     _in_package=lambda pkg, text: (
         "(let ((*package* (or (find-package " + pkg + ") (find-package (string-upcase "
