@@ -1,6 +1,7 @@
 """`lispshell mcp --tools SPEC` and `[mcp] tools`: the tools served, through the SDK's client."""
 from __future__ import annotations
 
+import os
 import subprocess
 
 import pytest
@@ -42,6 +43,8 @@ def test_only_the_selected_tools_are_listed_and_others_are_refused(tmp_path):
             refused = answer(await client.call_tool("read_form", {"code": "(a)", "form_type": "a",
                                                                   "form_name": "b"}))
             assert refused["error"]["code"] == "NOT_SERVED"
+            dropped = answer(await client.call_tool("eval", {"code": "(+ 1 2)"}))
+            assert dropped["error"]["code"] == "NOT_SERVED"
             ok = answer(await client.call_tool("validate_syntax", {"code": "(+ 1 2)"}))
             assert ok["ok"] is True
     run(scenario)
@@ -72,3 +75,30 @@ def test_an_unknown_name_is_a_clear_start_up_error(tmp_path):
     assert r.stderr.strip() == ("lispshell mcp: --tools: unknown tool or group 'synatx'; did you "
                                 "mean syntax? (groups: delimiters, live, project, structure, syntax; `all` "
                                 "is every tool)")
+
+
+def test_drops_only_as_the_docs_write_them(tmp_path):
+    # `--tools -structure` as its own argument: argparse would take it for an option.
+    async def scenario():
+        async with connect(tmp_path, "--lisp", "none", "--tools", "-structure,-delimiters") as client:
+            listed = sorted(t.name for t in (await client.list_tools()).tools)
+            assert listed == sorted(n for n in names("-structure,-delimiters")
+                                    if n not in names("live") + names("project"))
+            assert "validate_syntax" in listed and "sexp_wrap" not in listed
+    run(scenario)
+
+
+@pytest.mark.parametrize("flags, config, said", [
+    (["--tools", "live,-live"], "", "lispshell mcp: --tools 'live,-live' leaves no tool to serve"),
+    ([], 'tools = "live,synatx"', "lispshell mcp: [mcp] tools: unknown tool or group 'synatx'"),
+    ([], "tools = 5", 'lispshell mcp: [mcp] tools = 5: give a string such as "live,syntax", or a '
+                      "list of names"),
+    ([], 'tools = ["live", 3]', "lispshell mcp: [mcp] tools = ['live', 3]: give a string"),
+])
+def test_a_selection_that_cannot_be_served_stops_the_server(tmp_path, flags, config, said):
+    (tmp_path / "config").mkdir()
+    (tmp_path / "config" / "config.toml").write_text(f"[mcp]\n{config}\n")
+    r = subprocess.run([LISPSHELL, "mcp", "--root", str(tmp_path), "--lisp", "none", *flags],
+                       capture_output=True, text=True, timeout=60, stdin=subprocess.DEVNULL,
+                       env={**os.environ, "LISPSHELL_CONFIG_DIR": str(tmp_path / "config")})
+    assert r.returncode == 2 and r.stderr.startswith(said), r.stderr

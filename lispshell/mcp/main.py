@@ -68,12 +68,30 @@ def make_parser(default_lisp: str) -> argparse.ArgumentParser:
     return parser
 
 
+def _tools_value_joined(argv: list[str], parser: argparse.ArgumentParser) -> list[str]:
+    """`--tools -structure` as `--tools=-structure`: argparse takes a value that starts with
+    `-` for an option, and a selection of drops only is documented that way."""
+    out, i = [], 0
+    while i < len(argv):
+        if argv[i] == "--":
+            return out + argv[i:]
+        if (argv[i] == "--tools" and i + 1 < len(argv) and argv[i + 1].startswith("-")
+                and argv[i + 1].split("=")[0] not in parser._option_string_actions):
+            out.append(f"--tools={argv[i + 1]}")
+            i += 2
+            continue
+        out.append(argv[i])
+        i += 1
+    return out
+
+
 def parse_args(argv: list[str], config: dict) -> tuple[Options, dict]:
     """The options, and the configuration with the project's command applied (if any)."""
     default_lisp = config.get("default_lisp", "sbcl")
     if default_lisp not in LISPS:
         default_lisp = "sbcl"
-    args = make_parser(default_lisp).parse_args(argv)
+    parser = make_parser(default_lisp)
+    args = parser.parse_args(_tools_value_joined(argv, parser))
     root = (args.root or Path.cwd()).expanduser()
     if not root.is_dir():
         raise SystemExit(f"lispshell mcp: --root {str(root)!r} is not a directory")
@@ -99,14 +117,22 @@ def parse_args(argv: list[str], config: dict) -> tuple[Options, dict]:
             raise SystemExit(f"lispshell mcp: {exc}") from None
         if notice:
             print(f"lispshell mcp: {notice}", file=sys.stderr)
-    spec = args.tools if args.tools is not None else (config.get("mcp") or {}).get("tools")
+    where, spec = "--tools", args.tools
+    if spec is None:
+        where, spec = "[mcp] tools", (config.get("mcp") or {}).get("tools")
+        if spec is not None and not (isinstance(spec, str) or (
+                isinstance(spec, list) and all(isinstance(s, str) for s in spec))):
+            raise SystemExit(f"lispshell mcp: {where} = {spec!r}: give a string such as "
+                             '"live,syntax", or a list of names')
     selected = None
     if spec:
         from lispshell.tools.registry import ToolSpecError, select_tools
         try:
             selected = tuple(t.name for t in select_tools(spec))
         except ToolSpecError as exc:
-            raise SystemExit(f"lispshell mcp: --tools: {exc}") from None
+            raise SystemExit(f"lispshell mcp: {where}: {exc}") from None
+        if not selected:
+            raise SystemExit(f"lispshell mcp: {where} {spec!r} leaves no tool to serve")
     return Options(lisp=None if args.lisp == "none" else lisp, root=root.resolve(),
                    allow_eval=args.allow_eval, http=args.http, tools=selected,
                    connect=connect), config
