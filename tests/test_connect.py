@@ -566,3 +566,143 @@ def test_nrepl_sessions_are_closed_when_lispshell_leaves(servers):
         assert again.eval("(+ 40 2)").values == ["42"]
     finally:
         again.close()
+
+
+# What the REPL's own features need per dialect, over a connection (see docs/connect.md's table).
+FEATURES = {
+    "clojure": {
+        "typed": "(let [x 1] (map ", "arglist": "(map [f] [f coll]",
+        "value": "{:a (* 6 7)}", "inspect_last": ",inspect", "inspected": ":a  42",
+        "inspect_form": ",inspect [1 (* 6 7)]", "form_inspected": "1  42",
+        "load": ("l.clj", "(ns lispshell-load.l)\n(defn twice [x] (* 2 x))\n", None,
+                 "(lispshell-load.l/twice 21)"),
+    },
+    "sbcl": {
+        "typed": "(let ((x 1)) (mapcar ", "arglist": "(mapcar function list &rest more-lists)",
+        "value": "(list 1 (* 6 7))", "inspect_last": ",inspect", "inspected": "1  42",
+        "inspect_form": ",inspect (vector 1 (* 6 7))", "form_inspected": "1  42",
+        "load": ("l.lisp", "(defun lispshell-twice (x) (* 2 x))\n"
+                           "(defun lispshell-odd (y) (+ y undefined-zz))\n",
+                 "l.lisp:2:", "(lispshell-twice 21)"),
+    },
+    "guile": {
+        "typed": "(let ((x 1)) (map ", "arglist": "(map f l",
+        "value": "(vector 1 (* 6 7))", "inspect_last": ",inspect",
+        "inspected": "keeps no last value here",
+        "inspect_form": ",inspect (vector 1 (* 6 7))", "form_inspected": "1  42",
+        "load": ("l.scm", "(define (lispshell-twice x) (* 2 x))\n"
+                          "(define (lispshell-odd y) (+ y undefined-zz))\n",
+                 "l.scm:2:", "(lispshell-twice 21)"),
+    },
+}
+
+
+def test_repl_features_over_the_connection(server, tmp_path, monkeypatch):
+    """What the REPL gives beyond evaluating, over each transport as on a child: the arglist
+    while typing, the doc key, ,inspect (the last value, a form), ,last, ,load with its
+    warnings, ,undo, and an unbound lone word offered to the model."""
+    from fake_anthropic import FakeAnthropic, Reply
+    from pty_shell import CTRL_C, Shell
+
+    from lispshell.tools.registry import ToolContext as Ctx
+
+    lisp = lisp_of(server.kind)
+    f = FEATURES[lisp]
+    name, text, warning, call = f["load"]
+    (tmp_path / name).write_text(text)
+    edited = tmp_path / ("e" + name[1:])
+    edited.write_text("(foo 1)\n")
+    monkeypatch.setenv("LISPSHELL_STATE_DIR", str(tmp_path / "state"))   # the shell's journal
+    assert call_tool("replace_form", {"file_path": str(edited), "form_type": "foo",
+                                      "form_name": "1", "new_source": "(foo 2)"},
+                     Ctx(root=tmp_path))["ok"]
+    (tmp_path / "config").mkdir()
+    (tmp_path / "config" / "config.toml").write_text(
+        '[gate]\ngrace_ms = 0\n[llm]\ntimeout = 20.0\n[repl]\npager = "cat"\n')
+    with FakeAnthropic() as api:
+        api.script(Reply.text("You are welcome."))
+        sh = Shell(tmp_path, "--connect", server.url, cpr=True,
+                   env={"ANTHROPIC_BASE_URL": api.url, "ANTHROPIC_API_KEY": api.key,
+                        "ANTHROPIC_CONFIG_DIR": str(tmp_path)})
+        try:
+            sh.expect("Connected to " + server.url, timeout=120)
+            sh.send(f["typed"])                          # help while typing, from the image
+            sh.expect(f["arglist"], timeout=60)
+            sh.send("\x18\x04")                          # Ctrl-X Ctrl-D: its documentation
+            sh.expect("documentation of ")
+            sh.send(CTRL_C)
+            sh.submit(f["value"])
+            sh.expect("42")
+            sh.submit(f["inspect_last"])                 # the last value, as the image keeps it
+            sh.expect(f["inspected"])
+            sh.submit(f["inspect_form"])
+            sh.expect(f["form_inspected"])
+            sh.submit(CODE[lisp]["error"])
+            sh.expect(CODE[lisp]["error_message"])
+            sh.submit(",last")                           # the last error, whole
+            sh.expect(CODE[lisp]["error_message"])
+            sh.submit(f",load {tmp_path / name}")
+            if warning:
+                sh.expect(warning)
+                sh.expect("undefined-zz".upper() if lisp == "sbcl" else "undefined-zz")
+            sh.expect(f"Loaded {tmp_path / name}")
+            sh.submit(call)
+            sh.expect("42")
+            sh.submit(f",undo {edited}")
+            sh.expect("Undid replace_form")
+            sh.submit("thanks")                          # most likely prose
+            sh.expect("Send it to the model?")
+            sh.send("y")
+            sh.expect("You are welcome.")
+            sh.submit(",quit")
+            assert sh.wait_exit(60) == 0
+        finally:
+            sh.close()
+        assert api.invalid == []
+        assert api.message_requests[0].body["messages"][-1]["content"][-1]["text"] == "thanks"
+    assert edited.read_text() == "(foo 1)\n"
+    assert server.alive()
+
+
+def test_guile_server_interrupts_what_it_can_and_says_what_it_cannot(servers, tmp_path):
+    """Guile's server: no signal can be sent, so the interrupt is an async run at the eval
+    thread's next safe point. `sleep` is woken by it; a call blocked in the kernel (opening a
+    FIFO nobody writes) is not: after interrupt_grace lispshell gives up its connection, says
+    so, and leaves the image (and that thread) running."""
+    import os
+
+    url = servers("guile").url
+    session = connect_session(url, {"session": {"interrupt_grace": 1.0}})
+    fifo = tmp_path / "fifo"
+    os.mkfifo(fifo)
+    try:
+        assert session.eval("(define lispshell-kept 42)").ok
+        for form, stops in (("(sleep 60)", True), (f'(open-input-file "{fifo}")', False)):
+            seen, result = threading.Event(), {}
+            worker = threading.Thread(target=lambda: result.update(r=session.eval(
+                f'(begin (display "go") (newline) {form})', on_output=lambda t: seen.set())))
+            worker.start()
+            assert seen.wait(60)
+            session.interrupt()
+            worker.join(60)
+            r = result["r"]
+            if stops:
+                assert r.interrupted and r.error.message == "Interrupted", r
+            else:
+                assert r.error.type == "connection-lost" and "did not stop within" in \
+                    r.error.message and ",reconnect" in r.error.message, r
+                assert not session.alive
+        fd = os.open(fifo, os.O_WRONLY)         # the blocked call returns, in the image
+        os.close(fd)
+        session.reconnect()
+        assert session.eval("lispshell-kept").values == ["42"], "the image kept its definitions"
+    finally:
+        session.close()
+
+
+def test_a_timeout_interrupts_and_the_image_lives_on(conn):
+    """The model's eval has a time limit: past it the eval is interrupted as by Ctrl-C."""
+    assert conn.eval(code(conn, "define")).ok
+    r = conn.eval(code(conn, "spin"), timeout=2)
+    assert r.timed_out and r.error is not None and "timed out" in r.error.message.lower(), r
+    assert conn.eval(code(conn, "use")).values == ["42"]
