@@ -77,7 +77,7 @@ def run(stdin: str) -> int:
                          "reason": f"{path} does not read ({checked.errors[0].message}), and lispshell "
                                    f"could not write its repair: {exc.message}"})
         note = (f"lispshell repaired {path} after your edit ({level}): " + "; ".join(changes)
-                + ". The file reads now; `lispshell undo` puts the edit back.")
+                + f". The file reads now; `lispshell undo {path}` puts your version back.")
         return _say({"hookSpecificOutput": {"hookEventName": "PostToolUse",
                                             "additionalContext": note}})
     first = checked.errors[0]

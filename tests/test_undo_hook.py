@@ -71,6 +71,21 @@ def test_hook_repairs_what_is_certain_and_says_what_it_changed(tmp_path, name, w
     assert "(certain)" in context or "(likely)" in context
 
 
+def test_the_hooks_repair_is_journaled_and_undone_as_the_agent_is_told(tmp_path):
+    path = tmp_path / "a.lisp"
+    written = "(defun f (x)\n  (+ x 1)))\n"
+    path.write_text(written)
+    _, out, _ = hook(claude_code_event("Write", path, tmp_path, content=written))
+    context = json.loads(out)["hookSpecificOutput"]["additionalContext"]
+    [entry] = journal.entries()
+    assert entry["tool"] == "lispshell hook" and entry["path"] == str(path)
+    command = f"lispshell undo {path}"
+    assert f"`{command}` puts your version back" in context
+    done = subprocess.run([LISPSHELL, *command.split()[1:]], capture_output=True, text=True)
+    assert done.returncode == 0, done.stderr
+    assert path.read_text() == written
+
+
 def test_hook_blocks_a_guess_with_the_position_and_candidate(tmp_path):
     path = tmp_path / "mid.lisp"     # a closer dropped mid-line: `if` with one argument
     text = "(defun f (x)\n  (if (null x nil (car x)))\n"
