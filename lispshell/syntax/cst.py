@@ -18,11 +18,10 @@ The parser is iterative, so deeply nested input does not hit Python's recursion 
 """
 from __future__ import annotations
 
-import bisect
 import re
 
 from lispshell.syntax.errors import StructureError  # noqa: F401 (its home before errors.py)
-from lispshell.syntax.lexer import tokenize
+from lispshell.syntax.reading import LineIndex, read, visual_width  # noqa: F401 (re-exported)
 
 CODE_KINDS = frozenset({"list", "atom", "string", "char", "prefixed"})
 TRIVIA_KINDS = frozenset({"comment", "block_comment", "datum_comment"})
@@ -70,45 +69,6 @@ class Node:
         return source[self.start:self.end]
 
 
-class LineIndex:
-    """Offsets <-> 1-based lines and 0-based columns (tabs expand to 8 for columns)."""
-
-    def __init__(self, text: str):
-        self.text = text
-        self.starts = [0] + [m.end() for m in re.finditer("\n", text)]
-
-    def line(self, offset: int) -> int:
-        return bisect.bisect_right(self.starts, offset)
-
-    def line_start(self, line: int) -> int:
-        return self.starts[line - 1]
-
-    def line_end(self, line: int) -> int:
-        """Offset of the line's newline (or of the end of text), `\\r` excluded."""
-        end = self.starts[line] - 1 if line < len(self.starts) else len(self.text)
-        if end > self.line_start(line) and self.text[end - 1] == "\r":
-            end -= 1
-        return end
-
-    @property
-    def line_count(self) -> int:
-        return len(self.starts)
-
-    def col(self, offset: int) -> int:
-        start = self.starts[self.line(offset) - 1]
-        return visual_width(self.text[start:offset])
-
-    def line_col(self, offset: int) -> tuple[int, int]:
-        return self.line(offset), self.col(offset)
-
-
-def visual_width(s: str) -> int:
-    col = 0
-    for ch in s:
-        col = (col // 8 + 1) * 8 if ch == "\t" else col + 1
-    return col
-
-
 class _Frame:
     """An open list or prefix waiting for its closer or its datum(s)."""
 
@@ -122,15 +82,15 @@ class _Frame:
 
 def parse(text: str, dialect: str) -> Node:
     """The CST of `text`. Raises StructureError(code="UNBALANCED", line=, col=) on bad input."""
-    tokens, state = tokenize(text, dialect)
-    lines = LineIndex(text)
+    reading = read(text, dialect)
+    tokens, state, lines = reading.tokens, reading.state, reading.lines
     root = Node("root", 0, len(text))
     stack: list[_Frame] = [_Frame(root)]
 
     def fail(message: str, offset: int, **extra):
         line, col = lines.line_col(offset)
-        raise StructureError("UNBALANCED", f"{message} at line {line}, column {col + 1}",
-                             line=line, col=col + 1, offset=offset, **extra)
+        raise StructureError("UNBALANCED", f"{message} at line {line}, column {col}",
+                             line=line, col=col, offset=offset, **extra)
 
     def attach(node: Node, is_datum: bool) -> None:
         # Attach `node` to the innermost open frame; completing a prefix may cascade outward.
@@ -165,7 +125,7 @@ def parse(text: str, dialect: str) -> Node:
                 opener = text[frame.node.start:frame.node.open_end]
                 ol, oc = lines.line_col(frame.node.start)
                 fail(f"{text[tok.start:tok.end]!r} closes {opener!r} opened at line {ol}, "
-                     f"column {oc + 1}", tok.start)
+                     f"column {oc}", tok.start)
             stack.pop()
             node = frame.node
             node.close_start, node.end = tok.start, tok.end

@@ -114,7 +114,7 @@ def apply(src: Source, edit: Edit, *, indent: bool = True, whole: bool = True) -
     old = src.text
     piece = with_newlines(edit.text, src.newline)
     if not whole:
-        piece = _indent_alone(piece, LineIndex(old).col(edit.start), src.dialect) \
+        piece = _indent_alone(piece, LineIndex(old).width(edit.start), src.dialect) \
             if indent else piece
     new = old[:edit.start] + piece + old[edit.end:]
     lines = LineIndex(new)

@@ -9,6 +9,7 @@ from lispshell.syntax.address import FormInfo, _unqualified, form_info, normaliz
 from lispshell.syntax.cst import LineIndex, Node, StructureError, inner, parse, walk
 from lispshell.syntax.lexer import tokenize
 from lispshell.syntax.paredit import Edit, _ends_in_line_comment, _spacing_for_delete
+from lispshell.syntax.reading import read
 from lispshell.syntax.repair import edit_summary
 from lispshell.syntax.validate import validate
 
@@ -78,9 +79,9 @@ def recover(src: str, dialect: str) -> tuple[Node, list[Chunk]]:
     stretches that parse give their forms as usual, a broken one becomes a single "list" node
     (its head and name read from its first tokens) that read_form shows and replace_form or
     delete_form can replace. Returns a root whose children are those nodes, and the chunks."""
-    tokens, _ = tokenize(src, dialect)
-    lines = LineIndex(src)
-    starts = [t for t in tokens if lines.col(t.start) == 0 and t.kind not in ("close",)]
+    reading = read(src, dialect)
+    tokens, lines = reading.tokens, reading.lines
+    starts = [t for t in tokens if lines.width(t.start) == 0 and t.kind not in ("close",)]
     cuts = [t.start for t in starts if t.kind not in ("comment", "block_comment")] or [0]
     root = Node("root", 0, len(src))
     chunks = []
@@ -295,7 +296,7 @@ def references(src: str, root: Node, dialect: str, symbol: str, limit: int = 200
                 continue
             ln = lines.line(n.start)
             line_text = src[lines.line_start(ln):lines.line_end(ln)].strip()
-            hit = {"line": ln, "col": lines.col(n.start) + 1, "form": label,
+            hit = {"line": ln, "col": lines.line_col(n.start)[1], "form": label,
                    "text": line_text if len(line_text) <= 120 else line_text[:117] + "..."}
             if n is name_node or (name_node is not None and name_node.kind == "list"
                                   and _first_atom(name_node) is n):

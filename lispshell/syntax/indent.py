@@ -78,7 +78,7 @@ def reindent(text: str, dialect: str, first_line: int, last_line: int,
     new_indent: dict[int, tuple[int, str]] = {}   # line -> (offset of first char, indent)
 
     def col(offset: int) -> int:
-        return lines.col(offset) + delta.get(lines.line(offset), 0)
+        return lines.width(offset) + delta.get(lines.line(offset), 0)
 
     for ln in range(max(first_line, 1), last_line + 1):
         start, end = lines.line_start(ln), lines.line_end(ln)

@@ -111,8 +111,13 @@ class LineIndex:
 
 
 def visual_width(s: str) -> int:
-    """The width of `s` on screen, tabs to the next multiple of 8 (`str.expandtabs(8)`)."""
-    return len(s.expandtabs(8)) if "\t" in s else len(s)
+    """The width of `s` (a piece of one line) on screen, tabs to the next multiple of 8."""
+    if "\t" not in s:
+        return len(s)
+    col = 0
+    for ch in s:
+        col = (col // 8 + 1) * 8 if ch == "\t" else col + 1
+    return col
 
 
 # ---- problems ------------------------------------------------------------------------------------
