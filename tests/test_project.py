@@ -152,3 +152,82 @@ def test_mcp_project_flag_with_nothing_there_is_a_clear_start_up_error(tmp_path)
                        text=True, timeout=60, stdin=subprocess.DEVNULL, cwd=tmp_path)
     assert r.returncode == 2
     assert r.stderr.strip().startswith(f"lispshell mcp: no project in {tmp_path}")
+
+
+# --- what the person has installed, and the configurable commands ------------------------------
+
+def _script(path: Path, body: str) -> Path:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text("#!/bin/sh\n" + body)
+    path.chmod(0o755)
+    return path
+
+
+def test_quicklisp_is_loaded_first_when_the_person_has_it(copy_project, tmp_path):
+    root = copy_project("asdf-demo")
+    home = tmp_path / "home"
+    (home / "quicklisp").mkdir(parents=True)
+    (home / "quicklisp" / "setup.lisp").write_text(
+        "(defvar cl-user::*lispshell-quicklisp* (* 6 7))\n")
+    r = subprocess.run([LISPSHELL, "--project", str(root), "-e", "cl-user::*lispshell-quicklisp*",
+                        "-e", '(asdf:load-system "demo")', "-e", "(demo:greet)"], cwd=root,
+                       capture_output=True, text=True, timeout=240, stdin=subprocess.DEVNULL,
+                       env=dict(os.environ, HOME=str(home)))
+    assert r.returncode == 0, r.stderr
+    assert r.stdout.splitlines()[0] == "42" and r.stdout.splitlines()[-1] == '"hello 42"'
+    assert "system demo on ASDF's registry and Quicklisp" in r.stderr
+
+
+def test_the_official_clojure_cli_gives_the_classpath_with_dependencies(copy_project, tmp_path):
+    """deps.edn with the official `clojure` CLI installed: its `-Spath` is the classpath, so
+    dependencies it resolved (here a directory standing for a fetched library) are there."""
+    root = copy_project("clj-deps")
+    dep = tmp_path / "m2" / "lib"
+    (dep / "fetched").mkdir(parents=True)
+    (dep / "fetched" / "dep.clj").write_text("(ns fetched.dep)\n(defn answer [] (* 6 7))\n")
+    bin_dir = tmp_path / "bin"
+    # The official CLI is a script that knows -Spath (Debian's wrapper does not).
+    _script(bin_dir / "clojure", f'[ "$1" = -Spath ] && echo "{root}/src:{dep}" && exit 0\n'
+                                 "exit 1\n")
+    env = dict(os.environ, PATH=f"{bin_dir}:{os.environ['PATH']}")
+    r = subprocess.run([LISPSHELL, "--project", str(root), "-e", "(require 'fetched.dep)",
+                        "-e", "(fetched.dep/answer)", "-e", "(require 'demo.core)",
+                        "-e", "(demo.core/greet)"], cwd=root, capture_output=True, text=True,
+                       timeout=240, stdin=subprocess.DEVNULL, env=env)
+    assert r.returncode == 0, r.stderr
+    assert r.stdout.splitlines()[-3:] == ["42", "nil", '"hello 42"'], r.stdout
+    assert "Clojure project clj-deps (deps.edn): classpath from `clojure -Spath`" in r.stderr
+
+
+def test_the_classpath_commands_are_configurable(copy_project, tmp_path):
+    lein_root = copy_project("clj-lein")
+    deps_root = copy_project("clj-deps")
+    count = tmp_path / "asked"
+    lein = _script(tmp_path / "bin" / "my-lein",
+                   f'echo x >> "{count}"\necho "Retrieving..." \necho "/cp/a:/cp/b"\n')
+    cli = _script(tmp_path / "bin" / "my-cli", 'echo "/deps/cp"\n')
+    config = {"project": {"lein_classpath": f"{lein} classpath", "clojure_classpath": [str(cli)]}}
+    for _ in range(2):
+        found = project.find(lein_root, config)
+        assert found.classpath == "/cp/a:/cp/b"      # the last line: lein's own chatter skipped
+        assert f"classpath from `{lein} classpath`" in found.summary
+    assert count.read_text() == "x\n", "asked once, then cached until project.clj changes"
+    (lein_root / "project.clj").write_text((lein_root / "project.clj").read_text() + "\n")
+    project.find(lein_root, config)
+    assert count.read_text() == "x\nx\n"
+    found = project.find(deps_root, config)
+    assert found.classpath == "/deps/cp" and f"classpath from `{cli}`" in found.summary
+    missing = project.find(lein_root, {"project": {"lein_classpath": ["no-such-lein-zz"]}})
+    assert missing.classpath == str(lein_root / "src")
+    assert "Leiningen not installed" in missing.summary
+
+
+def test_project_detection_can_be_turned_off(copy_project):
+    root = copy_project("guile-demo")
+    config_dir = root.parent / "cfg"
+    config_dir.mkdir()
+    (config_dir / "config.toml").write_text("[project]\ndetect = false\n")
+    r = subprocess.run([LISPSHELL, "-e", "(lisp-implementation-type)"], cwd=root,
+                       capture_output=True, text=True, timeout=120, stdin=subprocess.DEVNULL,
+                       env=dict(os.environ, LISPSHELL_CONFIG_DIR=str(config_dir)))
+    assert r.returncode == 0 and r.stdout == '"SBCL"\n', r.stderr
