@@ -205,7 +205,8 @@ def test_lookups_never_evaluate(conn, tmp_path):
 PROJECT_FILE = {
     "clojure": ("a.clj", "(ns lispshell-proj.a)\n(defn f [x] (inc x))\n(defn g [y] (f y))\n",
                 "lispshell-proj.a"),
-    "sbcl": ("a.lisp", "(defpackage :lispshell-proj (:use :cl))\n(in-package :lispshell-proj)\n"
+    "sbcl": ("a.lisp", "(defpackage :lispshell-proj (:use :cl) (:export #:f #:g))\n"
+             "(in-package :lispshell-proj)\n"
              "(defun f (x) (1+ x))\n(defun g (y) (f y))\n", "LISPSHELL-PROJ"),
     "guile": ("a.scm", "(define-module (lispshell-proj a))\n(define-public (f x) (+ x 1))\n"
               "(define-public (g y) (f y))\n", "(lispshell-proj a)"),
@@ -220,6 +221,14 @@ def test_project_tools_over_the_connection(conn, tmp_path):
     assert loaded["ok"], loaded
     found = call_tool("find_definition", {"symbol": "g", "package": package}, ctx)
     assert found["ok"] and found["definitions"][0]["line"] == text.count("\n"), found
+    callers = call_tool("who_calls", {"symbol": "f", "package": package}, ctx)
+    assert callers["ok"] and [c["line"] for c in callers["calls"]] == [text.count("\n")], callers
+    listed = call_tool("list_package", {"package": package}, ctx)
+    assert listed["ok"] and {"f", "g"} <= {r["name"].lower() for r in listed["names"]}, listed
+    before = conn.package
+    ran = call_tool("eval", {"code": "(g 41)", "package": package}, ctx)
+    assert ran["ok"] and ran["values"] == ["42"], ran
+    assert conn.package == before, "eval in a package leaves the person's current one"
 
 
 def test_eval_goes_through_the_gate(conn, tmp_path):

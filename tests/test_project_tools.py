@@ -331,3 +331,40 @@ def test_eval_in_a_package_leaves_the_persons_current_one(sbcl_project, project_
                     ctx(clj, clj_root))
     assert ran["ok"] is True and ran["values"] == ["6"], ran
     assert clj.eval("(str *ns*)").values == ['"user"']
+
+
+# ---------------------------------------------------------------- who_references
+REFS = {
+    "asdf-demo": ("src/refs.lisp", '(defpackage "REFS" (:use "CL"))\n(in-package "REFS")\n'
+                  "(defvar *scale* 3)\n"
+                  "(defun scaled (x)\n  (* *scale* x))\n(defun unrelated ()\n"
+                  '  "*scale* in a string is not a reference" 1)\n', "*scale*", "refs",
+                  "(defun scaled"),      # SBCL's xref knows the definition, not the use
+    "guile-demo": ("src/app/refs.scm", "(define-module (app refs)\n  #:export (scale scaled))\n"
+                   "(define scale 3)\n(define (scaled x)\n  (* scale x))\n(define (unrelated)\n"
+                   '  ;; scale in a comment is not a reference\n  "scale" 1)\n', "scale",
+                   "(app refs)", "(* scale x)"),
+    "clj-deps": ("src/demo/refs.clj", "(ns demo.refs)\n(def scale 3)\n(defn scaled [x]\n"
+                 "  (* scale x))\n(defn unrelated []\n  #_scale \"scale\" 1)\n", "scale",
+                 "demo.refs", "(* scale x)"),
+}
+
+
+@pytest.mark.parametrize("name", list(REFS))
+def test_who_references_finds_the_uses_of_a_global_variable(sbcl_project, project_session, name):
+    """who_references: SBCL's xref (the referencing definition's line); Guile and Clojure by
+    reading the loaded files' code (the use's own line), where strings, comments and discarded
+    forms do not count, nor the definition itself."""
+    root, session = sbcl_project if name == "asdf-demo" else project_session(name)
+    rel, text, symbol, package, use = REFS[name]
+    path = root / rel
+    path.write_text(text)
+    assert call_tool("load_file", {"file_path": str(path)}, ctx(session, root))["ok"]
+    found = call_tool("who_references", {"symbol": symbol, "package": package},
+                      ctx(session, root))
+    assert found["ok"] is True, found
+    assert [(r["file"], r["line"]) for r in found["references"]] == \
+        [(str(path), line_of(path, use))], found
+    missing = call_tool("who_references", {"symbol": "no-such-zz", "package": package},
+                        ctx(session, root))
+    assert missing["error"]["code"] == "NOT_FOUND", missing
