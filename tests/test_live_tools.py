@@ -242,3 +242,29 @@ def test_the_helpers_load_silently_in_a_fresh_image(lisp):
         out = session.eval(call_form(lisp, "inspect-form", "(list 1 2)", "")).output
         assert out.startswith(MARK), out[:600]
         assert "\n1\t2\n" in out or "\n0\t1\n" in out, out
+
+
+def test_guile_primitives_have_their_documentation():
+    """string-append, hash-ref... are documented in the file (ice-9 documentation) reads:
+    the toolbar's hint and describe show it."""
+    from lispshell.lisp.introspect import call_form, parse_answer
+    from lispshell.lisp.session import LispSession
+
+    with LispSession("guile") as session:
+        hint = parse_answer(session.eval(call_form("guile", "arglist", "hash-ref", "")).output)
+        assert hint == ("ok", "(hash-ref table key [dflt])\nLook up KEY in the hash table TABLE, "
+                              "and return the value (if any)"), hint
+        own = session.eval('(define (twice x) "Twice X." (* 2 x))')
+        assert own.error is None
+        hint = parse_answer(session.eval(call_form("guile", "arglist", "twice", "")).output)
+        assert hint == ("ok", "(twice x)\nTwice X."), hint      # the names, not (twice a)
+        assert session.eval("(define* (opt a #:optional (b 2) #:key c) a) "
+                            "(define lam (lambda (p . q) p))").error is None
+        for name, arglist in (("opt", "(opt a #:optional (b 2) #:key c)"), ("lam", "(lam p . q)")):
+            hint = parse_answer(session.eval(call_form("guile", "arglist", name, "")).output)
+            assert hint == ("ok", arglist + "\n"), hint
+        ctx = ToolContext(session=lambda: session, eval_timeout=20.0)
+        described = call_tool("describe", {"symbol": "string-append"}, ctx)
+        assert "Return a newly allocated string" in described["description"], described
+        described = call_tool("describe", {"symbol": "twice"}, ctx)
+        assert "arguments: (x)\ndoc: Twice X." in described["description"], described

@@ -4,6 +4,7 @@
   #:use-module (ice-9 session)
   #:use-module (ice-9 pretty-print)
   #:use-module (ice-9 textual-ports)
+  #:use-module (ice-9 documentation)
   #:export (describe-name value-of-name expand apropos* arglist inspect-form))
 
 (define (emit status body)
@@ -86,8 +87,11 @@
                     ((macro? v) (string-append (symbol->string sym) " is a macro\n"))
                     ((procedure? v)
                      (string-append (symbol->string sym) " is a procedure\n"
-                                    "arguments: " (object->string (procedure-arguments v)) "\n"
-                                    (let ((d (procedure-documentation v)))
+                                    "arguments: "
+                                    (let ((formals (procedure-property v 'lispshell-formals)))
+                                      (object->string (or formals (procedure-arguments v))))
+                                    "\n"
+                                    (let ((d (doc-of v)))
                                       (if d (string-append "doc: " d "\n") ""))))
                     (else (string-append (symbol->string sym) " is a variable\n"
                                          "type: " (type-name v) "\n"
@@ -159,6 +163,33 @@
     (lambda (key . args)
       (emit "error" (object->string (cons key args))))))
 
+(define (doc-of proc)
+  ;; Guile's primitives (string-append, hash-ref...) keep their documentation in a file that
+  ;; only (ice-9 documentation) reads: procedure-documentation alone has none for them.
+  (or (procedure-documentation proc)
+      (let ((d (false-if-exception (object-documentation proc))))
+        (and (string? d) d))))
+
+(define (first-doc-line doc)
+  ;; The first line of text, past that file's "- Scheme Procedure: name args" headers.
+  (let loop ((lines (string-split doc #\newline)))
+    (if (null? lines)
+        ""
+        (let ((t (string-trim-both (car lines))))
+          (if (or (string-null? t) (string-prefix? "- " t))
+              (loop (cdr lines))
+              t)))))
+
+(define (header-arglist doc)
+  ;; A primitive's arguments are all `_` to procedure-arguments; its documentation's header
+  ;; "- Scheme Procedure: hash-ref table key [dflt]" names them: "(hash-ref table key [dflt])".
+  (let ((prefix "- Scheme Procedure: ")
+        (line (car (string-split doc #\newline))))
+    (and (string-prefix? prefix line)
+         (string-append "(" (string-join (string-tokenize (substring line (string-length prefix)))
+                                         " ")
+                        ")"))))
+
 (define (lambda-list sym proc)
   ;; (name required... #:optional o... #:key k... . rest), from procedure-arguments.
   (let* ((args (procedure-arguments proc))
@@ -178,9 +209,12 @@
         (cond
           ((macro? v) (emit "ok" (string-append "(" (symbol->string sym) " ...)\nsyntax")))
           ((procedure? v)
-           (let ((doc (or (procedure-documentation v) "")))
-             (emit "ok" (string-append (object->string (lambda-list sym v)) "\n"
-                                       (car (string-split doc #\newline))))))
+           (let ((doc (or (doc-of v) "")))
+             (emit "ok" (string-append (or (header-arglist doc)
+                                           (let ((formals (procedure-property v 'lispshell-formals)))
+                                             (and formals (object->string (cons sym formals))))
+                                           (object->string (lambda-list sym v)))
+                                       "\n" (first-doc-line doc)))))
           (else (emit "unknown" (string-append (symbol->string sym) " is not a procedure"))))))))
 
 ;;; ,inspect: the person's own FORM (they typed it: it is evaluated), then its parts, one

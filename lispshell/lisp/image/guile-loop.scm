@@ -62,6 +62,23 @@
                  (list (format #f "~a" kind) (exn-message kind (exception-args exn)) bt)))
               (else
                (list "raise" (or (false-if-exception (format #f "~s" exn)) "?") bt)))))
+    (define (note-formals! form)
+      ;; primitive-eval's closures forget their argument names (procedure-arguments says
+      ;; (twice a) of (define (twice x) ...)): a top-level (define (NAME . FORMALS) ...) or
+      ;; (define NAME (lambda FORMALS ...)) leaves them on the procedure for the arglist hint.
+      (false-if-exception
+       (when (and (pair? form) (memq (car form) '(define define*)) (pair? (cdr form)))
+         (let* ((head (cadr form))
+                (name (if (pair? head) (car head) head))
+                (formals (cond ((pair? head) (cdr head))
+                               ((and (pair? (cddr form)) (pair? (caddr form))
+                                     (memq (car (caddr form)) '(lambda lambda*))
+                                     (pair? (cdr (caddr form))))
+                                (cadr (caddr form)))
+                               (else #f)))
+                (value (and formals (symbol? name) (module-ref (current-module) name #f))))
+           (when (procedure? value)
+             (set-procedure-property! value 'lispshell-formals formals))))))
     (define (eval-forms code)
       ;; Each form in turn, in the current module; the last form's values.
       (let ((port (open-input-string code)))
@@ -69,7 +86,9 @@
           (let ((form (read port)))
             (if (eof-object? form)
                 vals
-                (loop (call-with-values (lambda () (primitive-eval form)) list)))))))
+                (let ((vals (call-with-values (lambda () (primitive-eval form)) list)))
+                  (note-formals! form)
+                  (loop vals)))))))
     (define (match-exit-status args)
       (let ((status (if (pair? args) (car args) 0)))
         (cond ((eq? status #t) 0) ((eq? status #f) 1) ((integer? status) status) (else 0))))
