@@ -33,7 +33,8 @@ from lispshell.syntax import evidence
 from lispshell.syntax.dialects import resolve_dialect
 from lispshell.syntax.evidence import CERTAIN, GUESS, LEVELS, LIKELY  # noqa: F401 (re-exported)
 from lispshell.syntax.lexer import tokenize
-from lispshell.syntax.validate import Lines, validate
+from lispshell.syntax.reading import LineIndex, read, visual_width
+from lispshell.syntax.validate import validate
 
 CLOSE_FOR = {"(": ")", "[": "]", "{": "}"}
 OPEN_FOR = {")": "(", "]": "[", "}": "{"}
@@ -91,7 +92,7 @@ def describe_edits(text: str, edits: list[dict], *, in_result: bool = False) -> 
 
     in_result: the line and column in the repaired text instead (where an inserted closer
     now stands), for an answer that shows the repaired text rather than the original."""
-    lines = Lines(apply_edits(text, edits) if in_result else text)
+    lines = LineIndex(apply_edits(text, edits) if in_result else text)
     out, shift = [], 0
     for e in sorted(edits, key=lambda e: (e["start"], e["end"])):
         line, col = lines.line_col(e["start"] + shift)
@@ -149,13 +150,12 @@ def repair(text: str, dialect: str, *, arity=None) -> Repair:
 
 
 def _repair(text: str, dialect: str) -> Repair:
-    v = validate(text, dialect)
-    if v.ok:
+    reading = read(text, dialect)
+    if reading.ok:
         return Repair(text, [], CERTAIN, "the text reads")
-    if any(p.code not in _DELIMITER_PROBLEMS for p in v.errors):
+    if any(p.code not in _DELIMITER_PROBLEMS for p in reading.problems):
         return Repair(text, [], GUESS, "not a delimiter problem")
-    tokens, _ = tokenize(text, dialect)
-    toks = _annotate(text, tokens, dialect)
+    toks = _annotate(text, reading.tokens, dialect)
     edits: list = []
     verdicts: list = []          # (the chunk's edits, its verdict)
     chunks = _chunks(toks)
@@ -280,7 +280,7 @@ def _annotate(text: str, tokens, dialect: str) -> list[_Tok]:
         prev_end = end
         if code in ";b":
             continue
-        col = len(text[line_start:start].expandtabs(8)) if line_has_tab else start - line_start
+        col = visual_width(text[line_start:start]) if line_has_tab else start - line_start
         out.append(_Tok(code, start, end, first, col))
     return out
 
@@ -677,7 +677,7 @@ def _blank_lines(text: str, start: int, end: int) -> list[tuple[int, int]]:
         if line_end < 0 and end < len(text):
             break                         # the line goes on past `end`: not blank
         if line and line.strip(" \t") == "":
-            out.append((line_start + len(line), len(line.expandtabs(8))))
+            out.append((line_start + len(line), visual_width(line)))
         line_start = line_end + 1
     return out
 
