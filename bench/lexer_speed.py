@@ -8,7 +8,15 @@ Baselines: a plain `re.finditer` over a two-alternative token regex (the cost of
 engine alone, no Lisp knowledge) and a naive char-by-char lexer loop (strings, comments,
 parens,
 atoms, emitting each token). Ours: `tokenize` (kinds and spans; Token objects are built lazily), `tokenize` plus
-materializing every Token, `validate`, and the time to validate 1 MB.
+materializing every Token, `read` (the one reading: tokens, each closer's opener, top-level
+forms), `validate`, and the time to validate 1 MB.
+
+`read` caches its readings; every timed run starts with the cache emptied, so each one does
+the whole work. The run fails (exit 1) if the work did not really happen: a timed read or
+validate that did not lex the whole text (a cache answering instead of the code), a reading
+whose pairs or forms do not check out, or a validate that found no forms. The rows are timed
+in turns (each round times every row once, the best round counts), so a machine whose load
+changes during the run slows every row alike and the ratios hold.
 
     .venv/bin/python bench/lexer_speed.py [--repeat N]
 """
@@ -25,6 +33,7 @@ import zipfile
 
 sys.path.insert(0, os.path.join(os.path.dirname(__file__), ".."))
 
+from lispshell.syntax import reading  # noqa: E402
 from lispshell.syntax.lexer import tokenize  # noqa: E402
 from lispshell.syntax.validate import validate  # noqa: E402
 
@@ -99,17 +108,62 @@ def ours_tokenize_materialized(text, dialect):
     return len(list(tokenize(text, dialect)[0]))
 
 
+def ours_read(text, dialect):
+    return len(reading.read(text, dialect).partner)
+
+
 def ours_validate(text, dialect):
     return validate(text, dialect).forms
 
 
-def best_time(fn, text, dialect, repeat):
-    best = float("inf")
+def check_reading(text, dialect) -> list[str]:
+    """What is wrong with the reading of a real source: every pair an opener and a closer of
+    the same kind, in order, and forms that cover only code."""
+    reading._CACHE.clear()
+    r = reading.read(text, dialect)
+    codes, partner = r.codes, r.partner
+    bad = [j for j, p in enumerate(partner) if p >= 0 and (
+        partner[p] != j or (codes[min(j, p)], codes[max(j, p)]) not in
+        (("(", ")"), ("[", "]"), ("{", "}")))]
+    out = [f"{dialect}: {len(bad)} tokens paired wrongly"] if bad else []
+    if len(r.spans) < 100:
+        out.append(f"{dialect}: only {len(r.spans)} top-level forms read")
+    if len(r.tokens) < len(text) / 50:
+        out.append(f"{dialect}: only {len(r.tokens)} tokens in {len(text)} characters")
+    return out
+
+
+_LEXED = []                           # the length of every text `read` lexed
+
+
+def _counting_tokenize(text, dialect, state=None):
+    _LEXED.append(len(text))
+    return tokenize(text, dialect, state)
+
+
+reading.tokenize = _counting_tokenize
+
+
+def timed(fn, text, dialect) -> float:
+    """One run of `fn` on an empty cache; raises if it did not lex the whole text itself."""
+    reading._CACHE.clear()            # the work itself, never a cached reading
+    gc.collect()
+    del _LEXED[:]
+    t0 = time.perf_counter()
+    fn(text, dialect)
+    t = time.perf_counter() - t0
+    if fn in (ours_read, ours_validate) and _LEXED != [len(text)]:
+        raise SystemExit(f"FAILED: {fn.__name__} on {dialect} lexed {_LEXED}, not the "
+                         f"{len(text)} characters once")
+    return t
+
+
+def best_times(fns, text, dialect, repeat) -> list[float]:
+    """The best time of each of `fns` over `repeat` rounds that run them in turn."""
+    best = [float("inf")] * len(fns)
     for _ in range(repeat):
-        gc.collect()
-        t0 = time.perf_counter()
-        fn(text, dialect)
-        best = min(best, time.perf_counter() - t0)
+        for i, fn in enumerate(fns):
+            best[i] = min(best[i], timed(fn, text, dialect))
     return best
 
 
@@ -121,26 +175,33 @@ def main(argv=None):
             ("baseline: char-by-char lexer", baseline_char_loop),
             ("tokenize", ours_tokenize),
             ("tokenize + build every Token", ours_tokenize_materialized),
+            ("read", ours_read),
             ("validate", ours_validate)]
     print(f"{'':40}" + "".join(f"{d:>12}" for d, _ in corpus_cache()))
     print(f"{'size (MB)':40}" + "".join(f"{len(t) / 1e6:12.2f}" for _, t in corpus_cache()))
     rates = {}
-    for name, fn in runs:
-        row = []
-        for dialect, text in corpus_cache():
-            t = best_time(fn, text, dialect, args.repeat)
+    for dialect, text in corpus_cache():
+        times = best_times([fn for _, fn in runs], text, dialect, args.repeat)
+        for (name, _), t in zip(runs, times):
             rates[(name, dialect)] = len(text) / t / 1e6
-            row.append(f"{rates[(name, dialect)]:9.1f} MB/s")
-        print(f"{name:40}" + "".join(f"{r:>12}" for r in row))
-    for name in ("tokenize", "validate"):
+    for name, fn in runs:
+        print(f"{name:40}" + "".join(f"{rates[(name, d)]:7.1f} MB/s" for d, _ in corpus_cache()))
+    for name in ("tokenize", "read", "validate"):
         ratios = [rates[(name, d)] / rates[("baseline: char-by-char lexer", d)]
                   for d, _ in corpus_cache()]
         print(f"{name + ' / char-by-char lexer':40}" + "".join(f"{r:11.1f}x" for r in ratios))
+    failures = []
     for dialect, text in corpus_cache():
         mb = text[:1_000_000]
-        t = best_time(ours_validate, mb, dialect, args.repeat)
-        print(f"validate 1 MB of {dialect:8}: {t * 1000:6.1f} ms")
-    return 0
+        t, base = best_times([ours_validate, baseline_char_loop], mb, dialect, args.repeat)
+        print(f"validate 1 MB of {dialect:8}: {t * 1000:6.1f} ms "
+              f"({t / base:.2f}x the char-by-char lexer's {base * 1000:.1f} ms)")
+        failures += check_reading(text, dialect)
+        if not validate(text, dialect).forms:
+            failures.append(f"{dialect}: validate found no forms")
+    for failure in failures:
+        print("FAILED:", failure)
+    return 1 if failures else 0
 
 
 _CORPUS = None
