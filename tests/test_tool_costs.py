@@ -40,3 +40,28 @@ def test_groups_stay_within_their_budget():
     for group, budget in BUDGET.items():
         total = sum(size(t) for t in all_tools([group]))
         assert total <= budget, (group, total)
+
+
+def test_the_token_table_in_docs_mcp_is_current():
+    """docs/mcp.md's table of `--tools` sets is `bench/tool_tokens.py --sets`: the same sets, the
+    same tool counts, and characters within 5% (a reworded description needs no new table, a
+    tool more or a rewrite does: re-run the command named above the table)."""
+    import re
+    import sys
+    from pathlib import Path
+
+    from lispshell.tools.registry import select_tools
+
+    root = Path(__file__).resolve().parent.parent
+    sys.path.insert(0, str(root / "bench"))
+    from tool_tokens import READY_MADE
+
+    text = (root / "docs" / "mcp.md").read_text()
+    assert "bench/tool_tokens.py --sets" in text
+    rows = re.findall(r"^\| `([^`]+)`(?: \(default\))? \| (\d+) \| ([\d,]+) \| ([\d,]+) \|", text, re.M)
+    assert [r[0] for r in rows] == [spec for spec, _ in READY_MADE]
+    for spec, count, chars, _ in rows:
+        tools = select_tools(spec)
+        measured = sum(size(t) for t in tools)
+        assert int(count) == len(tools), (spec, count, len(tools))
+        assert abs(int(chars.replace(",", "")) - measured) <= 0.05 * measured, (spec, chars, measured)
