@@ -281,6 +281,8 @@ def test_inspect_in_guile_and_clojure(shell):
     sh.submit(",inspect *e")
     sh.expect("clojure.lang.ExceptionInfo  bad thing")
     sh.expect("ex-data :code  42")
+    sh.submit(",invoke 0")                    # said plainly, as in Guile
+    sh.expect("Clojure exceptions have no restarts")
 
 
 # ---------------------------------------------------------------- colours

@@ -260,6 +260,15 @@ def test_undo_through_the_mcp_sdk_client(tmp_path):
             assert path.read_text() == "(ns m)\n\n(defn f [x] x)\n"
             again = answer(await client.call_tool("undo_edit", {"file_path": str(path)}))
             assert again["error"]["code"] == "NOTHING_TO_UNDO"
+            # a paredit edit, then the person's own change: undo refuses and keeps theirs
+            wrap = answer(await client.call_tool("sexp_wrap", {
+                "file_path": str(path), "form_type": "defn", "form_name": "f", "path": [2],
+                "wrapper": "round"}))
+            assert wrap["ok"], wrap
+            path.write_text("(ns m)\n\n(defn f [x] :mine)\n")
+            refused = answer(await client.call_tool("undo_edit", {"file_path": str(path)}))
+            assert refused["error"]["code"] == "CHANGED_SINCE"
+            assert path.read_text() == "(ns m)\n\n(defn f [x] :mine)\n"
     run(scenario)
 
 
