@@ -715,3 +715,29 @@ def test_a_timeout_interrupts_and_the_image_lives_on(conn):
     r = conn.eval(code(conn, "spin"), timeout=2)
     assert r.timed_out and r.error is not None and "timed out" in r.error.message.lower(), r
     assert conn.eval(code(conn, "use")).values == ["42"]
+
+
+def test_swank_another_threads_debugger_is_left_and_said(servers):
+    """A debugger another thread enters (a break, an unhandled error) is left through its abort
+    restart, while an eval runs or at the next one if none does, and the person is told."""
+    session = connect_session(servers("swank").url, {})
+    note = "another thread entered the debugger: "
+    try:
+        r = session.eval('(sb-thread:join-thread (sb-thread:make-thread (lambda () '
+                         '(break "elsewhere ~a" 7))) :default :ended)')
+        assert r.ok and r.values[0] == ":ENDED", r     # the thread was not left waiting
+        assert r.output == f"; {note}elsewhere 7 [SIMPLE-CONDITION]; lispshell left it " \
+                           "through its abort restart\n", r
+        assert session.eval("(progn (defvar *lispshell-go* (sb-thread:make-semaphore)) "
+                            "(defvar *lispshell-th* (sb-thread:make-thread (lambda () "
+                            "(sb-thread:wait-on-semaphore *lispshell-go*) (error \"later ~a\" 9)))) "
+                            "t)").ok
+        first = session.eval("(sb-thread:signal-semaphore *lispshell-go*)")   # then idle
+        second = session.eval("(sb-thread:join-thread *lispshell-th* :default :ended)")
+        assert second.values[0] == ":ENDED", second
+        assert f"{note}later 9 [SIMPLE-ERROR]" in first.output + second.output, (first, second)
+        r = session.eval('(progn (sb-thread:join-thread (sb-thread:make-thread (lambda () '
+                         '(error "other"))) :default nil) (error "mine"))')
+        assert r.error.message == "mine" and f"{note}other" in r.output, r
+    finally:
+        session.close()

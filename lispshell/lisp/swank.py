@@ -281,6 +281,15 @@ class Session(Connection):
                 timed_out = True
                 self._send_interrupt()
         interrupted = self._interrupt_at is not None and not timed_out
+        # Debuggers other threads entered meanwhile (left through abort like any): said in the
+        # output, since no value or error of this eval carries them. When the eval itself
+        # failed, the last debugger was its own.
+        for condition, _ in (debug if ok else debug[:-1]):
+            kind, text = self._condition_text(condition)
+            last = answer.output[-1] if answer.output else ""
+            answer.add(("" if not last or last.endswith("\n") else "\n")
+                       + f"; another thread entered the debugger: {text} [{kind}]; lispshell "
+                       "left it through its abort restart\n")
         error = None
         values: list[str] = []
         if ok and isinstance(value, list) and len(value) >= 2:
@@ -313,17 +322,23 @@ class Session(Connection):
         if not debug:
             return LispError("abort", f"Swank aborted the evaluation: {aborted}")
         condition, frames = debug[-1]
-        text = str(condition[0]) if isinstance(condition, list) and condition else str(condition)
-        kind = str(condition[1]) if isinstance(condition, list) and len(condition) > 1 else ""
-        m = re.search(r"\[Condition of type ([^\]]+)\]", kind)
+        kind, text = Session._condition_text(condition)
         lines = []
         for f in frames or []:
             line = str(f[1]) if isinstance(f, list) and len(f) > 1 else ""
             if "(EVAL " in line or "%LISPSHELL::" in line or len(lines) == 12:
                 break     # the rest is lispshell's and Swank's own machinery
             lines.append(line)
-        return LispError(m[1] if m else "debugger", text + " (the debugger was left through "
-                         "its abort restart)", lines)
+        return LispError(kind, text + " (the debugger was left through its abort restart)",
+                         lines)
+
+    @staticmethod
+    def _condition_text(condition) -> tuple[str, str]:
+        """(type, message) of the condition in a :debug message."""
+        text = str(condition[0]) if isinstance(condition, list) and condition else str(condition)
+        kind = str(condition[1]) if isinstance(condition, list) and len(condition) > 1 else ""
+        m = re.search(r"\[Condition of type ([^\]]+)\]", kind)
+        return (m[1] if m else "debugger"), text
 
     # -- interrupt, completions -----------------------------------------------------------------
     def interrupt(self) -> None:
