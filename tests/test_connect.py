@@ -387,7 +387,7 @@ def test_several_connections_one_current(servers, tmp_path):
         sh.submit("(def lispshell-where :clojure)")
         sh.submit(",connect " + guile.url)
         sh.expect("Connected to " + guile.url)
-        sh.submit("(define lispshell-where 'guile)")
+        sh.submit("(define lispshell-where 'the-guile-server)")
         sh.submit(",connect")
         sh.expect(f"Connections: {nrepl.url}, {guile.url} (current)")
         sh.submit(",connect " + nrepl.url)        # switches back: the same connection
@@ -396,6 +396,14 @@ def test_several_connections_one_current(servers, tmp_path):
         sh.expect(":clojure")
         sh.submit(",reconnect")
         sh.expect("Reconnected to " + nrepl.url)
+        sh.submit(",lisp guile")                  # a Lisp of lispshell's own, beside them
+        sh.expect("Switched to guile")
+        sh.submit("(string-append \"own \" \"child\")")
+        sh.expect('"own child"', timeout=120)
+        sh.submit(",connect " + guile.url)        # and back: the connection is as it was
+        sh.expect("Connected to " + guile.url)
+        sh.submit("lispshell-where")
+        sh.expect("the-guile-server")
         sh.submit(",quit")
         assert sh.wait_exit() == 0
     finally:
@@ -580,6 +588,7 @@ def test_nrepl_sessions_are_closed_when_lispshell_leaves(servers):
 # What the REPL's own features need per dialect, over a connection (see docs/connect.md's table).
 FEATURES = {
     "clojure": {
+        "invoke": "Clojure exceptions have no restarts",
         "typed": "(let [x 1] (map ", "arglist": "(map [f] [f coll]",
         "value": "{:a (* 6 7)}", "inspect_last": ",inspect", "inspected": ":a  42",
         "inspect_form": ",inspect [1 (* 6 7)]", "form_inspected": "1  42",
@@ -587,6 +596,7 @@ FEATURES = {
                  "(lispshell-load.l/twice 21)"),
     },
     "sbcl": {
+        "invoke": "offers no restarts",
         "typed": "(let ((x 1)) (mapcar ", "arglist": "(mapcar function list &rest more-lists)",
         "value": "(list 1 (* 6 7))", "inspect_last": ",inspect", "inspected": "1  42",
         "inspect_form": ",inspect (vector 1 (* 6 7))", "form_inspected": "1  42",
@@ -595,6 +605,7 @@ FEATURES = {
                  "l.lisp:2:", "(lispshell-twice 21)"),
     },
     "guile": {
+        "invoke": "Guile errors unwind",
         "typed": "(let ((x 1)) (map ", "arglist": "(map f l",
         "value": "(vector 1 (* 6 7))", "inspect_last": ",inspect",
         "inspected": "keeps no last value here",
@@ -650,6 +661,8 @@ def test_repl_features_over_the_connection(server, tmp_path, monkeypatch):
             sh.expect(CODE[lisp]["error_message"])
             sh.submit(",last")                           # the last error, whole
             sh.expect(CODE[lisp]["error_message"])
+            sh.submit(",invoke 0")                       # no restarts wait over a connection
+            sh.expect(f["invoke"])
             sh.submit(f",load {tmp_path / name}")
             if warning:
                 sh.expect(warning)
