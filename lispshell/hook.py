@@ -81,10 +81,13 @@ def run(stdin: str) -> int:
         return _say({"hookSpecificOutput": {"hookEventName": "PostToolUse",
                                             "additionalContext": note}})
     first = checked.errors[0]
-    candidate = ("; best guess: " + "; ".join(changes)) if changes else ""
+    where = f"{path}:{first.line}:{first.col}: {first.message}. "
+    if not changes:               # nothing to propose: an unterminated string or comment...
+        return _say({"decision": "block",
+                     "reason": where + f"Not repaired ({r.why}): fix it yourself."})
     return _say({"decision": "block",
-                 "reason": f"{path}:{first.line}:{first.col}: {first.message}. Not repaired, "
-                           f"a guess ({r.why}){candidate}. Fix the delimiters yourself."})
+                 "reason": where + f"Not repaired, a guess ({r.why}); best guess: "
+                                   f"{'; '.join(changes)}. Fix the delimiters yourself."})
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -100,6 +100,18 @@ def test_hook_blocks_a_guess_with_the_position_and_candidate(tmp_path):
     assert path.read_text() == text           # a guess is never written
 
 
+def test_hook_blocks_what_it_cannot_repair_without_calling_it_a_guess(tmp_path):
+    path = tmp_path / "s.lisp"
+    text = '(defun f ()\n  "abc)\n'
+    path.write_text(text)
+    status, out, _ = hook(claude_code_event("Edit", path, tmp_path, old_string="a",
+                                            new_string="b"))
+    reason = json.loads(out)["reason"]
+    assert status == 0 and reason.startswith(f"{path}:2:3: ") and "unterminated string" in reason
+    assert reason.endswith("Not repaired (not a delimiter problem): fix it yourself."), reason
+    assert path.read_text() == text
+
+
 def test_hook_resolves_a_relative_path_against_the_agents_cwd(tmp_path):
     (tmp_path / "src").mkdir()
     path = tmp_path / "src" / "a.lisp"
