@@ -44,22 +44,14 @@ def split_forms(text: str, dialect: str) -> tuple[list[str], SyntaxProblem | Non
     `dialect` is a Lisp name (sbcl, guile, clojure) or a syntax dialect (cl, scheme, clojure).
     Comments between forms are dropped; a text of only comments and blanks gives no forms.
     """
-    from lispshell.syntax.dialects import resolve_dialect
-    from lispshell.syntax.validate import top_level_forms, validate
+    from lispshell.syntax.reading import read
 
-    dialect = resolve_dialect(dialect)
-    check = validate(text, dialect)
+    r = read(text, dialect)
     problem = None
     limit = len(text)
-    if not check.ok:
-        if check.errors:
-            err = check.errors[0]
-            offset = getattr(err, "offset", None)
-            if offset is None:
-                offset = len(text)
-            problem = problem_at(text, err.message, offset)
-        else:  # incomplete with no error record: point at the end
-            problem = problem_at(text, "unexpected end of input (unclosed form)", len(text))
+    if r.problems:
+        err = r.problems[0]
+        problem = problem_at(text, err.message, err.offset)
         limit = problem.offset
-    forms = [text[start:end] for start, end in top_level_forms(text, dialect) if end <= limit]
+    forms = [text[start:end] for start, end in r.spans if end <= limit]
     return forms, problem

@@ -20,9 +20,11 @@ stops at the first structural error, which `validate` reports.
 """
 from __future__ import annotations
 
-from lispshell.syntax.dialects import resolve_dialect
-from lispshell.syntax.lexer import tokenize
-from lispshell.syntax.validate import CLOSER_OF, DELIM_OF, OPENER_OF, Lines, Problem, closer_hint
+import bisect
+import re
+
+from lispshell.syntax.reading import (CLOSER_OF, CLOSERS, DELIM_OF, OPENERS, LineIndex, Problem,
+                                      closer_hint, read)
 
 # Operators that only start top-level forms, besides the "def..." ones (defun, define, defn...).
 _TOP_LEVEL = frozenset({"ns", "in-package", "in-ns", "use-modules"})
@@ -52,30 +54,58 @@ def _holds_definitions(tokens, stack: list[int]) -> bool:
 
 
 def misplaced_forms(text: str, dialect: str) -> list[Problem]:
-    tokens, _state = tokenize(text, resolve_dialect(dialect))
-    codes, starts = tokens.codes, tokens.starts
-    lines = Lines(text)
+    r = read(text, dialect)
+    tokens, codes, partner = r.tokens, r.codes, r.partner
+    # a wrong or extra closer: validate's to report, and nothing after it is known to pair
+    stop = next((j for j, _, code, _ in r.delimiter_problems if code != "MISSING_DATUM"),
+                len(codes))
+    starts = tokens.starts
+    # the openers that start a line (few: top-level forms, mostly), in order
+    line_openers = []
+    for m in _LINE_START.finditer(text):
+        j = bisect.bisect_left(starts, m.start())
+        if j < stop and starts[j] == m.start() and codes[j] in OPENERS:
+            line_openers.append(j)
     problems: list[Problem] = []
-    stack: list[int] = []
-    inside: tuple[int, list[int]] | None = None   # (the column-0 form, the openers open there)
-    for j, c in enumerate(codes):
-        if c in "([{":
-            at = starts[j]
-            if stack and inside is None and (at == 0 or text[at - 1] == "\n") \
-                    and _starts_top_level(tokens, j) and _holds_definitions(tokens, stack):
-                inside = (j, list(stack))
-            stack.append(j)
-        elif c in ")]}":
-            if not stack or codes[stack[-1]] != OPENER_OF[c]:
-                break                       # a structural error: validate's to report
-            stack.pop()
-            if not stack and inside is not None:
-                problems.extend(_pair(text, tokens, lines, *inside, j))
-                inside = None
+    j = 0
+    while j < stop:                     # the top-level lists that close before `stop`
+        if codes[j] not in OPENERS:
+            j += 1
+            continue
+        last = partner[j]
+        if last < 0 or last >= stop:
+            break
+        k = bisect.bisect_right(line_openers, j)
+        while k < len(line_openers) and line_openers[k] < last:
+            form = line_openers[k]
+            if _starts_top_level(tokens, form):
+                open_before = _enclosing(codes, partner, j, form)
+                if _holds_definitions(tokens, open_before):
+                    problems.extend(_pair(text, tokens, r.lines, form, open_before, last))
+                    break
+            k += 1
+        j = last + 1
     return problems
 
 
-def _pair(text, tokens, lines: Lines, form: int, open_before: list[int], last: int) -> list:
+_LINE_START = re.compile(r"^[(\[{#]", re.M)
+
+
+def _enclosing(codes: str, partner: list, top: int, j: int) -> list[int]:
+    """The openers still open at token `j`, outermost (`top`) first."""
+    out = []
+    k = j - 1
+    while k > top:
+        if codes[k] in CLOSERS:
+            k = partner[k]              # over a list closed before j
+        elif codes[k] in OPENERS:
+            out.append(k)
+        k -= 1
+    out.append(top)
+    return out[::-1]
+
+
+def _pair(text, tokens, lines: LineIndex, form: int, open_before: list[int], last: int) -> list:
     """The closers missing before the column-0 `form` (those of the openers `open_before`),
     and the one then extra at `last`, the closer that ends the outermost form."""
     innermost = open_before[-1]
