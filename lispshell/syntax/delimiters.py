@@ -10,9 +10,10 @@ from __future__ import annotations
 
 import hashlib
 
-from lispshell.syntax.dialects import CLOSE_CHAR, DELIM_TYPES, OPEN_CHAR
+from lispshell.syntax.dialects import CLOSE_CHAR, DELIM_OF_CHAR as DELIM_OF, DELIM_TYPES, OPEN_CHAR
 from lispshell.syntax.errors import StructureError
-from lispshell.syntax.lexer import LexState, tokenize
+from lispshell.syntax.lexer import LexState
+from lispshell.syntax.reading import read
 
 MAX_DEPTH = 100_000        # stack entries
 MAX_OPS = 100_000          # entries in a batch's ops, and types in one pushMany/popMany
@@ -95,36 +96,60 @@ def scan_slice(stack: list, text: str, dialect: str, state: LexState | None = No
         raise StackError("BAD_INPUT", f"docSlice.text has {len(text)} characters, over the "
                          f"limit of {MAX_SLICE} (MAX_SLICE): send smaller slices", stack,
                          limit="MAX_SLICE", max=MAX_SLICE)
-    tokens, end_state = tokenize(text, dialect, state)
-    new = list(stack)
-    events = []
-    codes, starts = tokens.codes, tokens.starts
-    for j, c in enumerate(codes):
-        if c in "([{":
-            kind = _KIND[c]
-            if len(new) >= MAX_DEPTH:
-                raise StackError("BAD_INPUT", f"the slice nests deeper than the stack depth "
-                                 f"limit of {MAX_DEPTH} (MAX_DEPTH)", stack, limit="MAX_DEPTH",
-                                 max=MAX_DEPTH)
-            new.append(kind)
-            events.append(("push", kind, start + starts[j]))
-        elif c in ")]}":
-            kind = _KIND[c]
-            at = start + starts[j]
-            if not new:
-                raise StackError("UNDERFLOW", f"extra {CLOSE_CHAR[kind]!r} at offset {at}: "
-                                 f"nothing is open there", stack, found=kind, at=at)
-            if new[-1] != kind:
-                top = new[-1]
-                raise StackError("MISMATCH", f"{CLOSE_CHAR[kind]!r} at offset {at} cannot "
-                                 f"close {OPEN_CHAR[top]!r}: write {CLOSE_CHAR[top]!r} there",
-                                 stack, expected=top, found=kind, at=at)
-            new.pop()
-            events.append(("pop", kind, at))
-    return new, end_state, events
+    r = read(text, dialect, state)
+    codes, starts = r.codes, r.tokens.starts
+    # A closer the slice opened nothing for closes the client's stack instead; the first that
+    # cannot, or a wrong closer of the slice's own, is the error (the reader stops there).
+    stack_left = len(stack)
+    popped = []                          # token indexes of the closers that close `stack`
+    error = None
+    for j, _, code, o in r.delimiter_problems:
+        if code == "MISMATCH":
+            error = (j, "MISMATCH", DELIM_OF[codes[o]])
+            break
+        if code == "UNMATCHED_CLOSE":
+            stack_left -= 1
+            if stack_left < 0:
+                error = (j, "UNDERFLOW", None)
+                break
+            if stack[stack_left] != DELIM_OF[codes[j]]:
+                error = (j, "MISMATCH", stack[stack_left])
+                break
+            popped.append(j)
+    too_deep = _too_deep(r, len(stack), popped, error[0] if error else len(codes))
+    if too_deep is not None:
+        raise StackError("BAD_INPUT", f"the slice nests deeper than the stack depth "
+                         f"limit of {MAX_DEPTH} (MAX_DEPTH)", stack, limit="MAX_DEPTH",
+                         max=MAX_DEPTH)
+    if error is not None:
+        j, code, top = error
+        kind = DELIM_OF[codes[j]]
+        at = start + starts[j]
+        if code == "UNDERFLOW":
+            raise StackError("UNDERFLOW", f"extra {CLOSE_CHAR[kind]!r} at offset {at}: "
+                             f"nothing is open there", stack, found=kind, at=at)
+        raise StackError("MISMATCH", f"{CLOSE_CHAR[kind]!r} at offset {at} cannot "
+                         f"close {OPEN_CHAR[top]!r}: write {CLOSE_CHAR[top]!r} there",
+                         stack, expected=top, found=kind, at=at)
+    new = stack[:stack_left] + [DELIM_OF[codes[o]] for o in r.unclosed]
+    events = [("push" if codes[j] in "([{" else "pop", DELIM_OF[codes[j]], start + starts[j])
+              for j in r.delimiters]
+    return new, r.state, events
 
 
-_KIND = {"(": "paren", ")": "paren", "[": "bracket", "]": "bracket", "{": "brace", "}": "brace"}
+def _too_deep(r, outside: int, popped: list, end: int) -> int | None:
+    """The first opener before token `end` at which the client's stack (`outside` deep, less
+    the `popped` closers before it) and the slice's own lists reach MAX_DEPTH, or None."""
+    codes = r.codes
+    if outside + codes.count("(") + codes.count("[") + codes.count("{") < MAX_DEPTH:
+        return None                      # cannot be that deep: not worth looking
+    depths, k = r.depths, 0
+    for j in range(end):
+        while k < len(popped) and popped[k] < j:
+            k += 1
+        if codes[j] in "([{" and outside - k + depths[j] >= MAX_DEPTH:
+            return j
+    return None
 
 
 def rolling_hash(previous: str, text: str) -> str:

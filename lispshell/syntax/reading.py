@@ -7,6 +7,7 @@ repair, indentation, the delimiter scan and the CST all start from it.
                                    # opener of closer j; -1 when it has none
     r.unclosed                     # openers still open at the end, innermost last
     r.depths[j]                    # how many lists are open just before token j
+    r.delimiters                   # the indexes of the opener and closer tokens, in order
     r.spans                        # (start, end) of the complete top-level forms before the
                                    # first problem (prefixes belong to their form)
     r.problems                     # `Problem`s: wrong, extra or missing closers, reader
@@ -189,7 +190,8 @@ class Reading:
         stack: list = []
         push, pop = stack.append, stack.pop
         bad: list = []                      # (token, rank, code, opener)
-        for j in compress(count(), map(_DELIMS.__contains__, codes)):
+        self.delimiters = delimiters = list(compress(count(), map(_DELIMS.__contains__, codes)))
+        for j in delimiters:
             c = codes[j]
             if c in OPENERS:
                 push(j)
@@ -315,20 +317,23 @@ _CACHE_SIZE = 8
 _CACHE_LOCK = Lock()       # the REPL reads from the editor's threads too
 
 
-def read(text: str, dialect: str) -> Reading:
+def read(text: str, dialect: str, state: LexState | None = None) -> Reading:
     """The reading of `text` in `dialect` (a name `resolve_dialect` takes). Never raises for
-    any text; the same object comes back for the same text while it is in the cache."""
+    any text; the same object comes back for the same text while it is in the cache.
+
+    state: where the lexer stopped at the end of the text before this one (a document read
+    in slices, `lexer.tokenize`); pairs and problems are then those of this slice alone."""
     if not isinstance(text, str):
         raise TypeError(f"text must be a str, not {type(text).__name__}")
     dialect = resolve_dialect(dialect)
-    key = (text, dialect)
+    key = (text, dialect, state)
     with _CACHE_LOCK:
         hit = _CACHE.get(key)
         if hit is not None:
             _CACHE.move_to_end(key)
             return hit
-    tokens, state = tokenize(text, dialect)
-    reading = Reading(text, dialect, tokens, state)
+    tokens, end_state = tokenize(text, dialect, state)
+    reading = Reading(text, dialect, tokens, end_state)
     with _CACHE_LOCK:
         _CACHE[key] = reading
         if len(_CACHE) > _CACHE_SIZE:
