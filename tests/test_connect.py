@@ -194,6 +194,10 @@ def test_lookups_never_evaluate(conn, tmp_path):
         for tool, key in (("describe", "symbol"), ("symbol_value", "symbol")):
             answer = call_tool(tool, {key: text}, _ctx(conn))
             assert answer["ok"] is False, (tool, text, answer)
+    expanded = call_tool("macroexpand", {"form": "(when x y)"}, _ctx(conn))
+    assert expanded["ok"] and expanded["expansion"].startswith("(if x"), expanded
+    injected = "(when " + code(conn, "reader_eval").replace("{p}", str(mark)) + " 1)"
+    assert call_tool("macroexpand", {"form": injected}, _ctx(conn))["ok"] is False
     assert not mark.exists(), "a look-up ran the model's text"
     described = call_tool("describe", {"symbol": code(conn, "describe")}, _ctx(conn))
     assert described["ok"] and code(conn, "describe") in described["description"].lower()
@@ -752,5 +756,23 @@ def test_swank_another_threads_debugger_is_left_and_said(servers):
         r = session.eval('(progn (sb-thread:join-thread (sb-thread:make-thread (lambda () '
                          '(error "other"))) :default nil) (error "mine"))')
         assert r.error.message == "mine" and f"{note}other" in r.output, r
+    finally:
+        session.close()
+
+
+def test_nrepl_look_ups_see_the_persons_history(servers):
+    """The quiet session is lent the person's *1 *2 *3 *e: the model's symbol_value *1 and
+    ,inspect with no form see the person's values, and the look-ups shift none of them."""
+    session = connect_session(servers("nrepl").url, {})
+    try:
+        for form in ("(+ 1 2)", "[:two]", '{:k "one"}'):
+            assert session.eval(form).ok
+        assert session.eval("(/ 1 0)").error is not None
+        for name, value in (("*1", '{:k "one"}'), ("*2", "[:two]"), ("*3", "3")):
+            got = call_tool("symbol_value", {"symbol": name}, _ctx(session))
+            assert got["ok"] and got["value"] == value, (name, got)
+        got = call_tool("symbol_value", {"symbol": "*e"}, _ctx(session))
+        assert "Divide by zero" in got["value"], got
+        assert session.eval("[*1 *2 *3]").values == ['[{:k "one"} [:two] 3]'], "none shifted"
     finally:
         session.close()

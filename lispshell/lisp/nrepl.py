@@ -8,9 +8,9 @@ carries the given id (status `interrupted`); `completions` lists candidates.
 
 Two sessions per connection: the person's (their evals, the model's `eval`: `*1` and `*e` move
 as at any REPL) and a quiet one for look-ups and completions (history=False), evaluated in the
-person's current namespace, so a `describe` never shifts `*1`; before each of its evals it is
-lent the person's `*1` `*2` `*3` `*e` (`share-history`), so `,inspect` with no form and the
-model's `symbol_value *1` see the person's values. nREPL keeps a session (and its
+person's current namespace, so a `describe` never shifts `*1`; its evals run with the person's
+`*1` `*2` `*3` `*e` bound (`history`), so `,inspect` with no form and the model's
+`symbol_value *1` see the person's values. nREPL keeps a session (and its
 thread) until someone sends `close`: lispshell closes its two when it disconnects, and the two of
 a connection that was lost (or replaced by `,reconnect`) as soon as it reaches the server again,
 so a long-running image does not gather orphaned sessions. Only sessions lispshell cloned are
@@ -39,8 +39,7 @@ READ_SIZE = 1 << 16
 CLOSE_WAIT = 3.0      # seconds to wait for nREPL to confirm the sessions it was asked to close
 CAUGHT = "lispshell.nrepl/caught"
 PRINT = "lispshell.nrepl/pr-bounded"
-SHARE = "lispshell.nrepl/share-history"     # the newest helper: its absence means load them
-NOTHING = "lispshell.nrepl/pr-nothing"
+HISTORY = "lispshell.nrepl/history"     # the newest helper: its absence means load them
 
 
 class Session(Connection):
@@ -65,7 +64,7 @@ class Session(Connection):
                 except TimeoutError:
                     pass            # asked; the server may be slow to confirm: not our problem
             # The helper namespace, unless an earlier connection loaded it already.
-            setup = ("(binding [*ns* *ns*] (when-not (resolve '" + SHARE + ") "
+            setup = ("(binding [*ns* *ns*] (when-not (resolve '" + HISTORY + ") "
                      "(load-string "
                      + string_literal(image_code("clojure-nrepl.clj")) + ")) (str *ns*))")
             rid = self._send_new({"op": "eval", "code": setup, "session": self._quiet})
@@ -219,17 +218,18 @@ class Session(Connection):
 
     def _eval_locked(self, code, timeout, answer, history, value_cap, started) -> EvalResult:
         sid = self._sid if history else self._quiet
+        if not history:
+            # The quiet session's code (always one form of lispshell's own) runs with the
+            # person's *1 *2 *3 *e bound. A second, pipelined message could not do it: nREPL
+            # handles each message in its own future, so two may reach the session's queue in
+            # either order. The newline keeps a trailing comment from eating the paren.
+            code = f"(clojure.core/with-bindings ({HISTORY} {string_literal(self._sid)}) {code}\n)"
         message = {"op": "eval", "code": code, "session": sid,
                    "nrepl.middleware.caught/caught": CAUGHT,
                    "nrepl.middleware.print/print": PRINT,
                    "nrepl.middleware.print/quota": max(1, value_cap)}
-        if not history:
-            if self.package:
-                message["ns"] = self.package
-            # Queued first on the quiet session's thread: it lends that session the person's
-            # *1 *2 *3 *e (its answers carry another id and are skipped below).
-            self._send_new({"op": "eval", "session": sid, "nrepl.middleware.print/print": NOTHING,
-                            "code": f"({SHARE} {string_literal(self._sid)})"})
+        if not history and self.package:
+            message["ns"] = self.package
         rid = self._send_new(message)
         self._current = (sid, rid)
         deadline = None if timeout is None else started + timeout

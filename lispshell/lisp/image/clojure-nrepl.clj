@@ -46,22 +46,13 @@
       (print-dup value writer)
       (print-method value writer))))
 
-(defn share-history
-  "Sent to lispshell's quiet session just before each of its evals, so that what it evaluates
-  sees the person's `*1` `*2` `*3` `*e` (`,inspect` with no form, the model's look-ups), not
-  its own. Read from nREPL's session registry (nothing happens if this nREPL has none). nREPL
-  shifts the history after this form (*3 <- *2, *2 <- *1, *1 <- the value), hence *1 and *2
-  are set one step early and the person's *1 is the value."
+(defn history
+  "The person's `*1` `*2` `*3` `*e` as a binding map, read from nREPL's session registry
+  ({} if this nREPL has none): lispshell's quiet session evaluates its look-ups with them bound,
+  so `,inspect` with no form and the model's `symbol_value *1` see the person's values."
   [sid]
   (let [b (some-> (find-ns 'nrepl.middleware.session) ns-interns (get 'sessions)
                   deref deref (get sid) deref)]
-    (when (map? b)
-      (set! *1 (get b #'*2))
-      (set! *2 (get b #'*3))
-      (set! *e (get b #'*e))
-      (get b #'*1))))
-
-(defn pr-nothing
-  "nREPL's print function for `share-history`: its value is the person's *1, perhaps huge,
-  and nobody reads it."
-  [_ _ _])
+    (if (map? b)
+      (select-keys b [#'*1 #'*2 #'*3 #'*e])
+      {})))
