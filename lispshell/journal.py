@@ -112,8 +112,9 @@ def undo(path: Path | None = None, root: Path | None = None) -> dict:
         wanted = os.path.realpath(path) if path is not None else None
         candidates = [e for e in journal if wanted is None or e["path"] == wanted]
         if not candidates:
-            raise UndoError("NOTHING_TO_UNDO", f"no change of lispshell's to {wanted} is in the "
-                            "journal" if wanted else "the journal is empty: nothing to undo")
+            raise UndoError("NOTHING_TO_UNDO", "nothing to undo: " + (
+                f"no change of lispshell's to {wanted} is in the journal" if wanted
+                else "the journal is empty"))
         entry = candidates[-1]
         target = Path(entry["path"])
         try:
@@ -121,9 +122,9 @@ def undo(path: Path | None = None, root: Path | None = None) -> dict:
         except files.FileError as exc:
             raise UndoError(exc.code, exc.message) from None
         if files.digest(current) != entry["after"]:
-            raise UndoError("CHANGED_SINCE", f"{target} changed since lispshell wrote it (hash "
-                            f"{files.digest(current)}, lispshell wrote {entry['after']}); "
-                            "nothing was undone")
+            raise UndoError("CHANGED_SINCE", f"nothing was undone: {target} changed since "
+                            f"lispshell wrote it (hash {files.digest(current)}, lispshell wrote "
+                            f"{entry['after']})")
         before = (folder / "before" / entry["id"]).read_bytes()
         try:
             files.write_file(target, before, root, expected=entry["after"], journal=False)

@@ -177,7 +177,8 @@ def test_undo_is_refused_after_an_outside_change(tmp_path):
     path.write_text("(define (a) 'mine)\n")          # the person's own edit
     refused = call_tool("undo_edit", {"file_path": str(path)}, ctx)
     assert refused["error"]["code"] == "CHANGED_SINCE"
-    assert "changed since lispshell wrote it" in refused["error"]["message"]
+    assert refused["error"]["message"].startswith(f"nothing was undone: {path} changed since "
+                                                  "lispshell wrote it (hash ")
     assert path.read_text() == "(define (a) 'mine)\n"
 
 
@@ -251,7 +252,8 @@ def test_lispshell_undo_command_and_list(tmp_path):
     assert path.read_text() == "(defun f (x)\n  (+ x 1)))\n"
     assert "undid lispshell check --fix of " in done.stdout
     empty = subprocess.run([LISPSHELL, "undo"], capture_output=True, text=True)
-    assert empty.returncode == 1 and "nothing to undo" in empty.stderr
+    assert (empty.returncode, empty.stderr) == (1, "lispshell undo: nothing to undo: the journal "
+                                                   "is empty\n")
     bad = subprocess.run([LISPSHELL, "undo", "--nope"], capture_output=True, text=True)
     assert bad.returncode == 2 and "unrecognized arguments" in bad.stderr
 
@@ -297,6 +299,6 @@ def test_undo_in_the_repl(tmp_path):
         shell.expect("Undid lispshell check --fix of")
         assert path.read_text() == "(list 1 2))\n"
         shell.submit(",undo")
-        shell.expect("Nothing undone: the journal is empty")
+        shell.expect("Nothing to undo: the journal is empty")
     finally:
         shell.close()

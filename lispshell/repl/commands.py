@@ -253,7 +253,7 @@ def _undo(repl, arg: str):
     try:
         done = journal.undo(target)
     except journal.UndoError as exc:
-        repl.renderer.notice(f"Nothing undone: {exc.message}")
+        repl.renderer.notice(exc.message[:1].upper() + exc.message[1:])   # says nothing was done
     except OSError as exc:
         repl.renderer.notice(f"Nothing undone: the undo journal cannot be read ({exc.strerror})")
     else:
