@@ -260,6 +260,11 @@ def test_inspect_a_struct_and_a_hash_table(shell):
     sh.expect(":K2   16")
     sh.submit(",inspect (error \"nope ~a\" (* 5 5))")
     sh.expect("nope 25")
+    sh.submit(",inspect (list 1 2))")          # read by lispshell first, as at the prompt
+    sh.expect("Syntax error at line 1, column 11: unmatched close parenthesis")
+    sh.submit(",inspect (list 1")
+    sh.expect("Syntax error at line 1, column 1: ")
+    assert "END-OF-FILE" not in sh.expect(PROMPT)
     sh.submit("(+ 40 2)")
     sh.expect("42")
 

@@ -163,6 +163,12 @@ async def _inspect(repl, arg: str):
         if not code:
             repl.renderer.notice(f"{repl.lisp} keeps no last value here: use ,inspect FORM")
             return
+    from lispshell.repl.forms import split_forms
+
+    _, problem = split_forms(code, repl.lisp)
+    if problem is not None:           # positioned, as at the prompt, not the Lisp reader's EOF
+        repl.renderer.syntax_problem(code, problem)
+        return
     session = repl.session or repl.start_session(repl.lisp)
     if session is None:
         return
