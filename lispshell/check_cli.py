@@ -17,7 +17,7 @@ import sys
 from pathlib import Path
 
 from lispshell import files
-from lispshell.syntax.dialects import EXTENSIONS, resolve_dialect
+from lispshell.syntax.dialects import CLOSE_CHAR, EXTENSIONS, OPEN_CHAR, resolve_dialect
 from lispshell.syntax.layout import misplaced_forms
 from lispshell.syntax.repair import CERTAIN, LIKELY, edit_summary, repair
 from lispshell.syntax.validate import validate
@@ -213,15 +213,13 @@ def _describe(p, problems) -> str:
     (not when an unterminated string or comment swallowed the rest: no closer can help)."""
     text = p.message
     if p.code == "UNCLOSED" and any(q.code.startswith("UNTERMINATED") for q in problems):
-        text = f"unclosed {_OPEN[p.expected]!r} opened here"
+        text = f"unclosed {OPEN_CHAR[p.expected]!r} opened here"
     elif p.code == "UNCLOSED":
-        text = (f"unclosed {_OPEN[p.expected]!r} opened here; the missing {_CLOSE[p.expected]!r} "
+        text = (f"unclosed {OPEN_CHAR[p.expected]!r} opened here; the missing {CLOSE_CHAR[p.expected]!r} "
                 f"most likely belongs at line {p.suggest_line}, column {p.suggest_col}")
     return text
 
 
-_OPEN = {"paren": "(", "bracket": "[", "brace": "{"}
-_CLOSE = {"paren": ")", "bracket": "]", "brace": "}"}
 
 
 def _lisp_files(root: str):

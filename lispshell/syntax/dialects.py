@@ -8,7 +8,7 @@ Stable API (others build on it):
   file path / extension (`foo.lisp`, `.scm`, `x.cljc`) to a syntax dialect. Anything else raises
   `ValueError` with a message that lists what is accepted.
 - `DELIM_TYPES` (`paren`, `bracket`, `brace`), `OPEN_CHAR` / `CLOSE_CHAR` (type -> char),
-  `DELIM_OF_CHAR` (char -> type), and `delimiter_chars(dialect)`: the bracket characters that
+  `DELIM_OF_CHAR` (char -> type), `CLOSER_OF` / `OPENER_OF` (char -> the matching char), and `delimiter_chars(dialect)`: the bracket characters that
   the dialect's reader treats as delimiters (in CL and Guile, `{}` are symbol constituents;
   in CL `[]` are too).
 """
@@ -38,6 +38,8 @@ EXTENSIONS = {
 DELIM_TYPES = ("paren", "bracket", "brace")
 OPEN_CHAR = {"paren": "(", "bracket": "[", "brace": "{"}
 CLOSE_CHAR = {"paren": ")", "bracket": "]", "brace": "}"}
+CLOSER_OF = {"(": ")", "[": "]", "{": "}"}      # opener char -> its closer char
+OPENER_OF = {")": "(", "]": "[", "}": "{"}      # closer char -> its opener char
 DELIM_OF_CHAR = {"(": "paren", ")": "paren", "[": "bracket", "]": "bracket",
                  "{": "brace", "}": "brace"}
 

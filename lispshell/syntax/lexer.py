@@ -38,7 +38,7 @@ from itertools import accumulate, repeat
 from operator import itemgetter, sub
 from typing import NamedTuple
 
-from lispshell.syntax.dialects import CL, CLOJURE, SCHEME, resolve_dialect
+from lispshell.syntax.dialects import CL, CLOJURE, DELIM_OF_CHAR, SCHEME, resolve_dialect
 
 
 class Token(NamedTuple):
@@ -202,8 +202,7 @@ CODE_KIND = {"(": "open", "[": "open", "{": "open", ")": "close", "]": "close", 
              "a": "atom", "x": "atom", "A": "atom", ";": "comment", "s": "string", "S": "string",
              "p": "prefix", "c": "char", "C": "char", "b": "block_comment",
              "B": "block_comment", "d": "datum_comment"}
-CODE_DELIM = {"(": "paren", ")": "paren", "[": "bracket", "]": "bracket",
-              "{": "brace", "}": "brace"}
+CODE_DELIM = DELIM_OF_CHAR      # delimiter codes are the delimiter characters
 
 # The code of a token from its first character, valid for every token except those starting
 # with "#" (looked at again) and the last token (which may be unterminated).

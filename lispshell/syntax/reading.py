@@ -39,16 +39,14 @@ from dataclasses import dataclass
 from itertools import accumulate, compress, count
 from threading import Lock
 
-from lispshell.syntax.dialects import CL, CLOJURE, SCHEME, resolve_dialect
+from lispshell.syntax.dialects import CL, CLOJURE, CLOSER_OF, OPENER_OF, SCHEME, resolve_dialect
+from lispshell.syntax.dialects import DELIM_OF_CHAR as DELIM_OF
 from lispshell.syntax.lexer import LexState, TokenList, tokenize
 
-# One table of the delimiters, by token code (see lexer.CODE_KIND): openers and closers are
-# the characters themselves.
-OPENER_OF = {")": "(", "]": "[", "}": "{"}
-CLOSER_OF = {"(": ")", "[": "]", "{": "}"}
+# Delimiter token codes (see lexer.CODE_KIND) are the characters themselves, so the tables
+# of dialects.py serve: CLOSER_OF, OPENER_OF, DELIM_OF (char -> paren | bracket | brace).
 NAME_OF = {"(": "parenthesis", "[": "bracket", "{": "brace",
            ")": "parenthesis", "]": "bracket", "}": "brace"}
-DELIM_OF = {"(": "paren", "[": "bracket", "{": "brace", ")": "paren", "]": "bracket", "}": "brace"}
 OPENERS = "([{"
 CLOSERS = ")]}"
 TRIVIA = ";b"                           # comment codes: not data, not delimiters

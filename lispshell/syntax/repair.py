@@ -30,14 +30,13 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from lispshell.syntax import evidence
-from lispshell.syntax.dialects import resolve_dialect
+from lispshell.syntax.dialects import CLOSER_OF, OPENER_OF, resolve_dialect
 from lispshell.syntax.evidence import CERTAIN, GUESS, LEVELS, LIKELY  # noqa: F401 (re-exported)
 from lispshell.syntax.lexer import tokenize
 from lispshell.syntax.reading import LineIndex, read, visual_width
 from lispshell.syntax.validate import validate
 
-CLOSE_FOR = {"(": ")", "[": "]", "{": "}"}
-OPEN_FOR = {")": "(", "]": "[", "}": "{"}
+CLOSE_FOR, OPEN_FOR = CLOSER_OF, OPENER_OF
 _DELIMITER_PROBLEMS = {"UNCLOSED", "UNMATCHED_CLOSE", "MISMATCH"}
 # Bounds on the search for equally good alternatives (each costs a re-read of the chunk).
 MAX_ALTERNATIVES = 40
