@@ -11,7 +11,9 @@ that splits a form or glues two together is no repair at all.
   the wrong kind changed where it stands), the result agrees with every line's indentation,
   no form it touches has an impossible shape (`shapes.py`, plus the arities the text's own
   definitions and calls give, `text_arities`), and moving any one edit to another trail
-  gives no other result that does all this.
+  gives no other result that does all this. Closers one too many after a complete form need
+  not agree with the indentation (the form's own lines are left as written) when no other
+  removal agrees better (`_weigh_stray_end`).
 - **guess**: anything else. The best candidate is still returned, with the rivals found.
 
 "Agrees with the indentation" is parinfer's rule for closer trails: each line that starts
@@ -71,6 +73,7 @@ class Judged(NamedTuple):
     disagreements: int
     key: str                 # the token codes: equal keys are the same structure
     first_bad: int           # index in the virtual tokens of the first line that disagrees
+    bad_lines: tuple = ()    # the chunk's code lines (0-based) that disagree
 
 
 @dataclass
@@ -134,6 +137,7 @@ def judge(vt: list[_V]) -> Judged:
     trail: list[int] = []           # columns of the forms closed since the last code token
     forms = bad = 0
     first_bad = -1
+    bad_lines = []
     for i, v in enumerate(vt):
         c = v.code
         if c in ")]}":
@@ -146,6 +150,7 @@ def judge(vt: list[_V]) -> Judged:
         if v.first and (any(col >= v.col for _, col in stack) or
                         any(col < v.col for col in trail) or (not stack and forms)):
             bad += 1
+            bad_lines.append(v.line)
             if first_bad < 0:
                 first_bad = i
         trail = []
@@ -155,7 +160,7 @@ def judge(vt: list[_V]) -> Judged:
             forms += 1
     if stack:
         return Judged(False, forms, bad, "", len(vt) if first_bad < 0 else first_bad)
-    return Judged(True, forms, bad, "".join(v.code for v in vt), first_bad)
+    return Judged(True, forms, bad, "".join(v.code for v in vt), first_bad, tuple(bad_lines))
 
 
 # --- shapes -------------------------------------------------------------------------------------
@@ -248,6 +253,7 @@ comp partial juxt cond case when unless let let* if inst define""".split())
 
 
 _NAMED_LETS = ("let", "let*", "letrec", "letrec*")
+_KEPT = 4        # elements of a list kept for reading definitions (name and parameters)
 
 
 @lru_cache(maxsize=8)
@@ -282,7 +288,7 @@ def text_arities(text: str, dialect: str) -> dict:
                     local.add(elems[1][1])     # a named let's loop: a name used many ways
                 if head.lower() in _DEFINERS[dialect] and elems and not stack:
                     _definition(elems, dialect, defined)     # top level only: no local ones
-            if stack and stack[-1][3] is not None and len(stack[-1][3]) < 3:
+            if stack and stack[-1][3] is not None and len(stack[-1][3]) < _KEPT:
                 stack[-1][3].append(("list", elems or []))
             continue
         if c in "pd":
@@ -298,7 +304,7 @@ def text_arities(text: str, dialect: str) -> dict:
             if top[1] == 0 and c == "a" and top[0] is None:
                 top[0] = tok
             top[1] += 1
-            if top[3] is not None and len(top[3]) < 3:
+            if top[3] is not None and len(top[3]) < _KEPT:
                 top[3].append(("atom", tok))
     out = {}
     for name, counts in uses.items():
@@ -316,7 +322,8 @@ def _definition(elems: list, dialect: str, defined: dict) -> None:
     """Record the arity of `(defun name (params) ...)`, `(define (name params) ...)`, `(defn
     name [params] ...)` from its parameter list (a simple one; anything else is skipped)."""
     if dialect == SCHEME:
-        if len(elems) >= 2 and elems[1][0] == "list" and elems[1][1] and \
+        # only the first _KEPT elements are kept: a list that long may have been longer
+        if len(elems) >= 2 and elems[1][0] == "list" and 0 < len(elems[1][1]) < _KEPT and \
                 elems[1][1][0][0] == "atom":
             params = elems[1][1][1:]
             name = elems[1][1][0][1]
@@ -327,7 +334,7 @@ def _definition(elems: list, dialect: str, defined: dict) -> None:
             return
         name, params = elems[1][1], elems[2][1]
     if len(params) >= 3 or any(kind != "atom" for kind, _ in params):
-        return                         # only the first params are kept: too long to judge
+        return                         # three or more: not judged (the list may go on)
     count = 0
     for _, p in params:
         if p.startswith("&") or p == ".":
@@ -393,15 +400,19 @@ def _trail_closers(chunk: list, line_index: int) -> list:
     return toks[k:]
 
 
-def _trail_spots(text: str, chunk: list, line_index: int) -> list[int]:
+def _trail_spots(text: str, chunk: list, line_index: int, after_opener=True) -> list[int]:
     """Offsets in the trail of code line `line_index`: after its last code token, after each
     closer of the run that ends it, and on the blank lines after it (where a closer alone on
-    its line was dropped)."""
+    its line was dropped). after_opener=False: not right after a line's last opener (a closer
+    seldom goes there: that would be `()`)."""
     toks = _line_tokens(chunk, line_index)
     if not toks:
         return []
     run = _trail_closers(chunk, line_index)
-    spots = [t.end for t in ([toks[-len(run) - 1]] if len(run) < len(toks) else []) + run]
+    last_code = [toks[-len(run) - 1]] if len(run) < len(toks) else []
+    if not after_opener and last_code and last_code[0].code in "([{":
+        last_code = []
+    spots = [t.end for t in last_code + run]
     last = toks[-1]
     later = [t.start for t in chunk if t.start > last.start]
     end = later[0] if later else len(text)
@@ -439,11 +450,78 @@ def weigh(text: str, chunk: list, edits: list, dialect: str) -> Verdict:
         return Verdict(GUESS, edits, "a closer in the middle of a line: indentation cannot "
                        "place it")
     if best.disagreements:
+        if _stray_end(chunk, edits):
+            return _weigh_stray_end(text, chunk, edits, best, dialect)
         return Verdict(GUESS, edits, "the result disagrees with the indentation")
     rivals = _trail_rivals(text, chunk, edits, best, dialect, closers)
     if rivals:
         return Verdict(GUESS, edits, "another placement fits the indentation as well", rivals)
     return Verdict(LIKELY, edits, "the indentation decides")
+
+
+def _stray_end(chunk: list, edits: list) -> bool:
+    """Are the edits only removals of closers from the chunk's final closer run, with the
+    rest of the chunk balanced: closers after a form that was already complete?"""
+    removed = {e["start"] for e in edits if e["start"] != e["end"] and not e["text"]}
+    if len(removed) != len(edits):
+        return False
+    k = len(chunk)
+    while k and chunk[k - 1].code in ")]}":
+        k -= 1
+    if not removed <= {t.start for t in chunk[k:]}:
+        return False
+    stack = []
+    for t in chunk:
+        if t.start in removed:
+            continue
+        if t.code in "([{":
+            stack.append(t.code)
+        elif t.code in ")]}":
+            if not stack or CLOSE_FOR[stack.pop()] != t.code:
+                return False
+    return not stack
+
+
+def _weigh_stray_end(text, chunk, edits, best: Judged, dialect) -> Verdict:
+    """Closers one too many after a complete form, in a form whose own indentation is loose
+    (some lines disagree with it as written). Removing them changes nothing the author wrote
+    before them, so the lines that disagree are the author's. What would say otherwise is a
+    repair that agrees better with the indentation: removing a closer typed too early instead
+    (`(let ((x 1)))` with the body indented under the `let`, which the closer at the end then
+    closes), or moving the closer at the end to a line end where a line after it says a form
+    closes (a closer dropped there, and one too many written at the end)."""
+    if len(edits) != 1:
+        return Verdict(GUESS, edits, "the result disagrees with the indentation")
+    k = len(chunk)
+    while k and chunk[k - 1].code in ")]}":
+        k -= 1
+    # closers that end their lines (where indentation can say a form closed too early)
+    trials = [[e] for e in ({"start": t.start, "end": t.end, "text": ""}
+                            for t in chunk[:k] if t.code in ")]}")
+              if in_trail(text, chunk, e)]
+    # a closer dropped at the end of the line before one that disagrees, besides the one too
+    # many at the end: insert it there and remove one more closer from the end
+    closers = delimiter_chars(dialect)[1::2]
+    run = chunk[k:]
+    if len(run) > len(edits):
+        more = [{"start": t.start, "end": t.end, "text": ""} for t in run[-len(edits) - 1:]]
+        for line in sorted(set(best.bad_lines)):
+            trials.extend(more + [{"start": p, "end": p, "text": ch}]
+                          for p in _trail_spots(text, chunk, line - 1, after_opener=False)
+                          for ch in closers)
+    if len(trials) > MAX_CHECKS:
+        return Verdict(GUESS, edits, "the result disagrees with the indentation")
+    rivals = []
+    for trial in trials:
+        trial = sorted(trial, key=lambda x: (x["start"], x["end"]))
+        if _fits(text, chunk, trial, best, dialect,
+                 max_bad=best.disagreements - 1) is not None:
+            rivals.append(trial)
+    if rivals:
+        return Verdict(GUESS, edits, "the closer one too many may be an earlier one: "
+                       "removing that agrees better with the indentation", rivals[:3])
+    return Verdict(LIKELY, edits, "a closer after a complete form; no other removal agrees "
+                   "better with the indentation")
 
 
 def _fits(text, chunk, trial, best: Judged, dialect, *, max_bad: int = 0, shape=True):
