@@ -27,10 +27,9 @@ class SyntaxProblem:
 
 def position(text: str, offset: int) -> tuple[int, int]:
     """1-based (line, column) of `offset` in `text`."""
-    offset = max(0, min(offset, len(text)))
-    line = text.count("\n", 0, offset) + 1
-    col = offset - (text.rfind("\n", 0, offset) + 1) + 1
-    return line, col
+    from lispshell.syntax.reading import LineIndex
+
+    return LineIndex(text).line_col(max(0, min(offset, len(text))))
 
 
 def problem_at(text: str, message: str, offset: int) -> SyntaxProblem:

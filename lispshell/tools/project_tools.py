@@ -25,6 +25,7 @@ from lispshell.lisp.dialects import get_dialect
 from lispshell.lisp.image import code
 from lispshell.lisp.introspect import string_literal
 from lispshell.syntax import cst
+from lispshell.syntax.reading import LineIndex
 from lispshell.tools.registry import ToolContext, ToolError, register
 
 ANSWER_CAP = 4 * 1024 * 1024      # a helper's answer (JSON) is at most this long
@@ -89,9 +90,8 @@ def _text(path: str) -> str | None:
 
 
 def _line_col(text: str, offset: int) -> tuple[int, int]:
-    """1-based line and column of a character offset."""
-    line = text.count("\n", 0, offset) + 1
-    return line, offset - (text.rfind("\n", 0, offset) + 1) + 1
+    """1-based line and column of a character offset (the one rule: `syntax.reading`)."""
+    return LineIndex(text).line_col(offset)
 
 
 def _code_children(node) -> list:
