@@ -368,3 +368,66 @@ def test_who_references_finds_the_uses_of_a_global_variable(sbcl_project, projec
     missing = call_tool("who_references", {"symbol": "no-such-zz", "package": package},
                         ctx(session, root))
     assert missing["error"]["code"] == "NOT_FOUND", missing
+
+
+# ---------------------------------------------------------------- every kind of definition
+KINDS = {
+    "asdf-demo": ("src/kinds.lisp", "kinds",
+                  "(defpackage :kinds (:use :cl))\n(in-package :kinds)\n"
+                  "(defmacro mac (x) `(list ,x))\n(defvar *var* 1)\n"
+                  "(defclass cls () ((a :initarg :a)))\n(defgeneric gen (x))\n"
+                  "(defmethod gen ((x cls)) 1)\n(defstruct stru a)\n(defconstant +k+ 3)\n",
+                  {"mac": ("macro", "(defmacro mac"), "*var*": ("variable", "(defvar"),
+                   "cls": ("class", "(defclass"), "stru": ("structure", "(defstruct"),
+                   "+k+": ("constant", "(defconstant")}),
+    "guile-demo": ("src/app/kinds.scm", "(app kinds)",
+                   "(define-module (app kinds)\n  #:use-module (srfi srfi-9))\n"
+                   "(define-syntax mac (syntax-rules () ((_ x) (list x))))\n(define var 1)\n"
+                   "(define-record-type rec (make-rec a) rec? (a rec-a))\n",
+                   {"mac": ("macro", "(define-syntax mac"), "var": ("variable", "(define var"),
+                    "rec": (None, "(define-record-type")}),
+    "clj-deps": ("src/demo/kinds.clj", "demo.kinds",
+                 "(ns demo.kinds)\n(defmacro mac [x] `(list ~x))\n(def var 1)\n"
+                 "(defprotocol Proto (pm [x]))\n(defrecord Rec [a])\n(deftype Typ [b])\n"
+                 "(defmulti mm class)\n(defmethod mm String [x] 1)\n",
+                 {"mac": ("macro", "(defmacro"), "var": ("variable", "(def var"),
+                  "Proto": ("protocol", "(defprotocol"), "pm": ("protocol-method", "(defprotocol"),
+                  "Rec": ("record", "(defrecord"), "Typ": ("type", "(deftype"),
+                  "mm": ("multimethod", "(defmulti")}),
+}
+
+
+@pytest.mark.parametrize("name", list(KINDS))
+def test_find_definition_of_every_kind(sbcl_project, project_session, name):
+    """Macros, variables, constants, classes, structures, records, protocols and their methods,
+    multimethods: each found at its line, with its form."""
+    root, session = sbcl_project if name == "asdf-demo" else project_session(name)
+    rel, package, text, expected = KINDS[name]
+    path = root / rel
+    path.write_text(text)
+    assert call_tool("load_file", {"file_path": str(path)}, ctx(session, root))["ok"]
+    for symbol, (kind, head) in expected.items():
+        found = call_tool("find_definition", {"symbol": symbol, "package": package},
+                          ctx(session, root))
+        assert found["ok"] and found["definitions"], (symbol, found)
+        first = found["definitions"][0]
+        assert (first["file"], first["line"]) == (str(path), line_of(path, head)), (symbol, found)
+        assert first["form"].startswith(head) and (kind is None or first["kind"] == kind), found
+    if name == "asdf-demo":
+        gen = call_tool("find_definition", {"symbol": "gen", "package": package},
+                        ctx(session, root))["definitions"]
+        assert [(d["kind"], d["line"]) for d in gen] == [
+            ("generic-function", line_of(path, "(defgeneric")),
+            ("method", line_of(path, "(defmethod"))]
+
+
+def test_clojure_load_file_reports_reflection_warnings(project_session):
+    root, session = project_session("clj-deps")
+    path = root / "src" / "demo" / "reflect.clj"
+    path.write_text("(ns demo.reflect)\n(set! *warn-on-reflection* true)\n"
+                    "(defn size [x]\n  (.length x))\n")
+    loaded = call_tool("load_file", {"file_path": str(path)}, ctx(session, root))
+    assert loaded["ok"] and loaded["finished"], loaded
+    assert loaded["diagnostics"] == [
+        f"{path}:{line_of(path, '(.length x)')}:{col_of(path, '(.length x)')}: warning: "
+        "Reflection warning: reference to field length can't be resolved."], loaded

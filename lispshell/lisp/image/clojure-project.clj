@@ -72,7 +72,7 @@
             (get (ns-map home) (symbol sym-part)))]
     (cond (var? v) v
           (class? v) (throw (ex-info (str name " names the class " (.getName ^Class v)
-                                          ", not a var.") {}))
+                                          ", not a var.") {::class v}))
           :else (throw (ex-info (str "No var named " name " in " (ns-name home)
                                      " (nothing was interned).") {})))))
 
@@ -92,6 +92,7 @@
   (let [m (meta v)]
     (cond (:macro m) "macro"
           (:protocol m) "protocol-method"
+          (and (map? @v) (:on-interface @v)) "protocol"
           (instance? clojure.lang.MultiFn @v) "multimethod"
           (fn? @v) "function"
           :else "variable")))
@@ -99,18 +100,40 @@
 (defn- qualified [v]
   (str (ns-name (:ns (meta v))) "/" (:name (meta v))))
 
+(defn- class-definition
+  "A defrecord's or deftype's class: where its `->Name` constructor was defined (the class
+  itself carries no source location), or nil for any other class."
+  [^Class c]
+  (let [cname (.getName c)
+        dot (.lastIndexOf cname ".")
+        home (when (pos? dot) (find-ns (symbol (str/replace (subs cname 0 dot) "_" "-"))))
+        ctor (when home (get (ns-interns home) (symbol (str "->" (subs cname (inc dot))))))
+        m (meta ctor)]
+    (when (:line m)
+      (let [path (on-disk (:file m))]
+        {:kind (if (.isAssignableFrom clojure.lang.IRecord c) "record" "type") :name cname
+         :file (or path (:file m)) :line (:line m) :column (or (:column m) 1)
+         :in_jar (and (nil? path) (some? (:file m)))}))))
+
 (defn definitions [name ns-text]
   (answering
-   (let [v (lookup name ns-text)
-         m (meta v)
-         path (on-disk (:file m))]
-     (json {:symbol (qualified v)
-            :definitions (if (:line m)
-                           [{:kind (kind-of v) :name (qualified v)
-                             :file (or path (:file m))
-                             :line (:line m) :column (or (:column m) 1)
-                             :in_jar (and (nil? path) (some? (:file m)))}]
-                           [])}))))
+   (let [v (try (lookup name ns-text)
+                (catch clojure.lang.ExceptionInfo e
+                  (let [c (::class (ex-data e))]
+                    (if-let [d (and c (class-definition c))] d (throw e)))))]
+     (if (map? v)
+       (json {:symbol (:name v) :definitions [v]})
+       (let [m (meta v)
+             ;; A protocol's method has no location of its own: the protocol's is where it is.
+             at (if (and (not (:line m)) (:protocol m)) (meta (:protocol m)) m)
+             path (on-disk (:file at))]
+         (json {:symbol (qualified v)
+                :definitions (if (:line at)
+                               [{:kind (kind-of v) :name (qualified v)
+                                 :file (or path (:file at))
+                                 :line (:line at) :column (or (:column at) 1)
+                                 :in_jar (and (nil? path) (some? (:file at)))}]
+                               [])}))))))
 
 (defn who [relation name ns-text]
   (answering
