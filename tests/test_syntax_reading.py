@@ -77,6 +77,16 @@ def test_the_cache_is_small_and_forgets_the_oldest(lexed):
     assert len(lexed) == len(texts) + 1
 
 
+def test_large_readings_are_not_hoarded(lexed, monkeypatch):
+    monkeypatch.setattr(reading, "_CACHE_CHARS", 100)
+    big = [f"(f{i} " + "x " * 40 + ")" for i in range(2)]
+    read(big[0], "cl")
+    read(big[1], "cl")
+    assert len(reading._CACHE) == 1           # the newest only
+    read(big[1], "cl")
+    assert len(lexed) == 2
+
+
 def test_one_column_rule_a_tab_is_one_column():
     text = "(a\t)]"
     v = validate(text, "clojure")

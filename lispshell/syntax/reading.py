@@ -25,8 +25,10 @@ Indentation, which compares what a person sees, uses `LineIndex.width`: the visu
 of the line before an offset with tabs to the next multiple of 8. It is a width, not a
 position, and nothing reports it as a column.
 
-Readings are cached (a few, least recently used first out) by (text, dialect), so a press of
-Enter that routes, validates, splits and indents the same text lexes it once. A `Reading` is
+Readings are cached (the last 8, and fewer when they are large: 4 million characters in all,
+the newest always kept) by (text, dialect), so a press of Enter that routes, validates,
+splits and indents the same text lexes it once, and a tool that validates then parses a file
+reads it once. A `Reading` is
 never changed after `read` returns it: treat it as a value.
 """
 from __future__ import annotations
@@ -312,6 +314,7 @@ def _prefix_arity(tok: str, dialect: str) -> int:
 
 _CACHE: OrderedDict = OrderedDict()
 _CACHE_SIZE = 8
+_CACHE_CHARS = 4_000_000   # a reading holds several times its text: keep few large ones
 _CACHE_LOCK = Lock()       # the REPL reads from the editor's threads too
 
 
@@ -334,8 +337,9 @@ def read(text: str, dialect: str, state: LexState | None = None) -> Reading:
     reading = Reading(text, dialect, tokens, end_state)
     with _CACHE_LOCK:
         _CACHE[key] = reading
-        if len(_CACHE) > _CACHE_SIZE:
-            _CACHE.popitem(last=False)
+        held = sum(len(k[0]) for k in _CACHE)
+        while len(_CACHE) > 1 and (len(_CACHE) > _CACHE_SIZE or held > _CACHE_CHARS):
+            held -= len(_CACHE.popitem(last=False)[0][0])
     return reading
 
 
