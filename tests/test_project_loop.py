@@ -1,6 +1,7 @@
 """The loop the system prompt teaches, walked by a scripted model on the fake Messages API
 against a real Lisp started with a real project, in all three dialects: find the definition,
-read the form, replace it structurally, load the file (through the gate), run the code, report.
+read the form, replace it structurally, load the file (through the gate), run the code, run the
+project's own tests (asdf:test-system, clojure.test/run-tests, an SRFI-64 file), report.
 """
 from __future__ import annotations
 
@@ -29,22 +30,30 @@ class Case:
     form: dict                 # read_form's address
     new_source: str            # `twice` rewritten
     check: dict                # eval's input, whose value must be "hello 42"
+    tests: list                # the tool calls that run the project's tests, in order
+    passed: str                # what the last of them prints when every test passed
 
 
 CASES = {
     "sbcl": Case("asdf-demo", "src/core.lisp", ("load_system", {"name": "demo"}),
                  {"symbol": "demo:twice"}, {"form_type": "defun", "form_name": "twice"},
                  '(defun twice (x)\n  "Two times X, by addition."\n  (+ x x))',
-                 {"code": "(greet)", "package": "demo"}),
+                 {"code": "(greet)", "package": "demo"},
+                 [("eval", {"code": '(asdf:test-system "demo")'})], "demo tests: 2 passed"),
     "guile": Case("guile-demo", "src/app/util.scm", ("load_file", {"file_path": "src/app/util.scm"}),
                   {"symbol": "twice", "package": "(app util)"},
                   {"form_type": "define", "form_name": "twice"},
                   '(define (twice x)\n  "Two times X, by addition."\n  (+ x x))',
-                  {"code": "(greet)", "package": "(app util)"}),
+                  {"code": "(greet)", "package": "(app util)"},
+                  [("load_file", {"file_path": "test/util-test.scm"})],
+                  "# of expected passes      2"),
     "clojure": Case("clj-deps", "src/demo/core.clj", ("load_file", {"file_path": "src/demo/core.clj"}),
                     {"symbol": "demo.core/twice"}, {"form_type": "defn", "form_name": "twice"},
                     '(defn twice\n  "Two times x, by addition."\n  [x]\n  (+ x x))',
-                    {"code": "(demo.core/greet)"}),
+                    {"code": "(demo.core/greet)"},
+                    [("load_file", {"file_path": "test/demo/core_test.clj"}),
+                     ("eval", {"code": "(clojure.test/run-tests 'demo.core-test)"})],
+                    "Ran 2 tests containing 2 assertions.\n0 failures, 0 errors."),
 }
 
 
@@ -64,7 +73,7 @@ def test_the_model_changes_loads_and_checks_a_project_function(lisp, tmp_path, m
     found = project.find(root, search_parents=False)
     session = make_session(lisp, project.apply(found, config_mod.load(), lisp))
     session.start()
-    confirm = Confirm("y", "y", "y")
+    confirm = Confirm(*["y"] * (3 + len(case.tests)))
     with FakeAnthropic() as api:
         try:
             agent = make_agent(api, session, confirm=confirm,
@@ -91,15 +100,22 @@ def test_the_model_changes_loads_and_checks_a_project_function(lisp, tmp_path, m
                 seen["load"] = last_result(body)
                 return Reply.tool("eval", case.check)
 
+            def tests_after_eval(step):
+                def reply(body):
+                    seen["eval" if step == 0 else f"test{step - 1}"] = last_result(body)
+                    return Reply.tool(*case.tests[step])
+                return reply
+
             def report(body):
-                seen["eval"] = last_result(body)
-                return Reply.text("twice now adds; the file loaded with no warnings and greet "
-                                  "still answers \"hello 42\".")
+                seen["tests"] = last_result(body)
+                return Reply.text("twice now adds; the file loaded with no warnings, greet "
+                                  "still answers \"hello 42\" and the project's tests pass.")
 
             api.script(Reply.tool(*case.prepare, text="Loading the project first."),
                        lambda body: Reply.tool("find_definition", case.symbol),
                        read_after_definition, replace_after_read, load_after_replace,
-                       eval_after_load, report)
+                       eval_after_load, *[tests_after_eval(i) for i in range(len(case.tests))],
+                       report)
             ask(agent, "make twice use addition instead of multiplication, and check greet")
 
             source = root / case.file
@@ -113,10 +129,12 @@ def test_the_model_changes_loads_and_checks_a_project_function(lisp, tmp_path, m
             assert seen["load"] == {**seen["load"], "ok": True, "finished": True,
                                     "summary": "no warnings"}
             assert seen["eval"]["ok"] is True and seen["eval"]["values"] == ['"hello 42"']
-            # the image runs the new definition
-            assert [c[0].splitlines()[-1] for c in confirm.asked][-1] == case.check["code"]
-            assert len(confirm.asked) == 3          # the two loads and the eval, each asked
-            assert "still answers" in agent.display.all_text
+            # the image runs the new definition, and the project's tests pass with it
+            assert seen["tests"]["ok"] is True, seen["tests"]
+            assert case.passed in seen["tests"]["output"], seen["tests"]
+            assert len(confirm.asked) == 3 + len(case.tests)   # every load and eval was asked
+            assert confirm.asked[2][0].splitlines()[-1] == case.check["code"]
+            assert "tests pass" in agent.display.all_text
             still_valid(agent, api)
         finally:
             session.close()
