@@ -431,3 +431,29 @@ def test_clojure_load_file_reports_reflection_warnings(project_session):
     assert loaded["diagnostics"] == [
         f"{path}:{line_of(path, '(.length x)')}:{col_of(path, '(.length x)')}: warning: "
         "Reflection warning: reference to field length can't be resolved."], loaded
+
+
+INJECTIONS = {
+    "asdf-demo": ("demo", ['#.(progn (with-open-file (s "{p}" :direction :output) (print 1 s)) '
+                           "'greet)", 'greet) (with-open-file (s "{p}" :direction :output)) (']),
+    "guile-demo": ("(app util)", ['#.(call-with-output-file "{p}" (lambda (o) (display 1 o)))',
+                                  'greet) (call-with-output-file "{p}" display) (']),
+    "clj-deps": ("demo.core", ['#=(spit "{p}" "1")', 'greet) (spit "{p}" "1") (']),
+}
+
+
+@pytest.mark.parametrize("name", list(INJECTIONS))
+def test_project_look_ups_never_read_the_name(sbcl_project, project_session, name, tmp_path):
+    """find_definition, who_calls, who_references and list_package split names and look them
+    up: reader syntax in a name runs nothing and finds nothing."""
+    root, session = sbcl_project if name == "asdf-demo" else project_session(name)
+    package, attempts = INJECTIONS[name]
+    mark = tmp_path / "pwned"
+    for text in attempts:
+        text = text.replace("{p}", str(mark))
+        for tool in ("find_definition", "who_calls", "who_references"):
+            answer = call_tool(tool, {"symbol": text, "package": package}, ctx(session, root))
+            assert answer["ok"] is False and answer["error"]["code"] == "NOT_FOUND", (tool, answer)
+        listed = call_tool("list_package", {"package": text}, ctx(session, root))
+        assert listed["ok"] is False, listed
+    assert not mark.exists(), "a look-up ran the model's text"
