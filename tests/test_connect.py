@@ -355,6 +355,7 @@ def test_mcp_over_the_connection(server, tmp_path):
     from mcp_harness import answer, connect, run
 
     lisp = lisp_of(server.kind)
+    before = _nrepl_sessions(server.url) if server.kind == "nrepl" else None
 
     async def scenario():
         async with connect(tmp_path, "--connect", server.url, "--allow-eval") as client:
@@ -365,8 +366,12 @@ def test_mcp_over_the_connection(server, tmp_path):
             described = answer(await client.call_tool("describe",
                                                       {"symbol": CODE[lisp]["describe"]}))
             assert described["ok"], described
+            if before is not None:
+                assert len(_nrepl_sessions(server.url) - before) == 2
     run(scenario)
     assert server.alive()
+    if before is not None:
+        assert _nrepl_sessions(server.url) == before, "the MCP server closed its nREPL sessions"
 
 
 def test_mcp_refuses_a_lisp_that_does_not_match(server, tmp_path):
