@@ -17,17 +17,28 @@ CIRCULAR = {   # (code, what its value prints as)
     "sbcl struct": ("sbcl", "(progn (defstruct zz-node next) (let ((n (make-zz-node))) "
                             "(setf (zz-node-next n) n) n))", "#1=#S(ZZ-NODE :NEXT #1#)"),
     "guile list": ("guile", "(let ((c (list 1 2 3))) (set-cdr! (cddr c) c) c)", "(1 2 3 . #-2#)"),
+    # A loop through a car or a vector looked endlessly deep to the depth check and went to
+    # the truncated printer, which does not label cycles: it printed until stopped.
+    "guile car": ("guile", "(let ((c (list 1 2 3))) (set-car! c c) c)", "(#0# 2 3)"),
+    "guile vector": ("guile", "(let ((v (vector 1 2))) (vector-set! v 0 v) v)", "#(#0# 2)"),
 }
 ENDLESS = {   # (code, how its value must start and end)
     "clojure range": ("clojure", "(range)", "(0 1 2 3", "...)"),
     "clojure atom": ("clojure", "(let [a (atom nil)] (reset! a a) a)", "#object[clojure.lang.Atom",
                      "]"),
+    # Endless inside endless: within *print-length* still 10^10 elements, built in the heap
+    # (OutOfMemoryError after a minute); printing now stops at 16 Mi characters.
+    "clojure nested": ("clojure", "(repeat (range))", "((0 1 2 3",
+                       "... [printing stopped at 16777216 characters]"),
 }
 DEEP = {
     "sbcl": "(let ((x nil)) (dotimes (i 100000) (setf x (list x))) x)",
     "guile": "(let loop ((i 0) (x '())) (if (= i 100000) x (loop (+ i 1) (list x))))",
     "clojure": "(reduce (fn [x _] (list x)) nil (range 100000))",
 }
+# Deep and looping at the bottom: neither printer may run away with it.
+DEEP_LOOP = "(let ((c (list 1 2 3))) (set-car! c c) (let loop ((i 0) (x c)) (if (= i 100000) x " \
+            "(loop (+ i 1) (list x)))))"
 DEFINE = {"sbcl": ("(defvar *kept* 41)", "(1+ *kept*)"), "guile": ("(define kept 41)", "(+ kept 1)"),
           "clojure": ("(def kept 41)", "(inc kept)")}
 
@@ -61,8 +72,19 @@ def test_endless_values_are_bounded(case):
 def test_deep_nesting_never_kills_the_image(lisp):
     define, use = DEFINE[lisp]
     r = run(lisp, define, DEEP[lisp], use)
-    assert "died" not in r.stderr, r.stderr
-    assert r.stdout.splitlines()[-1] == "42"      # the same image, its definition kept
+    assert r.returncode == 0 and "died" not in r.stderr, r.stderr
+    *_, value, after = r.stdout.splitlines()
+    # A value, bounded (SBCL printed nothing: its printer exhausted the control stack).
+    assert value.startswith("((((((((((") and len(value) < 2_100_000, value[-200:]
+    assert after == "42"      # the same image, its definition kept
+
+
+def test_a_deep_value_that_loops_at_the_bottom_is_bounded_in_guile():
+    define, use = DEFINE["guile"]
+    r = run("guile", define, DEEP_LOOP, use)
+    assert r.returncode == 0, r.stderr
+    *_, value, after = r.stdout.splitlines()
+    assert value.startswith("((((((((((") and after == "42"
 
 
 @pytest.fixture(scope="module")
@@ -70,9 +92,14 @@ def lisps():
     yield from started_sessions()
 
 
-@pytest.mark.parametrize("case", ["sbcl list", "sbcl struct", "clojure range", "clojure atom"])
+MODEL_CASES = {**{k: v[:2] for k, v in {**CIRCULAR, **ENDLESS}.items()},
+               **{f"{lisp} deep": (lisp, code) for lisp, code in DEEP.items()},
+               "guile deep loop": ("guile", DEEP_LOOP)}
+
+
+@pytest.mark.parametrize("case", list(MODEL_CASES))
 def test_the_models_eval_gets_a_bounded_answer(case, lisps):
-    lisp, code, *_ = {**CIRCULAR, **ENDLESS}[case]
+    lisp, code = MODEL_CASES[case]
     session = lisps(lisp)
     ctx = ToolContext(session=lambda: session, gate=EvalGate("yolo"), eval_timeout=60.0,
                       output_cap=65536)
@@ -83,24 +110,69 @@ def test_the_models_eval_gets_a_bounded_answer(case, lisps):
     assert session.eval("(+ 1 2)").values == ["3"]
 
 
+LOOK_UP = {   # (define the value as a variable, its name): the look-ups print it too
+    "sbcl": ("(defparameter *zz-val* {})", "*zz-val*"),
+    "guile": ("(define zz-val {})", "zz-val"),
+    "clojure": ("(def zz-val {})", "zz-val"),
+}
+
+
+@pytest.mark.parametrize("case", list(MODEL_CASES))
+def test_look_ups_print_such_values_bounded(case, lisps):
+    """symbol_value and describe print the variable's value: a deep one killed Guile (its C
+    `write` overflowed the stack), a long one was built whole before it was cut."""
+    lisp, code = MODEL_CASES[case]
+    session = lisps(lisp)
+    define, name = LOOK_UP[lisp]
+    assert session.eval(define.format(code), history=False).error is None
+    ctx = ToolContext(session=lambda: session, gate=EvalGate("off"), eval_timeout=60.0)
+    for tool in ("symbol_value", "describe"):
+        result = call_tool(tool, {"symbol": name}, ctx)
+        assert result["ok"] is True, (tool, result)
+        assert len(str(result)) < 30_000
+    assert session.eval("(+ 1 2)").values == ["3"] and not session.eval("1").restarted
+
+
 def test_the_repl_shows_circular_and_endless_values(tmp_path):
     from pty_shell import Shell
 
     sh = Shell(tmp_path, "--lisp", "sbcl", "--no-project")
     try:
         sh.expect("CL-USER>")
-        sh.submit(CIRCULAR["sbcl list"][1])
-        sh.expect("#1=(1 2 3 . #1#)")
-        sh.submit("(+ 40 2)")
+        sh.submit("(defvar *kept* 41)")
+        for case in ("sbcl list", "sbcl vector", "sbcl struct"):
+            sh.submit(CIRCULAR[case][1])
+            sh.expect(CIRCULAR[case][2])
+        sh.submit(DEEP["sbcl"])
+        sh.expect("((((((((((")
+        sh.submit("(1+ *kept*)")
+        sh.expect("42")
+    finally:
+        sh.close()
+    sh = Shell(tmp_path, "--lisp", "guile", "--no-project")
+    try:
+        sh.expect("(guile-user)>")
+        sh.submit("(define kept 41)")
+        for case in ("guile list", "guile car", "guile vector"):
+            sh.submit(CIRCULAR[case][1])
+            sh.expect(CIRCULAR[case][2])
+        sh.submit(DEEP_LOOP)
+        sh.expect("((((((((((")
+        sh.submit("(+ kept 1)")
         sh.expect("42")
     finally:
         sh.close()
     sh = Shell(tmp_path, "--lisp", "clojure", "--no-project")
     try:
         sh.expect("user>")
+        sh.submit("(def kept 41)")
         sh.submit("(range)")
         sh.expect("99999 ...)", timeout=120)
-        sh.submit("(+ 40 2)")
+        sh.submit("(let [a (atom nil)] (reset! a a) a)")
+        sh.expect("#object[clojure.lang.Atom")
+        sh.submit(DEEP["clojure"])
+        sh.expect("((((((((((")
+        sh.submit("(inc kept)")
         sh.expect("42")
     finally:
         sh.close()

@@ -18,6 +18,36 @@
         frame (StringBuilder.)
         seg (fn [tag text] (.append frame ^String marker) (.append frame (char tag))
               (.append frame (str text)))
+        ;; A value's printed form, built in the heap (the frame is written in one call), so
+        ;; bounded there: printing stops at value-limit characters and says so. Nested
+        ;; infinite seqs, (repeat (range)) say, print 100,000 x 100,000 elements within
+        ;; *print-length* and filled the heap (OutOfMemoryError after a minute).
+        value-limit (* 16 1024 1024)
+        enough (Error. "lispshell: the printed value reached its limit")
+        bounded-pr (fn [v]
+                     (let [sb (StringBuilder.)
+                           put (fn [^String s]
+                                 (let [room (- value-limit (.length sb))]
+                                   (when (> (.length s) room)
+                                     (.append sb s 0 (int (max room 0)))
+                                     (throw enough))
+                                   (.append sb s)))
+                           w (proxy [java.io.Writer] []
+                               (write
+                                 ([x] (put (cond (string? x) x
+                                                 (instance? Integer x) (str (char (int x)))
+                                                 :else (String. ^chars x))))
+                                 ([x off len]
+                                  (put (if (string? x)
+                                         (subs x off (+ off len))
+                                         (String. ^chars x (int off) (int len))))))
+                               (flush [])
+                               (close []))
+                           cut (try (binding [*out* w] (pr v)) false
+                                    (catch Throwable t
+                                      (if (identical? t enough) true (throw t))))]
+                       (cond-> (str sb)
+                         cut (str "... [printing stopped at " value-limit " characters]"))))
         frame-lines (fn [elements]
                       (->> elements
                            (map (fn [^StackTraceElement e]
@@ -52,7 +82,7 @@
                             ;; second, instead of printing forever.
                             (seg \V (binding [*print-length* (or *print-length* 100000)
                                                  *print-level* (or *print-level* 500)]
-                                         (pr-str v))))
+                                         (bounded-pr v))))
                           (locking lock (reset! running nil))
                           nil)
                         (catch Throwable t

@@ -18,6 +18,55 @@
       (string-append (substring s 0 n) "... [cut]")
       s))
 
+;; Values are printed bounded: at most N characters are ever built (a huge list costs no
+;; more than its first N characters), and a value nested deeper than Guile's C `write` can
+;; recurse (it kills the process at some 50,000 levels) goes to the Scheme-level truncated
+;; printer, as the loop does (lispshell/lisp/image/guile-loop.scm, depth-kind).
+(define (depth-kind v limit)
+  (define (walk seen)
+    (let loop ((todo (list (cons v 0))) (budget 1000000) (deep #f) (shared #f))
+      (if (or (null? todo) (zero? budget))
+          (and deep (if (or shared (zero? budget)) 'deep-shared 'deep))
+          (let* ((x (caar todo)) (d (cdar todo)) (rest (cdr todo))
+                 (deep (or deep (> d limit))))
+            (cond ((and deep (not seen)) 'deep)
+                  ((and seen (or (pair? x) (vector? x)) (hashq-ref seen x))
+                   (loop rest (- budget 1) deep #t))
+                  ((pair? x)
+                   (when seen (hashq-set! seen x #t))
+                   (loop (cons* (cons (car x) (+ d 1)) (cons (cdr x) d) rest) (- budget 1)
+                         deep shared))
+                  ((vector? x)
+                   (when seen (hashq-set! seen x #t))
+                   (let add ((i (- (min 1000 (vector-length x)) 1)) (rest rest))
+                     (if (< i 0)
+                         (loop rest (- budget 1) deep shared)
+                         (add (- i 1) (cons (cons (vector-ref x i) (+ d 1)) rest)))))
+                  (else (loop rest (- budget 1) deep shared)))))))
+  (and (walk #f) (walk (make-hash-table))))
+
+(define (printed v n)
+  (if (depth-kind v 10000)
+      (call-with-output-string (lambda (p) (truncated-print v p #:width (min n 10000))))
+      (let ((acc (open-output-string)) (count 0))
+        (define (put s)
+          (let ((room (- n count)))
+            (when (> (string-length s) room)
+              (display (substring s 0 (max room 0)) acc)
+              (set! count n)
+              (throw 'lispshell-enough))
+            (set! count (+ count (string-length s)))
+            (display s acc)))
+        (let ((cut (catch 'lispshell-enough
+                     (lambda ()
+                       (let ((port (make-soft-port
+                                    (vector (lambda (c) (put (string c))) put #f #f #f) "w")))
+                         (setvbuf port 'none)
+                         (write v port)
+                         #f))
+                     (lambda _ #t))))
+          (string-append (get-output-string acc) (if cut "... [cut]" ""))))))
+
 (define (safe-read port)
   ;; Without the person's read-hash-extend procedures (they may run code when read).
   (with-fluids ((%read-hash-procedures '()))
@@ -95,7 +144,7 @@
                                       (if d (string-append "doc: " d "\n") ""))))
                     (else (string-append (symbol->string sym) " is a variable\n"
                                          "type: " (type-name v) "\n"
-                                         "value: " (clip (object->string v) 2000) "\n"))))))))))
+                                         "value: " (printed v 2000) "\n"))))))))))
 
 (define (value-of-name s modname cur)
   (with-name s modname cur
@@ -106,7 +155,7 @@
         ((not (variable-bound? var)) (emit "unbound" (string-append (symbol->string sym) " is unbound")))
         ((macro? (variable-ref var)) (emit "not_variable" (string-append (symbol->string sym) " is a macro, not a variable")))
         (else (let ((v (variable-ref var)))
-                (emit "ok" (string-append (type-name v) "\n" (clip (object->string v) 20000)))))))))
+                (emit "ok" (string-append (type-name v) "\n" (printed v 20000)))))))))
 
 (define never-expanded
   ;; They define or bind macros: refused, not expanded. Core syntax (let-syntax, eval-when,
@@ -220,7 +269,7 @@
 ;;; ,inspect: the person's own FORM (they typed it: it is evaluated), then its parts, one
 ;;; "label<TAB>value" line each after a "type<TAB>value" header.
 (define (one-line v)
-  (let ((s (clip (object->string v) 2000)))
+  (let ((s (printed v 2000)))
     (string-map (lambda (c) (if (char=? c #\newline) #\space c)) s)))
 
 (define (indexed items)

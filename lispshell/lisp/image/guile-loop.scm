@@ -92,29 +92,44 @@
     (define (match-exit-status args)
       (let ((status (if (pair? args) (car args) 0)))
         (cond ((eq? status #t) 0) ((eq? status #f) 1) ((integer? status) status) (else 0))))
-    (define (deeper-than? v limit)
-      ;; Whether V nests pairs or vectors more than LIMIT deep, walked without recursion and
-      ;; with a budget (a shared or circular structure is not walked forever).
-      (let loop ((todo (list (cons v 0))) (budget 1000000))
-        (cond ((or (null? todo) (zero? budget)) #f)
-              (else
-               (let ((x (caar todo)) (d (cdar todo)) (rest (cdr todo)))
-                 (cond ((> d limit) #t)
-                       ((pair? x) (loop (cons* (cons (car x) (+ d 1)) (cons (cdr x) d) rest)
-                                        (- budget 1)))
-                       ((vector? x)
-                        (let add ((i (- (min 1000 (vector-length x)) 1)) (rest rest))
-                          (if (< i 0)
-                              (loop rest (- budget 1))
-                              (add (- i 1) (cons (cons (vector-ref x i) (+ d 1)) rest)))))
-                       (else (loop rest (- budget 1)))))))))
+    (define (depth-kind v limit)
+      ;; #f when V nests pairs and vectors at most LIMIT deep; else 'deep, or 'deep-shared
+      ;; when it also shares or loops structure. The first walk keeps no memory (most values
+      ;; end it at once); a value it finds deep is walked again remembering each pair and
+      ;; vector, since a structure whose car leads back to itself looks endlessly deep to the
+      ;; first walk and is not (`write` labels it: #0#). Both walks have a budget.
+      (define (walk seen)
+        (let loop ((todo (list (cons v 0))) (budget 1000000) (deep #f) (shared #f))
+          (if (or (null? todo) (zero? budget))
+              (and deep (if (or shared (zero? budget)) 'deep-shared 'deep))
+              (let* ((x (caar todo)) (d (cdar todo)) (rest (cdr todo))
+                     (deep (or deep (> d limit))))
+                ;; The second walk goes on below the limit: a loop deep down still counts.
+                (cond ((and deep (not seen)) 'deep)
+                      ((and seen (or (pair? x) (vector? x)) (hashq-ref seen x))
+                       (loop rest (- budget 1) deep #t))
+                      ((pair? x)
+                       (when seen (hashq-set! seen x #t))
+                       (loop (cons* (cons (car x) (+ d 1)) (cons (cdr x) d) rest) (- budget 1)
+                             deep shared))
+                      ((vector? x)
+                       (when seen (hashq-set! seen x #t))
+                       (let add ((i (- (min 1000 (vector-length x)) 1)) (rest rest))
+                         (if (< i 0)
+                             (loop rest (- budget 1) deep shared)
+                             (add (- i 1) (cons (cons (vector-ref x i) (+ d 1)) rest)))))
+                      (else (loop rest (- budget 1) deep shared)))))))
+      (and (walk #f) (walk (make-hash-table))))
     (define (write-value v)
       ;; Guile's `write` recurses on the C stack: a value nested some 50,000 deep kills the
       ;; process. Those are printed by the Scheme-level truncated printer instead (its own
-      ;; stack grows as needed), cut at a generous width.
-      (if (deeper-than? v 10000)
-          ((@ (ice-9 pretty-print) truncated-print) v out #:width 1000000)
-          (write v out)))
+      ;; stack grows as needed), cut at a generous width; it does not label cycles and its
+      ;; time grows with the square of the width, so a deep value that also loops gets a
+      ;; narrow one.
+      (case (depth-kind v 10000)
+        ((deep) ((@ (ice-9 pretty-print) truncated-print) v out #:width 1000000))
+        ((deep-shared) ((@ (ice-9 pretty-print) truncated-print) v out #:width 10000))
+        (else (write v out))))
     (define (printable vals)
       (if (and (= (length vals) 1) (unspecified? (car vals))) '() vals))
     (define (run-eval code)

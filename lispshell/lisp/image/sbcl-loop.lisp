@@ -183,8 +183,11 @@
                       (seg marker #\V)
                       (terpri *out*)  ; start at column 0, or the pretty printer breaks lines early
                       ;; Circle-aware, as SLIME prints: a circular list, vector or struct is shown with
-                      ;; #n= labels instead of printing until the heap is gone.
-                      (let ((*print-circle* t))
+                      ;; #n= labels instead of printing until the heap is gone. Unless the person
+                      ;; set *PRINT-LEVEL*, nesting beyond 1000 prints as #: the printer recurses
+                      ;; on the control stack, which a list nested 100,000 deep exhausts.
+                      (let ((*print-circle* t)
+                            (*print-level* (or *print-level* 1000)))
                         (prin1 v *out*))))))))
         (declare (ignore result))
         (when aborted
