@@ -9,7 +9,11 @@ repair, indentation, the delimiter scan and the CST all start from it.
     r.depths[j]                    # how many lists are open just before token j
     r.delimiters                   # the indexes of the opener and closer tokens, in order
     r.spans                        # (start, end) of the complete top-level forms before the
-                                   # first problem (prefixes belong to their form)
+                                   # first problem (prefixes belong to their form);
+                                   # r.form_tokens the same as (first, last) token indexes
+    r.delimiter_problems           # (token, rank, code, opener) of every MISMATCH,
+                                   # UNMATCHED_CLOSE and MISSING_DATUM, in text order;
+                                   # r.first_problem the first as (code, token, opener)
     r.problems                     # `Problem`s: wrong, extra or missing closers, reader
                                    # errors, unterminated tokens, with positions (see validate)
     r.lines                        # the `LineIndex` of the text
@@ -28,8 +32,7 @@ position, and nothing reports it as a column.
 Readings are cached (the last 8, and fewer when they are large: 4 million characters in all,
 the newest always kept) by (text, dialect), so a press of Enter that routes, validates,
 splits and indents the same text lexes it once, and a tool that validates then parses a file
-reads it once. A `Reading` is
-never changed after `read` returns it: treat it as a value.
+reads it once. A `Reading` is never changed after `read` returns it: treat it as a value.
 """
 from __future__ import annotations
 
