@@ -57,7 +57,10 @@ CLOSERS = ")]}"
 TRIVIA = ";b"                           # comment codes: not data, not delimiters
 DATUM_CODES = frozenset("axAsScC")     # token codes that are a whole datum by themselves
 MAX_ERRORS = 20
-_DELIMS = frozenset("()[]{}")
+# token code -> 1 for a delimiter, else 0: `compress` over these bytes picks the delimiters
+# in C (token codes are ASCII)
+_DELIM_MASK = str.maketrans({**{c: "\x00" for c in range(128)},
+                             **{ord(c): "\x01" for c in "()[]{}"}})
 _DEPTH_DELTA = {"(": 1, "[": 1, "{": 1}
 _MISSING_DATUM = re.compile(r"[pd][;b]*[)\]}]")    # a prefix or #_ right before a closer
 
@@ -193,7 +196,8 @@ class Reading:
         stack: list = []
         push, pop = stack.append, stack.pop
         bad: list = []                      # (token, rank, code, opener)
-        self.delimiters = delimiters = list(compress(count(), map(_DELIMS.__contains__, codes)))
+        self.delimiters = delimiters = list(
+            compress(count(), codes.translate(_DELIM_MASK).encode("latin-1")))
         for j in delimiters:
             c = codes[j]
             if c in OPENERS:
