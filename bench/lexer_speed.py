@@ -190,6 +190,9 @@ def main(argv=None):
         ratios = [rates[(name, d)] / rates[("baseline: char-by-char lexer", d)]
                   for d, _ in corpus_cache()]
         print(f"{name + ' / char-by-char lexer':40}" + "".join(f"{r:11.1f}x" for r in ratios))
+    for name in ("read", "validate"):         # what the walk costs on top of the lexer
+        ratios = [rates[(name, d)] / rates[("tokenize", d)] for d, _ in corpus_cache()]
+        print(f"{name + ' / tokenize (speed)':40}" + "".join(f"{r:11.2f}x" for r in ratios))
     failures = []
     for dialect, text in corpus_cache():
         mb = text[:1_000_000]
