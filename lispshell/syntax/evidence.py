@@ -46,6 +46,8 @@ MAX_TOKENS = 20_000       # nor are forms longer than this (each test re-reads t
 # name -> (fewest, most or None) arguments, from a live image's arglists; set by `repair`
 IMAGE_ARITY: ContextVar = ContextVar("image_arity", default=None)
 _QUOTES = ("'", "`")
+# inside a backquoted template these make the next datum code again
+_UNQUOTES = (",", ",@", "~", "~@", "#,", "#,@")
 _TEMPLATES = ("syntax-rules", "syntax-case", "define-syntax-rule", "er-macro-transformer")
 _UNCOUNTABLE = ("#+", "#-", "#?", "#_", "#;")   # elements that may or may not be there
 
@@ -175,21 +177,22 @@ def shape_problems(text: str, vt: list[_V], dialect: str, points: set[int]) -> l
     image = IMAGE_ARITY.get()
     lines = {vt[p].line for p in points if p < len(vt)} | \
         ({vt[-1].line} if any(p >= len(vt) for p in points) else set())
-    root = {"elems": [], "pend": [], "quoted": False, "uncountable": False}
+    root = {"elems": [], "pend": [], "quoted": False, "uncountable": False, "role": None}
     frames = [root]
     out: list[str] = []
 
-    def start_datum(f) -> tuple[bool, bool]:
-        """A datum starts in frame f: (is it a prefix's datum, is it quoted)."""
-        prefixed = quoted = False
+    def start_datum(f) -> tuple[bool, bool, str | None]:
+        """A datum starts in frame f: (is it a prefix's datum, is it quoted, the prefix
+        nearest it). That prefix decides: a quote makes it data, an unquote code again."""
+        prefixed, mode = False, None
         while f["pend"]:
             entry = f["pend"][-1]
-            prefixed, quoted = True, quoted or entry[1]
+            prefixed, mode = True, mode or entry[1]
             entry[0] -= 1
             if entry[0] > 0:
                 break
             f["pend"].pop()       # a complete prefixed datum is a datum of the prefix before
-        return prefixed, quoted
+        return prefixed, mode == "q" or (mode != "u" and f["quoted"]), mode
 
     for i, v in enumerate(vt):
         c = v.code
@@ -202,9 +205,11 @@ def shape_problems(text: str, vt: list[_V], dialect: str, points: set[int]) -> l
             touched = any(f["open"] < p <= i for p in points) or v.line in lines
             elems = f["elems"]
             if touched and f["kind"] == "list" and not f["quoted"] and \
+                    f["role"] in (None, shapes.THREADED) and \
                     not f["uncountable"] and elems and elems[0].kind == "atom":
                 head = elems[0].text
-                why = shapes.problem(head, elems[1:], dialect)
+                args = elems[1:] + ([shapes.Arg("other")] if f["role"] else [])
+                why = shapes.problem(head, args, dialect)
                 known = arities.get(head)
                 source = "the text's own definition or calls"
                 if why is None and known is None and image is not None and \
@@ -212,29 +217,39 @@ def shape_problems(text: str, vt: list[_V], dialect: str, points: set[int]) -> l
                     known, source = image(head), "the running image's arglist"
                 if why is None and known is not None:
                     lo, hi = known
-                    n = len(elems) - 1
+                    n = len(args)
                     if n < lo or (hi is not None and n > hi):
                         want = f"{lo}" if hi == lo else f"{lo}+" if hi is None else f"{lo}-{hi}"
                         why = f"takes {want} argument(s) by {source}, has {n}"
                 if why:
                     out.append(f"({head} ...) {why}")
             if f["attach"]:
-                frames[-1]["elems"].append(shapes.Arg(f["kind"], "", elems))
+                # a list with a reader conditional in it: its length is not known
+                frames[-1]["elems"].append(shapes.Arg("other" if f["uncountable"] else
+                                                      f["kind"], "", elems))
             continue
         if c in "pd":
             if tok.startswith(_UNCOUNTABLE):
                 f["uncountable"] = True
             if not f["pend"]:
                 f["elems"].append(shapes.Arg("other"))
-            f["pend"].append([2 if tok in ("#+", "#-", "^", "#^") else 1, tok in _QUOTES])
+            f["pend"].append([2 if tok in ("#+", "#-", "^", "#^") else 1,
+                              "q" if tok in _QUOTES else "u" if tok in _UNQUOTES else
+                              "f" if tok == "#'" else None])
             continue
-        prefixed, quoted = start_datum(f)
+        prefixed, quoted, mode = start_datum(f)
         if c in "([{":
             kind = {"(": "list", "[": "vector", "{": "map"}.get(tok, "other")
+            elems = f["elems"]
+            parent = elems[0].text if elems and elems[0].kind == "atom" else ""
+            role = "function" if mode == "f" else shapes.child_role(
+                parent, f["role"], len(elems) - prefixed, elems, dialect)
             frames.append({"open": i, "kind": kind, "elems": [], "pend": [],
-                           "quoted": quoted or f["quoted"], "uncountable": False,
-                           "attach": not prefixed})
+                           "quoted": quoted or role == shapes.DATA, "role": role,
+                           "uncountable": False, "attach": not prefixed})
         elif not prefixed:
+            if tok == "." and dialect != CLOJURE:
+                f["uncountable"] = True       # a dotted list: no argument count
             f["elems"].append(shapes.Arg("string" if c in "sS" else "atom", tok))
             if len(f["elems"]) == 1 and tok in _TEMPLATES:
                 f["quoted"] = True            # macro patterns and templates are data
@@ -267,16 +282,16 @@ def text_arities(text: str, dialect: str) -> dict:
     defined: dict[str, tuple] = {}
     local: set[str] = set()
     stack: list[list] = []            # [head or None, element count, quoted, elems]
-    quote_next = False
+    quote_next = None              # "q" a quote, "u" an unquote before the next datum
     for j, c in enumerate(codes):
         if c in ";b":
             continue
         if c in "([{":
-            quoted = quote_next or bool(stack and stack[-1][2])
+            quoted = quote_next == "q" or (quote_next != "u" and bool(stack and stack[-1][2]))
             if stack:
                 stack[-1][1] += 1
             stack.append([None, 0, quoted, [] if c == "(" or c == "[" else None, c])
-            quote_next = False
+            quote_next = None
             continue
         if c in ")]}":
             if not stack:
@@ -293,11 +308,11 @@ def text_arities(text: str, dialect: str) -> dict:
             continue
         if c in "pd":
             tok = tokens.text_of(j)
-            quote_next = tok in _QUOTES
+            quote_next = "q" if tok in _QUOTES else "u" if tok in _UNQUOTES else None
             if stack and tok.startswith(_UNCOUNTABLE):
                 stack[-1][0] = ""            # no countable call
             continue
-        quote_next = False
+        quote_next = None
         if stack:
             top = stack[-1]
             tok = tokens.text_of(j)

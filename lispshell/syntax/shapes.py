@@ -41,6 +41,8 @@ def _even(args):
 
 
 def _pairs(args):
+    if len(args) == 1 and args[0].kind == "atom":
+        return None          # `(setf foo)`: a function's name, written as data
     return None if args and len(args) % 2 == 0 else f"takes pairs, has {len(args)} argument(s)"
 
 
@@ -247,6 +249,34 @@ _CL_RULES = {
     **{f: _TWO for f in ("eq", "equal", "equalp", "nth", "nthcdr", "elt", "rplaca",
                          "rplacd")},
     "gethash": _count(2, 3), "funcall": _count(1), "apply": _count(2), "assoc": _count(2),
+    **{f: _ONE for f in ("caddr", "cdddr", "cadddr", "fourth", "fifth", "char-code",
+                         "code-char", "char-upcase", "char-downcase", "symbol-function",
+                         "symbol-value", "symbol-package", "fboundp", "boundp", "class-of",
+                         "type-of", "copy-list", "copy-seq", "copy-tree", "list-length",
+                         "fill-pointer", "array-total-size", "array-rank", "realpart",
+                         "imagpart", "abs", "signum", "sqrt", "isqrt", "exp", "pop",
+                         "multiple-value-list", "go", "eval", "last-pair",
+                         "make-symbol", "special-operator-p", "vectorp", "simple-vector-p",
+                         "characterp", "hash-table-p", "hash-table-count", "arrayp",
+                         "floatp", "rationalp", "packagep")},
+    **{f: _TWO for f in ("svref", "schar", "char", "ash", "logbitp", "ldb", "byte",
+                         "rem", "remhash", "maphash", "slot-value", "slot-boundp",
+                         "nth-value", "expt", "ldiff", "tailp", "throw", "vector-push",
+                         "array-dimension", "remf")},
+    **{f: _count(1, 2) for f in ("floor", "ceiling", "truncate", "round", "last",
+                                 "butlast", "incf", "decf", "log", "load-time-value",
+                                 "macroexpand", "macroexpand-1", "intern", "find-symbol",
+                                 "princ", "prin1", "print", "pprint", "write-char",
+                                 "macro-function", "compile")},
+    **{f: _count(2, 3) for f in ("getf", "get", "subseq", "vector-push-extend", "typep",
+                                 "pairlis")},
+    "dpb": _count(3, 3), "acons": _count(3, 3), "coerce": _TWO, "push": _TWO,
+    "pushnew": _count(2), "mapcar": _count(2), "mapc": _count(2), "mapcan": _count(2),
+    "remove": _count(2), "delete": _count(2), "find": _count(2), "position": _count(2),
+    "some": _count(2), "every": _count(2), "notany": _count(2),
+    "sort": _count(2), "stable-sort": _count(2), "reduce": _count(2), "assert": _count(1),
+    "error": _count(1), "unwind-protect": _count(1), "prog1": _count(1),
+    "terpri": _count(0, 1), "make-instance": _count(1), "aref": _count(1),
 }
 
 _SCHEME_RULES = {
@@ -260,7 +290,30 @@ _SCHEME_RULES = {
                          "vector-length", "string-length", "list?")},
     **{f: _TWO for f in ("cons", "vector-ref", "list-ref", "string-ref")},
     "hash-ref": _count(2, 3),
+    **{f: _ONE for f in ("caddr", "cdddr", "cdar", "last-pair", "symbol->string",
+                         "string->symbol", "char->integer", "integer->char",
+                         "exact->inexact", "inexact->exact", "list->vector", "list->string",
+                         "bytevector-length", "abs", "1+", "1-",
+                         "vector?", "procedure?", "char?", "boolean?", "bytevector?",
+                         "struct-vtable", "hash-table?", "unspecified?", "eof-object?")},
+    **{f: _TWO for f in ("eq?", "eqv?", "equal?", "set-car!", "set-cdr!", "assq", "assv",
+                         "memq", "memv", "list-tail", "list-head", "quotient", "remainder",
+                         "modulo", "expt", "ash", "logbit?", "struct-ref",
+                         "bytevector-u8-ref", "hash-remove!")},
+    **{f: _count(3, 3) for f in ("vector-set!", "string-set!", "hash-set!", "hashq-set!",
+                                 "hashv-set!", "bytevector-u8-set!", "assq-set!",
+                                 "assoc-set!", "struct-set!", "hash-create-handle!")},
+    **{f: _count(2, 3) for f in ("hashq-ref", "hashv-ref", "assoc", "member", "substring")},
+    **{f: _count(1, 2) for f in ("number->string", "string->number", "display", "write",
+                                 "make-vector", "make-string", "make-list")},
+    "newline": _count(0, 1), "bytevector-copy!": _count(2, 5), "map": _count(2),
+    "for-each": _count(2), "apply": _count(2), "error": _count(1), "let-values": _all(
+        _count(2), _first(lambda a: a.kind == "list" and all(
+            e.kind == "other" or (e.kind == "list" and len(e.elems) == 2) for e in a.elems),
+            "a list of (formals expression)")),
+    "receive": _count(3),
 }
+_SCHEME_RULES["let*-values"] = _SCHEME_RULES["let-values"]
 
 _CLOJURE_RULES = {
     "if": _count(2, 3), "if-not": _count(2, 3), "when": _count(1), "when-not": _count(1),
@@ -300,7 +353,119 @@ def _name(head: str, dialect: str) -> str:
 def problem(head: str, args: list[Arg], dialect: str) -> str | None:
     """Why a form with operator `head` and arguments `args` cannot be right, or None."""
     rule = _RULES[dialect].get(_name(head, dialect))
-    return rule(args) if rule else None
+    why = rule(args) if rule else None
+    if why and dialect == CL and args and args[0].kind == "atom" and \
+            args[0].text.startswith(":"):
+        return None          # `(length :scs (any-reg))`: a keyword list in a macro's syntax
+    return why
+
+
+# --- where a list is not a call ------------------------------------------------------------------
+
+# A list's role, from the form around it: None for an ordinary call, DATA for a list that is
+# not code at all (a lambda list, a type specifier, a slot spec: nothing in it is checked),
+# or a word for a list that is not a call itself but holds code (a `let` binding, a `cond`
+# clause): it is not checked, its elements are. THREADED: a call inside `->`, which gets one
+# argument more than it shows.
+DATA, THREADED = "data", "threaded"
+_CL_LAMBDA_AT = {"defun": 2, "defmacro": 2, "define-compiler-macro": 2, "deftype": 2,
+                 "defgeneric": 2, "define-setf-expander": 2, "define-modify-macro": 2,
+                 "defsetf": 2, "lambda": 1, "destructuring-bind": 1,
+                 "multiple-value-bind": 1, "multiple-value-setq": 1, "the": 1,
+                 "check-type": 2, "named-lambda": 2, "with-slots": 1, "with-accessors": 1}
+_CL_ALL_DATA = frozenset("""declare declaim proclaim defstruct defpackage in-package
+define-condition defclass deftype""".split())
+_CL_BINDINGS = frozenset("let let* symbol-macrolet compiler-let progv handler-bind".split())
+_CL_FBINDINGS = frozenset("flet labels macrolet".split())
+_CL_KEYED = frozenset("case ecase ccase typecase etypecase ctypecase".split())
+_CL_CLAUSE_DEFS = frozenset("handler-case restart-case".split())     # (name (vars) body)
+_SCHEME_LAMBDA_AT = {"define": 1, "define*": 1, "lambda": 1, "lambda*": 1,
+                     "define-public": 1, "define-inlinable": 1, "define-syntax-rule": 1,
+                     "receive": 1, "call-with-values": -1, "define-record-type": 99}
+_SCHEME_BINDINGS = frozenset("let let* letrec letrec* let-values let*-values fluid-let "
+                             "parameterize with-fluids let-syntax letrec-syntax".split())
+_CLJ_METHODS = frozenset("reify deftype defrecord extend-type extend-protocol proxy "
+                         "defprotocol definterface letfn".split())
+_CLJ_THREADING = frozenset("-> ->> some-> some->> cond-> cond->> doto ..".split())
+
+
+def child_role(head: str, role: str | None, index: int, prior: list, dialect: str):
+    """The role of the list that is element `index` (0 is the head) of a list whose head is
+    `head` ("" when it has none) and whose own role is `role`; `prior` its elements so far."""
+    name = _name(head, dialect) if head else ""
+    if dialect == CL:
+        name = name.rsplit(":", 1)[-1]     # sb-xc:defmacro is a defmacro for this
+    if role == DATA:
+        return DATA
+    if role in ("fbinding", "clause-def"):                # (name lambda-list body...)
+        return DATA if index == 1 else None
+    if role == "keyed":                                  # (keys body...)
+        return DATA if index == 0 else None
+    if role == "bindings":
+        return "binding"
+    if role == "fbindings":
+        return "fbinding"
+    if role == "methods":
+        return "fbinding"
+    if dialect == CL:
+        if name in _CL_ALL_DATA and index >= 1 or name.startswith(":"):
+            return DATA               # (:translate (setf foo)): a keyword heads no call
+        at = _CL_LAMBDA_AT.get(name)
+        if at is not None and index in (1, at):
+            return DATA               # the lambda list, and a name such as (setf foo)
+        if name == "defmethod" and index >= 1 and all(a.kind == "atom" for a in prior[1:]):
+            return DATA               # the name, qualifiers and specialized lambda list
+        if name in _CL_BINDINGS and index == 1:
+            return "bindings"
+        if name in _CL_FBINDINGS and index == 1:
+            return "fbindings"
+        if name in ("do", "do*"):
+            return "bindings" if index == 1 else "clause" if index == 2 else None
+        if name.startswith(("do-", "dolist", "dotimes", "dovector", "dohash", "with-")) and \
+                index == 1:
+            return "clause"           # (var list [result]), (stream ...) and the like
+        if name.startswith(("def", "define-")) and name not in _RULES[CL] and index in (1, 2):
+            return DATA               # an unknown definer: (defthing name (lambda list) ...)
+        if name in _CL_KEYED and index >= 2:
+            return "keyed"
+        if name == "cond" and index >= 1:
+            return "clause"
+        if name in _CL_CLAUSE_DEFS and index >= 2:
+            return "clause-def"
+        if name == "function" and index == 1:
+            return DATA
+        return None
+    if dialect == SCHEME:
+        at = _SCHEME_LAMBDA_AT.get(name)
+        if at is not None and (index == at or at == 99 and index >= 1):
+            return DATA
+        if name.startswith("define") and index == 1:
+            return DATA               # (define-folder (name args) ...): a definer's header
+        if name in _SCHEME_BINDINGS:
+            named = len(prior) > 1 and prior[1].kind == "atom"
+            if index == (2 if named else 1):
+                return "bindings"
+        if name == "do":
+            return "bindings" if index == 1 else "clause" if index == 2 else None
+        if name in ("define-module", "use-modules", "import", "export", "library",
+                    "define-library", "re-export", "cond-expand") and index >= 1:
+            return DATA
+        if name in ("case", "match", "match-lambda") and index >= 2:
+            return "keyed"
+        if name == "cond" and index >= 1:
+            return "clause"
+        if name in ("case-lambda", "match-lambda*") and index >= 1:
+            return "keyed"
+        return None
+    if name in _CLJ_METHODS and index >= 1:
+        return "methods"
+    if name in _CLJ_THREADING and index >= 2:
+        return THREADED
+    if name in ("ns", "quote", "comment", "as->", "condp") and index >= 1:
+        return DATA
+    if name == "case" and index >= 2:
+        return DATA
+    return None
 
 
 # --- arglists from a live image -----------------------------------------------------------------
