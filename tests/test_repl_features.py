@@ -140,6 +140,22 @@ def test_yolo_code_is_shown_before_it_runs_and_the_call_while_it_runs(llm_shell,
     sh.quit()
 
 
+def test_the_toolbar_says_ready_once_a_stopped_turns_eval_has_unwound(llm_shell, api):
+    # The prompt comes back while the interrupted eval is still unwinding (its cleanup sleeps
+    # for a tenth of a second, inside the redraw watcher's first interval): the toolbar
+    # drawn then says busy, and must turn ready by itself, with no key pressed.
+    for _ in range(3):
+        api.script(Reply.tool("eval", {"code": "(unwind-protect (loop) (sleep 0.1))"}))
+    sh = llm_shell("--yolo", cpr=True)
+    for _ in range(3):
+        sh.submit("count forever")
+        sh.expect("eval (unwind-protect (loop) (sleep 0.1)) · ")
+        sh.send(CTRL_C)
+        sh.expect("Interrupted")
+        sh.expect("ready │ YOLO")           # (redrawn from the changed cell on)
+    sh.quit()
+
+
 # ---------------------------------------------------------------- help while typing
 @pytest.mark.parametrize("lisp,prompt,typed,arglist", [
     ("sbcl", "CL-USER>", "(mapcar ", "(mapcar function list &rest more-lists) — Apply FUNCTION"),

@@ -394,15 +394,16 @@ class Repl:
         changes, a flash message expires), rather than on a timer: an idle shell is silent."""
         from prompt_toolkit.application import get_app_or_none
 
-        shown = None
+        # Sampled now, as the prompt is first drawn: a Lisp that turns ready in the next 0.2 s
+        # (an eval the model's stopped turn interrupted) would otherwise stay `busy` on screen.
+        shown = (self.toolbar(), repr(self.prompt_message()))
         while True:
             await asyncio.sleep(0.2)
             now = (self.toolbar(), repr(self.prompt_message()))
             if now != shown:
-                if shown is not None:
-                    app = get_app_or_none()
-                    if app is not None and app.is_running:
-                        app.invalidate()
+                app = get_app_or_none()
+                if app is not None and app.is_running:
+                    app.invalidate()
                 shown = now
 
     async def handle(self, text: str):
