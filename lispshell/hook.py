@@ -91,4 +91,8 @@ def run(stdin: str) -> int:
 
 
 def main(argv: list[str] | None = None) -> int:
+    if argv:                      # Claude Code runs it bare; a person asking gets the doc
+        print("usage: lispshell hook < HOOK_JSON\n\n" + __doc__.split("\n\n", 1)[0],
+              file=sys.stdout if argv[0] in ("-h", "--help") else sys.stderr)
+        return 0 if argv[0] in ("-h", "--help") else 2
     return run(sys.stdin.read())

@@ -143,6 +143,16 @@ def test_hook_ignores_what_is_not_an_edit_of_an_existing_file(payload):
     assert hook(payload) == (0, "", "")
 
 
+def test_hook_help_does_not_wait_for_standard_input():
+    done = subprocess.run([LISPSHELL, "hook", "--help"], capture_output=True, text=True,
+                          timeout=30)
+    assert done.returncode == 0 and done.stdout.startswith("usage: lispshell hook < HOOK_JSON")
+    assert "PostToolUse" in done.stdout
+    done = subprocess.run([LISPSHELL, "hook", "--bogus"], capture_output=True, text=True,
+                          timeout=30)
+    assert done.returncode == 2 and "usage: lispshell hook" in done.stderr
+
+
 # ---- the journal and undo ----------------------------------------------------------------------
 
 def test_undo_after_a_structural_edit_restores_the_bytes(tmp_path):

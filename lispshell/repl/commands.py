@@ -39,7 +39,7 @@ def _help(repl, arg: str):
         "Ctrl-X Ctrl-E opens $EDITOR, Ctrl-X Ctrl-D shows the documentation of the symbol at "
         "the cursor, Ctrl-X Ctrl-A apropos; the toolbar shows the arglist of the operator at the "
         "cursor. Prose (or `?` + text) goes to the LLM.",
-        style="dim"))
+        style="dim"), soft_wrap=False)       # wrapped at words, unlike the Lisp's own output
 
 
 def _quit(repl, arg: str):

@@ -21,7 +21,9 @@ def build_parser() -> argparse.ArgumentParser:
         prog="lispshell",
         description="A REPL in front of a live SBCL, Guile or Clojure, with an LLM at your side. "
                     "Lisp forms go to the Lisp, prose goes to the LLM, ,help lists the commands.",
-        epilog="Subcommands: `lispshell check FILE...` (syntax check), `lispshell mcp` (MCP server).")
+        epilog="Subcommands: `lispshell check FILE...` (syntax check), `lispshell mcp` (MCP server), "
+               "`lispshell hook` (Claude Code's PostToolUse hook), `lispshell undo [FILE]` (put "
+               "back a change lispshell made).")
     p.add_argument("--lisp", choices=LISPS, metavar="{" + ",".join(LISPS) + "}",
                    help="which Lisp to run (default: default_lisp in the config, sbcl)")
     p.add_argument("-e", "--eval", dest="forms", action="append", metavar="FORM", default=[],
