@@ -232,7 +232,7 @@ def shape_problems(text: str, vt: list[_V], dialect: str, points: set[int]) -> l
             if tok.startswith(_UNCOUNTABLE):
                 f["uncountable"] = True
             if not f["pend"]:
-                f["elems"].append(shapes.Arg("other"))
+                f["elems"].append(shapes.Arg("other", tok))      # the prefix
             f["pend"].append([2 if tok in ("#+", "#-", "^", "#^") else 1,
                               "q" if tok in _QUOTES else "u" if tok in _UNQUOTES else
                               "f" if tok == "#'" else None])

@@ -142,6 +142,8 @@ def _cl_declare(args):
         head = spec.elems[0].text.lower() if spec.elems[0].kind == "atom" else ""
         names = spec.elems[2:] if head == "type" else spec.elems[1:] \
             if head in ("ignore", "ignorable", "special", "dynamic-extent") else []
+        if head == "type" and len(spec.elems) == 2:
+            return "(type ...) declares no variable"
         for n in names:
             if n.kind == "list" and not (n.elems and n.elems[0].kind == "atom" and
                                          n.elems[0].text.lower() == "function"):
@@ -198,11 +200,27 @@ def _clj_fn_body(args):
     if not rest or not _known(rest[0]):
         return None if rest else "has no parameter vector"
     if rest[0].kind == "vector":
-        return None
+        return _clj_params(rest[0])
     if all(a.kind == "other" or (a.kind == "list" and a.elems and a.elems[0].kind in
                                   ("vector", "other")) for a in rest):
+        for a in rest:
+            if a.kind == "list" and a.elems[0].kind == "vector":
+                why = _clj_params(a.elems[0])
+                if why:
+                    return why
         return None
     return "needs a parameter vector"
+
+
+def _clj_params(vector: Arg) -> str | None:
+    """A parameter vector holds symbols, `&`, and vectors or maps to destructure (a `^hint`
+    before one is fine); never a call, a string, a keyword or a number."""
+    for e in vector.elems:
+        if e.kind in ("list", "string") or (e.kind == "other" and e.text not in ("^", "#^")) \
+                or (e.kind == "atom" and (e.text[:1] in ":0123456789\\\"" or
+                                          e.text in ("nil", "true", "false"))):
+            return "its parameter vector holds something that is not a parameter"
+    return None
 
 
 def _clj_defn(args):
@@ -236,7 +254,9 @@ _CL_RULES = {
     "etypecase": _all(_count(1), _clauses(1)),
     "dolist": _all(_count(1), _first(_iteration_spec, "(var list [result])")),
     "dotimes": _all(_count(1), _first(_iteration_spec, "(var count [result])")),
-    "multiple-value-bind": _all(_count(2), _first(_is_list, "a list of variables")),
+    "multiple-value-bind": _all(_count(2), _first(
+        lambda a: _is_list(a) and all(e.kind in ("atom", "other") for e in a.elems),
+        "a list of variables")),
     "destructuring-bind": _all(_count(2), _first(_is_list, "a lambda list")),
     "quote": _ONE, "return-from": _count(1, 2), "return": _count(0, 1),
     "defvar": _count(1, 3), "defparameter": _count(2, 3), "defconstant": _count(2, 3),
@@ -277,6 +297,9 @@ _CL_RULES = {
     "sort": _count(2), "stable-sort": _count(2), "reduce": _count(2), "assert": _count(1),
     "error": _count(1), "unwind-protect": _count(1), "prog1": _count(1),
     "terpri": _count(0, 1), "make-instance": _count(1), "aref": _count(1),
+    "logtest": _TWO, "formatter": _ONE,
+    # legal with one argument, but then always true: nobody writes that
+    **{f: _count(2) for f in ("<", ">", "<=", ">=", "/=")},
 }
 
 _SCHEME_RULES = {
@@ -311,7 +334,8 @@ _SCHEME_RULES = {
         _count(2), _first(lambda a: a.kind == "list" and all(
             e.kind == "other" or (e.kind == "list" and len(e.elems) == 2) for e in a.elems),
             "a list of (formals expression)")),
-    "receive": _count(3),
+    "receive": _count(3), "@": _TWO, "@@": _TWO,
+    **{f: _count(2) for f in ("<", ">", "<=", ">=")},
 }
 _SCHEME_RULES["let*-values"] = _SCHEME_RULES["let-values"]
 
@@ -329,6 +353,7 @@ _CLOJURE_RULES = {
                          "vals", "deref", "pos?", "neg?", "even?", "odd?", "ffirst", "name")},
     **{f: _TWO for f in ("cons", "contains?")},
     "get": _count(2, 3), "nth": _count(2, 3), "assoc": _odd_min3,
+    **{f: _count(2) for f in ("<", ">", "<=", ">=")},
 }
 
 _RULES = {CL: _CL_RULES, SCHEME: _SCHEME_RULES, CLOJURE: _CLOJURE_RULES}
