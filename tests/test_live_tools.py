@@ -252,8 +252,14 @@ def test_guile_primitives_have_their_documentation():
 
     with LispSession("guile") as session:
         hint = parse_answer(session.eval(call_form("guile", "arglist", "hash-ref", "")).output)
-        assert hint == ("ok", "(hash-ref table key [dflt])\nLook up KEY in the hash table TABLE, "
+        assert hint == ("ok", "(hash-ref table key #:optional dflt)\nLook up KEY in the hash table TABLE, "
                               "and return the value (if any)"), hint
+        # the hint's first line is what repair reads arities from
+        from lispshell.syntax.shapes import lambda_list_arity
+        for name, arity in (("hash-ref", (2, 3)), ("string-index", (2, 4)),
+                            ("string-append", (0, None)), ("list-tail", (2, 2))):
+            answer = parse_answer(session.eval(call_form("guile", "arglist", name, "")).output)
+            assert lambda_list_arity(answer[1].split("\n")[0], "scheme") == arity, answer
         own = session.eval('(define (twice x) "Twice X." (* 2 x))')
         assert own.error is None
         hint = parse_answer(session.eval(call_form("guile", "arglist", "twice", "")).output)
@@ -265,6 +271,7 @@ def test_guile_primitives_have_their_documentation():
             assert hint == ("ok", arglist + "\n"), hint
         ctx = ToolContext(session=lambda: session, eval_timeout=20.0)
         described = call_tool("describe", {"symbol": "string-append"}, ctx)
-        assert "Return a newly allocated string" in described["description"], described
+        assert "arguments: (string-append . args)\ndoc: - Scheme Procedure: string-append" \
+            in described["description"], described
         described = call_tool("describe", {"symbol": "twice"}, ctx)
-        assert "arguments: (x)\ndoc: Twice X." in described["description"], described
+        assert "arguments: (twice x)\ndoc: Twice X." in described["description"], described

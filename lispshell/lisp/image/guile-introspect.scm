@@ -136,10 +136,7 @@
                     ((macro? v) (string-append (symbol->string sym) " is a macro\n"))
                     ((procedure? v)
                      (string-append (symbol->string sym) " is a procedure\n"
-                                    "arguments: "
-                                    (let ((formals (procedure-property v 'lispshell-formals)))
-                                      (object->string (or formals (procedure-arguments v))))
-                                    "\n"
+                                    "arguments: " (call-shape sym v) "\n"
                                     (let ((d (doc-of v)))
                                       (if d (string-append "doc: " d "\n") ""))))
                     (else (string-append (symbol->string sym) " is a variable\n"
@@ -229,15 +226,33 @@
               (loop (cdr lines))
               t)))))
 
+;; A primitive's arguments are all `_` to procedure-arguments; its documentation's header
+;; "- Scheme Procedure: hash-ref table key [dflt]" names them. Written as the lambda list the
+;; rest of the hint uses, "(hash-ref table key #:optional dflt)", since repair reads arities
+;; from it (lispshell.syntax.shapes.lambda_list_arity).
 (define (header-arglist doc)
-  ;; A primitive's arguments are all `_` to procedure-arguments; its documentation's header
-  ;; "- Scheme Procedure: hash-ref table key [dflt]" names them: "(hash-ref table key [dflt])".
   (let ((prefix "- Scheme Procedure: ")
         (line (car (string-split doc #\newline))))
     (and (string-prefix? prefix line)
-         (string-append "(" (string-join (string-tokenize (substring line (string-length prefix)))
-                                         " ")
-                        ")"))))
+         (let loop ((words (string-tokenize (substring line (string-length prefix))))
+                    (optional? #f) (out '()))
+           (if (null? words)
+               (string-append "(" (string-join (reverse out) " ") ")")
+               (let* ((w (car words))
+                      (opens (and (not optional?) (string-index w #\[)))
+                      (bare (string-delete (lambda (c) (memv c '(#\[ #\]))) w)))
+                 (loop (cdr words) (or optional? opens)
+                       (cond ((string-null? bare) out)
+                             (opens (cons bare (cons "#:optional" out)))
+                             (else (cons bare out))))))))))
+
+(define (call-shape sym proc)
+  ;; "(twice x)": the names the person's define gave, a primitive's from its documentation,
+  ;; else what procedure-arguments knows.
+  (let ((formals (procedure-property proc 'lispshell-formals)))
+    (or (header-arglist (or (doc-of proc) ""))
+        (and formals (object->string (cons sym formals)))
+        (object->string (lambda-list sym proc)))))
 
 (define (lambda-list sym proc)
   ;; (name required... #:optional o... #:key k... . rest), from procedure-arguments.
@@ -258,12 +273,8 @@
         (cond
           ((macro? v) (emit "ok" (string-append "(" (symbol->string sym) " ...)\nsyntax")))
           ((procedure? v)
-           (let ((doc (or (doc-of v) "")))
-             (emit "ok" (string-append (or (header-arglist doc)
-                                           (let ((formals (procedure-property v 'lispshell-formals)))
-                                             (and formals (object->string (cons sym formals))))
-                                           (object->string (lambda-list sym v)))
-                                       "\n" (first-doc-line doc)))))
+           (emit "ok" (string-append (call-shape sym v) "\n"
+                                     (first-doc-line (or (doc-of v) "")))))
           (else (emit "unknown" (string-append (symbol->string sym) " is not a procedure"))))))))
 
 ;;; ,inspect: the person's own FORM (they typed it: it is evaluated), then its parts, one
