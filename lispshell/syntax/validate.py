@@ -27,7 +27,6 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from lispshell.syntax.dialects import CLOSE_CHAR, OPEN_CHAR
-
 from lispshell.syntax.reading import (  # noqa: F401 (re-exported: validate's stable names)
     CLOSER_OF, DATUM_CODES, DELIM_OF, MAX_ERRORS, NAME_OF, OPENER_OF, Problem, Reading,
     closer_hint, read)
