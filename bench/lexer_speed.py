@@ -18,16 +18,25 @@ whose pairs or forms do not check out, or a validate that found no forms. The ro
 in turns (each round times every row once, the best round counts), so a machine whose load
 changes during the run slows every row alike and the ratios hold.
 
-    .venv/bin/python bench/lexer_speed.py [--repeat N]
+With --against REV (a git revision of this repository), the `validate` of that revision runs
+in the same rounds on the same bytes (its syntax/ package is loaded under another name), and
+the run prints how fast ours is against it: the before/after of a change, measured together.
+
+    .venv/bin/python bench/lexer_speed.py [--repeat N] [--against REV]
 """
 from __future__ import annotations
 
 import argparse
 import gc
 import glob
+import importlib
+import io
 import os
 import re
+import subprocess
 import sys
+import tarfile
+import tempfile
 import time
 import zipfile
 
@@ -167,9 +176,38 @@ def best_times(fns, text, dialect, repeat) -> list[float]:
     return best
 
 
+def validate_at(rev: str):
+    """`validate` as it was at git revision `rev`: its lispshell/syntax loaded as a package
+    of another name (lispshell_at_rev), so both run in this process."""
+    root = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..")
+    tar = subprocess.run(["git", "-C", root, "archive", rev, "lispshell/syntax"],
+                         capture_output=True, check=True).stdout
+    where = tempfile.mkdtemp(prefix="lexer_speed_")
+    with tarfile.open(fileobj=io.BytesIO(tar)) as t:
+        t.extractall(where, filter="data")
+    package = os.path.join(where, "lispshell_at_rev")
+    os.rename(os.path.join(where, "lispshell"), package)
+    open(os.path.join(package, "__init__.py"), "w").close()
+    for base, _, names in os.walk(package):
+        for name in names:
+            if name.endswith(".py"):
+                path = os.path.join(base, name)
+                with open(path, encoding="utf-8") as f:
+                    source = f.read().replace("lispshell.", "lispshell_at_rev.")
+                with open(path, "w", encoding="utf-8") as f:
+                    f.write(source)
+    sys.path.insert(0, where)
+    old = importlib.import_module("lispshell_at_rev.syntax.validate").validate
+
+    def theirs_validate(text, dialect):
+        return old(text, dialect).forms
+    return theirs_validate
+
+
 def main(argv=None):
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--repeat", type=int, default=3)
+    ap.add_argument("--against", metavar="REV", help="also time validate as it was at REV")
     args = ap.parse_args(argv)
     runs = [("baseline: re.finditer, 2 alternatives", baseline_regex),
             ("baseline: char-by-char lexer", baseline_char_loop),
@@ -177,6 +215,9 @@ def main(argv=None):
             ("tokenize + build every Token", ours_tokenize_materialized),
             ("read", ours_read),
             ("validate", ours_validate)]
+    theirs = validate_at(args.against) if args.against else None
+    if theirs is not None:
+        runs.append((f"validate at {args.against}", theirs))
     print(f"{'':40}" + "".join(f"{d:>12}" for d, _ in corpus_cache()))
     print(f"{'size (MB)':40}" + "".join(f"{len(t) / 1e6:12.2f}" for _, t in corpus_cache()))
     rates = {}
@@ -193,12 +234,19 @@ def main(argv=None):
     for name in ("read", "validate"):         # what the walk costs on top of the lexer
         ratios = [rates[(name, d)] / rates[("tokenize", d)] for d, _ in corpus_cache()]
         print(f"{name + ' / tokenize (speed)':40}" + "".join(f"{r:11.2f}x" for r in ratios))
+    if theirs is not None:
+        ratios = [rates[("validate", d)] / rates[(f"validate at {args.against}", d)]
+                  for d, _ in corpus_cache()]
+        print(f"{'validate / validate at ' + args.against:40}"
+              + "".join(f"{r:11.2f}x" for r in ratios))
     failures = []
     for dialect, text in corpus_cache():
         mb = text[:1_000_000]
-        t, base = best_times([ours_validate, baseline_char_loop], mb, dialect, args.repeat)
+        fns = [ours_validate, baseline_char_loop] + ([theirs] if theirs else [])
+        t, base, *before = best_times(fns, mb, dialect, args.repeat)
         print(f"validate 1 MB of {dialect:8}: {t * 1000:6.1f} ms "
-              f"({t / base:.2f}x the char-by-char lexer's {base * 1000:.1f} ms)")
+              f"({t / base:.2f}x the char-by-char lexer's {base * 1000:.1f} ms"
+              + (f"; {before[0] * 1000:.1f} ms at {args.against}" if before else "") + ")")
         failures += check_reading(text, dialect)
         if not validate(text, dialect).forms:
             failures.append(f"{dialect}: validate found no forms")

@@ -198,18 +198,30 @@ class Reading:
         bad: list = []                      # (token, rank, code, opener)
         self.delimiters = delimiters = list(
             compress(count(), codes.translate(_DELIM_MASK).encode("latin-1")))
-        for j in delimiters:
-            c = codes[j]
-            if c in OPENERS:
-                push(j)
-            elif stack:
-                o = pop()
-                partner[o] = j
-                partner[j] = o
-                if codes[o] != OPENER_OF[c]:
-                    bad.append((j, 1, "MISMATCH", o))
-            else:
-                bad.append((j, 1, "UNMATCHED_CLOSE", None))
+        if "[" in codes or "{" in codes or "]" in codes or "}" in codes:
+            opener_of = OPENER_OF
+            for j in delimiters:
+                c = codes[j]
+                if c in "([{":
+                    push(j)
+                elif stack:
+                    o = pop()
+                    partner[o] = j
+                    partner[j] = o
+                    if codes[o] != opener_of[c]:
+                        bad.append((j, 1, "MISMATCH", o))
+                else:
+                    bad.append((j, 1, "UNMATCHED_CLOSE", None))
+        else:       # parentheses only (all CL, most Scheme): no closer of the wrong kind,
+            for j in delimiters:            # and a quarter faster without looking
+                if codes[j] == "(":
+                    push(j)
+                elif stack:
+                    o = pop()
+                    partner[o] = j
+                    partner[j] = o
+                else:
+                    bad.append((j, 1, "UNMATCHED_CLOSE", None))
         if "p" in codes or "d" in codes:
             for m in _MISSING_DATUM.finditer(codes):
                 bad.append((m.end() - 1, 0, "MISSING_DATUM", None))
