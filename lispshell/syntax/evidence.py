@@ -212,6 +212,8 @@ def shape_problems(text: str, vt: list[_V], dialect: str, points: set[int]) -> l
                 why = shapes.problem(head, args, dialect)
                 known = arities.get(head)
                 source = "the text's own definition or calls"
+                if why is None and known is None:
+                    known, source = shapes.stdlib_arity(head, dialect), "the standard library"
                 if why is None and known is None and image is not None and \
                         not shapes.known(head, dialect):
                     known, source = image(head), "the running image's arglist"
@@ -324,7 +326,7 @@ def text_arities(text: str, dialect: str) -> dict:
     out = {}
     for name, counts in uses.items():
         if name in _VARIADIC or name.lower() in _VARIADIC or name in defined or name in local or \
-                shapes.known(name, dialect):
+                shapes.known(name, dialect) or shapes.stdlib_arity(name, dialect):
             continue                   # variadic, defined here, or a form shapes.py knows
         (n, k), = counts.most_common(1)
         if k >= 4 and sum(counts.values()) - k <= 1:

@@ -375,6 +375,17 @@ def _name(head: str, dialect: str) -> str:
     return name
 
 
+def stdlib_arity(head: str, dialect: str) -> tuple[int, int | None] | None:
+    """(fewest, most or None) arguments of a function of the dialect's standard library
+    (`stdlib_arity.py`, read from SBCL's COMMON-LISP package, Guile's (guile) module and
+    clojure.core), or None."""
+    from lispshell.syntax import stdlib_arity      # a table: loaded when first needed
+
+    table = {CL: stdlib_arity.CL, SCHEME: stdlib_arity.SCHEME,
+             CLOJURE: stdlib_arity.CLOJURE}[dialect]
+    return table.get(_name(head, dialect))
+
+
 def problem(head: str, args: list[Arg], dialect: str) -> str | None:
     """Why a form with operator `head` and arguments `args` cannot be right, or None."""
     rule = _RULES[dialect].get(_name(head, dialect))
@@ -400,7 +411,8 @@ _CL_LAMBDA_AT = {"defun": 2, "defmacro": 2, "define-compiler-macro": 2, "deftype
                  "check-type": 2, "named-lambda": 2, "with-slots": 1, "with-accessors": 1}
 _CL_ALL_DATA = frozenset("""declare declaim proclaim defstruct defpackage in-package
 define-condition defclass deftype""".split())
-_CL_BINDINGS = frozenset("let let* symbol-macrolet compiler-let progv handler-bind".split())
+_CL_BINDINGS = frozenset("let let* prog prog* symbol-macrolet compiler-let progv "
+                         "handler-bind".split())
 _CL_FBINDINGS = frozenset("flet labels macrolet".split())
 _CL_KEYED = frozenset("case ecase ccase typecase etypecase ctypecase".split())
 _CL_CLAUSE_DEFS = frozenset("handler-case restart-case".split())     # (name (vars) body)

@@ -1,0 +1,156 @@
+"""Regenerate lispshell/syntax/stdlib_arity.py: the argument counts of each dialect's standard
+library, read from the Lisps installed here (SBCL's COMMON-LISP package, Guile's (guile)
+module, Clojure's clojure.core functions). Repair's shape test uses them as it uses the
+hand-written rules of shapes.py: a call with a count outside (fewest, most) cannot be right.
+
+    .venv/bin/python bench/stdlib_arities.py
+
+Left out: names that are also compound type specifiers in CL (`(mod 8)`, `(cons integer)`,
+`(member :a)`...), entries that say nothing ((0, None)), and names shapes.py has rules for.
+"""
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+
+sys.path.insert(0, os.path.join(os.path.dirname(__file__), ".."))
+
+from lispshell.syntax import shapes  # noqa: E402
+
+OUT = os.path.join(os.path.dirname(__file__), "..", "lispshell", "syntax", "stdlib_arity.py")
+CL_TYPE_NAMES = set("""and or not member eql satisfies mod values function cons rational
+complex float string vector array bit integer signed-byte unsigned-byte real number character
+list sequence pathname logical-pathname atom null simple-array simple-vector simple-string
+bit-vector simple-bit-vector base-string simple-base-string short-float single-float
+double-float long-float ratio fixnum bignum keyword symbol""".split())
+
+CL_SCRIPT = """
+(let ((*print-case* :downcase))
+  (do-external-symbols (s :common-lisp)
+    (when (and (fboundp s) (not (special-operator-p s)))
+      (let* ((f (or (macro-function s) (fdefinition s)))
+             (ll (ignore-errors (if (typep f 'generic-function)
+                                    (sb-mop:generic-function-lambda-list f)
+                                    (sb-kernel:%fun-lambda-list f)))))
+        (when (and (listp ll) (null (cdr (last ll))))       ; a proper list
+          (format t "~a~{ ~a~}~%" (string-downcase (symbol-name s))
+                  (mapcar (lambda (x) (if (and (symbolp x) (char= (char (symbol-name x) 0) #\\&))
+                                          (string-downcase (symbol-name x)) "p"))
+                          ll)))))))
+"""
+# procedure-minimum-arity does not count keyword arguments: a procedure that takes some is
+# taken as having no upper bound
+GUILE_SCRIPT = """
+(use-modules (system vm program))
+(module-for-each
+ (lambda (sym var)
+   (when (and (variable-bound? var) (procedure? (variable-ref var)))
+     (let* ((p (variable-ref var))
+            (a (procedure-minimum-arity p))
+            (alist (false-if-exception (program-arguments-alist p)))
+            (keys (and alist (pair? (or (assq-ref alist 'keyword) '())))))
+       (when a (format #t "~a ~a ~a ~a~%" sym (car a) (cadr a)
+                       (if (or (caddr a) keys (not alist)) 1 0))))))
+ (resolve-interface '(guile)))
+"""
+CLOJURE_SCRIPT = """
+(doseq [[s v] (sort-by key (ns-publics 'clojure.core))]
+  (let [m (meta v)]
+    (when (and (:arglists m) (not (:macro m)) (fn? @v))
+      (println (str s) (pr-str (:arglists m))))))
+"""
+
+
+# Names that a module commonly imported redefines (SRFI-19's current-time, sxml's filter...),
+# or that code often binds as variables in a macro's own binding syntax (`(count (f x))`):
+# seen wrongly judged in valid SBCL, Guile and Clojure sources
+LEFT_OUT = {"cl": {"count"},
+            "scheme": {"define!", "filter", "current-time", "system", "string-compare",
+                       "kw-arg-ref", "vector->list", "version", "vector-fill!", "vector-copy",
+                       "string-copy", "string->list"},
+            "clojure": {"cat", "set"}}
+
+
+def cl_table() -> dict:
+    out = subprocess.run(["sbcl", "--noinform", "--non-interactive", "--eval",
+                          f"(progn {CL_SCRIPT})"], capture_output=True, text=True,
+                         check=True, timeout=300).stdout
+    table = {}
+    for line in out.splitlines():
+        name, *params = line.split()
+        if name in CL_TYPE_NAMES:
+            continue
+        lo = hi = 0
+        optional = False
+        for p in params:
+            if p in ("&rest", "&body", "&key", "&more"):
+                hi = None
+                break
+            if p in ("&whole", "&environment"):
+                continue
+            if p == "&optional":
+                optional = True
+            elif p == "&aux":
+                break
+            elif p.startswith("&"):
+                hi = None
+                break
+            elif optional:
+                hi += 1
+            else:
+                lo += 1
+                hi += 1
+        table[name] = (lo, hi)
+    return table
+
+
+def guile_table() -> dict:
+    out = subprocess.run(["guile", "--no-auto-compile", "-c", GUILE_SCRIPT],
+                         capture_output=True, text=True, check=True, timeout=300).stdout
+    table = {}
+    for line in out.splitlines():
+        name, req, opt, rest = line.split()
+        table[name] = (int(req), None if rest == "1" else int(req) + int(opt))
+    return table
+
+
+def clojure_table() -> dict:
+    jars = ":".join(f"/usr/share/java/{j}.jar" for j in
+                    ("clojure", "spec.alpha", "core.specs.alpha"))
+    out = subprocess.run(["java", "-cp", jars, "clojure.main", "-e", CLOJURE_SCRIPT],
+                         capture_output=True, text=True, check=True, timeout=300).stdout
+    table = {}
+    for line in out.splitlines():
+        name, arglists = line.split(" ", 1)
+        arity = shapes.lambda_list_arity(f"({name} {arglists[1:-1]})", "clojure")
+        if arity:
+            table[name] = arity
+    return table
+
+
+def main() -> int:
+    tables = {"CL": cl_table(), "SCHEME": guile_table(), "CLOJURE": clojure_table()}
+    dialect = {"CL": "cl", "SCHEME": "scheme", "CLOJURE": "clojure"}
+    lines = ['"""Argument counts of each dialect\'s standard library: name -> (fewest, most or None).',
+             "",
+             "Generated by bench/stdlib_arities.py from the Lisps installed (SBCL's COMMON-LISP",
+             "package, Guile's (guile) module, clojure.core); do not edit by hand.",
+             '"""', ""]
+    for var, table in tables.items():
+        kept = {k: v for k, v in sorted(table.items())
+                if v != (0, None) and not shapes.known(k, dialect[var])
+                and k not in LEFT_OUT[dialect[var]]}
+        lines.append(f"{var} = {{")
+        for k, v in kept.items():
+            lines.append(f"    {k!r}: {v!r},")
+        lines.append("}")
+        lines.append("")
+        print(f"{var}: {len(table)} read, {len(kept)} kept")
+    with open(OUT, "w") as f:
+        f.write("\n".join(lines))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
