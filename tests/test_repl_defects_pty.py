@@ -132,6 +132,9 @@ def test_tab_after_a_comma_completes_repl_commands(tmp_path):
         sh.expect("load-system")           # the command, not LOG, LOGAND, LOOP...
         assert "logand" not in sh.text().lower()
         sh.send(pty_shell.CTRL_C)
+        sh.send(",res\t")                  # the issue's own example
+        sh.expect("tart")
+        sh.send(pty_shell.CTRL_C)
         sh.send(",his\t")
         sh.expect("tory")                  # one candidate: completed in place
         sh.send(pty_shell.ENTER)
