@@ -187,8 +187,12 @@ def shape_problems(text: str, vt: list[_V], dialect: str, points: set[int]) -> l
         prefixed, mode = False, None
         while f["pend"]:
             entry = f["pend"][-1]
-            prefixed, mode = True, mode or entry[1]
             entry[0] -= 1
+            if entry[1] == "m":
+                if entry[0] == 1:
+                    return True, True, "q"     # a type hint or metadata: not an element
+            else:
+                prefixed, mode = True, mode or entry[1]
             if entry[0] > 0:
                 break
             f["pend"].pop()       # a complete prefixed datum is a datum of the prefix before
@@ -204,6 +208,10 @@ def shape_problems(text: str, vt: list[_V], dialect: str, points: set[int]) -> l
             frames.pop()
             touched = any(f["open"] < p <= i for p in points) or v.line in lines
             elems = f["elems"]
+            if touched and f.get("dot") is not None and len(elems) - f["dot"] != 2 and \
+                    not f.get("conditional"):
+                out.append("(... . x) has one element after the dot, not "
+                           f"{len(elems) - f['dot'] - 1}")     # the reader says so, data or not
             if touched and f["kind"] == "list" and not f["quoted"] and \
                     f["role"] in (None, shapes.THREADED) and \
                     not f["uncountable"] and elems and elems[0].kind == "atom":
@@ -232,12 +240,14 @@ def shape_problems(text: str, vt: list[_V], dialect: str, points: set[int]) -> l
             continue
         if c in "pd":
             if tok.startswith(_UNCOUNTABLE):
-                f["uncountable"] = True
-            if not f["pend"]:
+                f["uncountable"] = f["conditional"] = True
+            meta = tok in ("^", "#^") and dialect == CLOJURE
+            if not f["pend"] and not meta:
                 f["elems"].append(shapes.Arg("other", tok))      # the prefix
+            # `^long [x]` is the vector [x] with a hint: the vector stays the element
             f["pend"].append([2 if tok in ("#+", "#-", "^", "#^") else 1,
-                              "q" if tok in _QUOTES else "u" if tok in _UNQUOTES else
-                              "f" if tok == "#'" else None])
+                              "m" if meta else "q" if tok in _QUOTES else
+                              "u" if tok in _UNQUOTES else "f" if tok == "#'" else None])
             continue
         prefixed, quoted, mode = start_datum(f)
         if c in "([{":
@@ -252,6 +262,7 @@ def shape_problems(text: str, vt: list[_V], dialect: str, points: set[int]) -> l
         elif not prefixed:
             if tok == "." and dialect != CLOJURE:
                 f["uncountable"] = True       # a dotted list: no argument count
+                f["dot"] = len(f["elems"])
             f["elems"].append(shapes.Arg("string" if c in "sS" else "atom", tok))
             if len(f["elems"]) == 1 and tok in _TEMPLATES:
                 f["quoted"] = True            # macro patterns and templates are data

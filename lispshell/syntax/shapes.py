@@ -14,6 +14,7 @@ fine or unknown.
 """
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass, field
 
 from lispshell.syntax.dialects import CL, CLOJURE, SCHEME
@@ -233,6 +234,57 @@ def _clj_fn(args):
     return _clj_fn_body(args[1:] if args and args[0].kind == "atom" else args)
 
 
+_CL_DIRECTIVE = re.compile(r"~((?:[+-]?\d+|'.|[vV#])?(?:,(?:[+-]?\d+|'.|[vV#])?)*)([:@]*)(.)",
+                           re.S)
+_CL_CONSUMES = set("aAsSdDbBoOxXcCfFeEgG$rRwW")
+_CL_NOTHING = set("%&|~tT\n()iI_")
+
+
+def _cl_format_args(control: str) -> int | None:
+    """How many arguments a CL / Guile format string consumes, when it is a simple one: `~a`,
+    `~d`, `~5,'0d` consume one (and each `v` parameter one more), `~%`, `~&`, `~~`, `~t` none.
+    None for anything that jumps, loops or chooses (`~{`, `~[`, `~*`, `~?`, `~^`, `~:p`...)."""
+    n = 0
+    for m in _CL_DIRECTIVE.finditer(control):
+        params, mods, ch = m.groups()
+        n += params.lower().count("v")
+        if ch in _CL_CONSUMES:
+            n += 1
+        elif ch in "pP" and ":" not in mods:
+            n += 1
+        elif ch not in _CL_NOTHING:
+            return None
+    return n
+
+
+def _java_format_args(control: str) -> int | None:
+    """Clojure's format / printf: Java conversions `%s`, `%5.2f`...; `%%` and `%n` take none;
+    None when an argument is named by position (`%1$s`) or reused (`%<s`)."""
+    n = 0
+    for m in re.finditer(r"%([-#+ 0,(<]*\d*(?:\.\d+)?\$?)([a-zA-Z%])", control):
+        flags, ch = m.groups()
+        if "$" in flags or "<" in flags:
+            return None
+        if ch not in "%n":
+            n += 1
+    return n
+
+
+def _format(at: int, counter):
+    """A format call whose control string is argument `at`: the arguments after it must be as
+    many as its directives consume."""
+    def rule(args):
+        if len(args) <= at or args[at].kind != "string" or \
+                any(a.kind == "other" for a in args[at + 1:]):
+            return None
+        want = counter(args[at].text[1:-1])
+        have = len(args) - at - 1
+        if want is None or want == have:
+            return None
+        return f"its format string takes {want} argument(s), has {have}"
+    return rule
+
+
 _ONE = _count(1, 1)
 _TWO = _count(2, 2)
 
@@ -295,9 +347,12 @@ _CL_RULES = {
     "remove": _count(2), "delete": _count(2), "find": _count(2), "position": _count(2),
     "some": _count(2), "every": _count(2), "notany": _count(2),
     "sort": _count(2), "stable-sort": _count(2), "reduce": _count(2), "assert": _count(1),
-    "error": _count(1), "unwind-protect": _count(1), "prog1": _count(1),
+    "unwind-protect": _count(1), "prog1": _count(1),
     "terpri": _count(0, 1), "make-instance": _count(1), "aref": _count(1),
     "logtest": _TWO, "formatter": _ONE,
+    "format": _all(_count(2), _format(1, _cl_format_args)),
+    "error": _all(_count(1), _format(0, _cl_format_args)),
+    "warn": _all(_count(1), _format(0, _cl_format_args)),
     # legal with one argument, but then always true: nobody writes that
     **{f: _count(2) for f in ("<", ">", "<=", ">=", "/=")},
 }
@@ -335,6 +390,8 @@ _SCHEME_RULES = {
             e.kind == "other" or (e.kind == "list" and len(e.elems) == 2) for e in a.elems),
             "a list of (formals expression)")),
     "receive": _count(3), "@": _TWO, "@@": _TWO,
+    "format": _all(_count(1), _format(1, _cl_format_args)),
+    "simple-format": _all(_count(2), _format(1, _cl_format_args)),
     **{f: _count(2) for f in ("<", ">", "<=", ">=")},
 }
 _SCHEME_RULES["let*-values"] = _SCHEME_RULES["let-values"]
@@ -353,6 +410,8 @@ _CLOJURE_RULES = {
                          "vals", "deref", "pos?", "neg?", "even?", "odd?", "ffirst", "name")},
     **{f: _TWO for f in ("cons", "contains?")},
     "get": _count(2, 3), "nth": _count(2, 3), "assoc": _odd_min3,
+    "format": _all(_count(1), _format(0, _java_format_args)),
+    "printf": _all(_count(1), _format(0, _java_format_args)),
     **{f: _count(2) for f in ("<", ">", "<=", ">=")},
 }
 
