@@ -267,8 +267,17 @@ def test_inspect_a_struct_and_a_hash_table(shell):
     sh.expect("#S(POINT :X 42 :Y (1 8))")
     sh.submit(",inspect *")                  # the last value
     sh.expect("POINT  #S(POINT")
-    sh.expect("x  42")
-    sh.expect("y  (1 8)")
+    sh.expect("0  x  42")
+    sh.expect("1  y  (1 8)")
+    sh.expect(",inspect N opens part N")
+    sh.submit(",inspect 1")                  # into the slot y: a list
+    sh.expect("CONS  (1 8)")
+    sh.expect("1  1  8")
+    sh.submit(",inspect 7")
+    sh.expect("No part 7: the last table has 2")
+    sh.submit(",inspect 1")                  # still the list's part 1
+    sh.expect("(INTEGER 0 4611686018427387903)  8")
+    sh.expect("(no parts: an atom)")
     sh.submit(',inspect (let ((h (make-hash-table :test (quote equal)))) '
               '(setf (gethash "k1" h) (* 3 3) (gethash :k2 h) (* 4 4)) h)')
     sh.expect("HASH-TABLE  #<HASH-TABLE :TEST EQUAL :COUNT 2")
@@ -293,6 +302,8 @@ def test_inspect_in_guile_and_clojure(shell):
     sh.submit(",inspect (make-point (* 6 7) 'why)")
     sh.expect("point  #<point x: 42")
     sh.expect("x  42")
+    sh.submit(",inspect 1")
+    sh.expect("symbol  why")
     sh.submit(",inspect *")
     sh.expect("keeps no last value here")
     sh = shell("--lisp", "clojure", "--no-llm")
@@ -302,6 +313,8 @@ def test_inspect_in_guile_and_clojure(shell):
     sh.submit(",inspect *e")
     sh.expect("clojure.lang.ExceptionInfo  bad thing")
     sh.expect("ex-data :code  42")
+    sh.submit(",inspect 1")                  # the ex-data entry
+    sh.expect("java.lang.Long  42")
     sh.submit(",invoke 0")                    # said plainly, as in Guile
     sh.expect("Clojure exceptions have no restarts")
 

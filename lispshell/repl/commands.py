@@ -149,7 +149,8 @@ LAST_VALUE = {"sbcl": "*", "clojure": "*1"}     # what `,inspect` with no form l
 
 async def _inspect(repl, arg: str):
     """`,inspect FORM`: evaluate FORM (the person typed it) and show its parts in a table:
-    slots, hash table entries, elements, an exception's message and ex-data."""
+    slots, hash table entries, elements, an exception's message and ex-data. `,inspect N`
+    right after opens part N of that table (the image keeps the parts last shown)."""
     import asyncio
 
     from rich.table import Table
@@ -158,6 +159,13 @@ async def _inspect(repl, arg: str):
     from lispshell.lisp.session import PERSON_VALUE_CAP
 
     code = arg.strip()
+    session = repl.session
+    image = (repl.key, id(session), getattr(session, "generation", 0))
+    shown = getattr(repl, "_inspect_shown", None)     # (image, parts) of the last table
+    # A bare number while a table of this image is on screen opens that part (a number has
+    # no parts of its own to show).
+    function = ("inspect-part" if code.isdigit() and shown is not None and shown[0] == image
+                else "inspect-form")
     if code in ("", "*"):
         code = LAST_VALUE.get(repl.lisp, "")
         if not code:
@@ -175,7 +183,7 @@ async def _inspect(repl, arg: str):
     if not getattr(session, "ready", True) and not await repl._wait_until_ready(session):
         return
     with repl._on_sigint(session.interrupt):
-        result = await asyncio.to_thread(session.eval, call_form(repl.lisp, "inspect-form", code, ""),
+        result = await asyncio.to_thread(session.eval, call_form(repl.lisp, function, code, ""),
                                          timeout=None, history=False, output_cap=PERSON_VALUE_CAP)
     answer = parse_answer(result.output) if result.error is None else None
     if answer is None:
@@ -191,14 +199,18 @@ async def _inspect(repl, arg: str):
     head, *parts = body.rstrip("\n").split("\n")
     kind, _, summary = head.partition("\t")
     table = Table(title=Text(f"{kind}  ", style="bold") + Text(summary), title_justify="left",
-                  show_header=False, box=None, padding=(0, 1), pad_edge=False)
+                  show_header=False, box=None, padding=(0, 1), pad_edge=False,
+                  caption=Text(",inspect N opens part N", style="dim") if parts else None,
+                  caption_justify="left")
+    table.add_column(style="dim", justify="right")
     table.add_column(style="bold")
     table.add_column(overflow="fold")
-    for part in parts:
+    for n, part in enumerate(parts):
         label, _, value = part.partition("\t")
-        table.add_row(label, value)
+        table.add_row(str(n), label, value)
     if not parts:
-        table.add_row("", Text("(no parts: an atom)", style="dim"))
+        table.add_row("", "", Text("(no parts: an atom)", style="dim"))
+    repl._inspect_shown = ((repl.key, id(session), getattr(session, "generation", 0)), len(parts))
     repl.renderer.last = [table]
     if not repl.renderer.page_if_tall([table], body):
         repl.renderer.print(table)
@@ -281,7 +293,7 @@ BUILTIN = [
     Command("reconnect", "connect again to the current connection's address", _reconnect),
     Command("last", "show the last value or error (every backtrace frame) in the pager", _last),
     Command("inspect", "evaluate FORM (default: the last value) and show its slots, entries "
-            "or elements", _inspect, "[FORM]"),
+            "or elements, numbered; ,inspect N then opens part N", _inspect, "[FORM|N]"),
     Command("invoke", "invoke restart N of the error just shown (Common Lisp), FORM as its "
             "value if it asks for one", _invoke, "N [FORM]"),
     Command("load", "compile and load a file into the image, with its warnings", _load, "FILE"),

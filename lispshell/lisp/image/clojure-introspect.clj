@@ -158,10 +158,24 @@
                                                'pending @x)]]
     :else []))
 
+(defonce shown-parts (atom []))   ; the parts the last table showed: ,inspect N opens part N
+
+(defn show-parts [x]
+  (let [parts (vec (parts-of x))]
+    (reset! shown-parts (mapv second parts))
+    (emit "ok" (apply str (type-name x) "\t"
+                      (if (instance? Throwable x) (.getMessage ^Throwable x) (one-line x)) "\n"
+                      (for [[label v] parts] (str label "\t" (one-line v) "\n"))))))
+
 (defn inspect-form [code nsname cur]
   (try
-    (let [x (binding [*ns* cur] (load-string code))]
-      (emit "ok" (apply str (type-name x) "\t"
-                        (if (instance? Throwable x) (.getMessage ^Throwable x) (one-line x)) "\n"
-                        (for [[label v] (parts-of x)] (str label "\t" (one-line v) "\n")))))
+    (show-parts (binding [*ns* cur] (load-string code)))
     (catch Throwable e (emit "error" (str (.getName (class e)) ": " (.getMessage e))))))
+
+(defn inspect-part [index nsname cur]
+  (let [n (try (Long/parseLong index) (catch Exception _ -1))
+        parts @shown-parts]
+    (if (< -1 n (count parts))
+      (try (show-parts (nth parts n))
+           (catch Throwable e (emit "error" (str (.getName (class e)) ": " (.getMessage e)))))
+      (emit "error" (str "No part " index ": the last table has " (count parts))))))

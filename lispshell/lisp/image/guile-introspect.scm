@@ -5,7 +5,7 @@
   #:use-module (ice-9 pretty-print)
   #:use-module (ice-9 textual-ports)
   #:use-module (ice-9 documentation)
-  #:export (describe-name value-of-name expand apropos* arglist inspect-form))
+  #:export (describe-name value-of-name expand apropos* arglist inspect-form inspect-part))
 
 (define (emit status body)
   (display (string-append "@@lispshell " status " " (number->string (string-length body)) "\n"
@@ -301,17 +301,29 @@
     ((vector? v) (indexed (vector->list v)))
     (else '())))
 
+(define shown-parts #())    ; the parts the last table showed, so that ,inspect N opens part N
+
+(define (show-parts v)
+  (let ((parts (parts-of v)))
+    (set! shown-parts (list->vector (map cdr parts)))
+    (emit "ok" (string-append
+                 (if (record? v)
+                     (symbol->string (record-type-name (record-type-descriptor v)))
+                     (type-name v))
+                 "\t" (one-line v) "\n"
+                 (string-concatenate
+                   (map (lambda (p) (string-append (car p) "\t" (one-line (cdr p)) "\n"))
+                        parts))))))
+
 (define (inspect-form code modname cur)
   (catch #t
-    (lambda ()
-      (let ((v (eval-string code cur)))
-        (emit "ok" (string-append
-                     (if (record? v)
-                         (symbol->string (record-type-name (record-type-descriptor v)))
-                         (type-name v))
-                     "\t" (one-line v) "\n"
-                     (string-concatenate
-                       (map (lambda (p) (string-append (car p) "\t" (one-line (cdr p)) "\n"))
-                            (parts-of v)))))))
+    (lambda () (show-parts (eval-string code cur)))
     (lambda (key . args)
       (emit "error" (one-line (cons key args))))))
+
+(define (inspect-part index modname cur)
+  (let ((n (string->number index)))
+    (if (and (exact-integer? n) (< -1 n (vector-length shown-parts)))
+        (show-parts (vector-ref shown-parts n))
+        (emit "error" (string-append "No part " index ": the last table has "
+                                     (number->string (vector-length shown-parts)))))))
