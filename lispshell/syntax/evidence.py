@@ -281,13 +281,14 @@ comp partial juxt cond case when unless let let* if inst define""".split())
 
 
 _NAMED_LETS = ("let", "let*", "letrec", "letrec*")
+_MIN_USES = 3     # calls with one count that make it the function's (all but one call)
 _KEPT = 4        # elements of a list kept for reading definitions (name and parameters)
 
 
 @lru_cache(maxsize=8)
 def text_arities(text: str, dialect: str) -> dict:
     """{name: (min, max or None)} of the functions the text defines (their parameter lists)
-    or calls at least four times, all but at most one with the same number of arguments
+    or calls three times or more with the same number of arguments and at most once otherwise
     (the odd one may be the damaged call itself). Lists under a quote are data."""
     tokens, _ = tokenize(text, dialect)
     codes = tokens.codes
@@ -340,7 +341,7 @@ def text_arities(text: str, dialect: str) -> dict:
                 shapes.known(name, dialect) or shapes.stdlib_arity(name, dialect):
             continue                   # variadic, defined here, or a form shapes.py knows
         (n, k), = counts.most_common(1)
-        if k >= 4 and sum(counts.values()) - k <= 1:
+        if k >= _MIN_USES and sum(counts.values()) - k <= 1:
             out[name] = (n, n)
     out.update(defined)
     return out
