@@ -244,6 +244,20 @@ def test_the_helpers_load_silently_in_a_fresh_image(lisp):
         assert "\n1\t2\n" in out or "\n0\t1\n" in out, out
 
 
+def test_sbcl_helpers_of_an_older_lispshell_are_loaded_again():
+    """An image lispshell connects to may hold the helpers an older lispshell defined: a helper
+    function it lacks is defined by loading them again, quietly."""
+    from lispshell.lisp.introspect import MARK, call_form
+    from lispshell.lisp.session import LispSession
+
+    with LispSession("sbcl") as session:
+        assert session.eval(call_form("sbcl", "inspect-form", "(list 1 2)", "")).output.startswith(MARK)
+        assert session.eval("(fmakunbound (find-symbol \"INSPECT-PART\" "
+                            "\"LISPSHELL.INTROSPECT\"))").error is None
+        out = session.eval(call_form("sbcl", "inspect-part", "1", "")).output
+        assert out.startswith(MARK) and "warning" not in out.lower(), out[:600]
+
+
 def test_guile_primitives_have_their_documentation():
     """string-append, hash-ref... are documented in the file (ice-9 documentation) reads:
     the toolbar's hint and describe show it."""

@@ -100,16 +100,24 @@ SBCL = Dialect(
     _bootstrap=lambda loop, nonce: (
         loop + f'\n(in-package "COMMON-LISP-USER")\n(%lispshell::main "{nonce}")\n'),
     # One compilation unit: a helper may call one defined further down, and SBCL would
-    # otherwise print an undefined-function warning into the output `,inspect` shows.
+    # otherwise print an undefined-function warning into the output `,inspect` shows. Loaded
+    # again (redefinitions unsaid) when the function is missing: an image lispshell connects
+    # to may hold the helpers of an older lispshell.
     _introspect_call=lambda setup, fn, lits: (
-        '(progn (unless (find-package "LISPSHELL.INTROSPECT") '
-        '(let ((*package* (make-package "LISPSHELL.INTROSPECT" :use (list "CL")))) '
-        f'(with-compilation-unit () (load (make-string-input-stream {setup}))))) '
+        '(progn (unless (let ((p (find-package "LISPSHELL.INTROSPECT"))) '
+        f'(and p (fboundp (find-symbol "{fn.upper()}" p)))) '
+        '(let ((*package* (or (find-package "LISPSHELL.INTROSPECT") '
+        '(make-package "LISPSHELL.INTROSPECT" :use (list "CL"))))) '
+        '(handler-bind ((style-warning (function muffle-warning))) '
+        f'(with-compilation-unit () (load (make-string-input-stream {setup})))))) '
         f'(funcall (find-symbol "{fn.upper()}" "LISPSHELL.INTROSPECT") {lits}))'),
     _project_call=lambda setup, fn, lits: (
-        '(progn (unless (find-package "LISPSHELL.PROJECT") '
-        '(let ((*package* (make-package "LISPSHELL.PROJECT" :use (list "CL")))) '
-        f'(with-compilation-unit () (load (make-string-input-stream {setup}))))) '
+        '(progn (unless (let ((p (find-package "LISPSHELL.PROJECT"))) '
+        f'(and p (fboundp (find-symbol "{fn.upper()}" p)))) '
+        '(let ((*package* (or (find-package "LISPSHELL.PROJECT") '
+        '(make-package "LISPSHELL.PROJECT" :use (list "CL"))))) '
+        '(handler-bind ((style-warning (function muffle-warning))) '
+        f'(with-compilation-unit () (load (make-string-input-stream {setup})))))) '
         f'(funcall (find-symbol "{fn.upper()}" "LISPSHELL.PROJECT") {lits}))'),
     _in_package=lambda pkg, text: (
         "(let ((*package* (or (find-package " + pkg + ") (find-package (string-upcase "
