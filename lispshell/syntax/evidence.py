@@ -191,8 +191,11 @@ def shape_problems(text: str, vt: list[_V], dialect: str, points: set[int]) -> l
             if entry[1] == "m":
                 if entry[0] == 1:
                     return True, True, "q"     # a type hint or metadata: not an element
+            elif entry[1] == "c" and entry[0] == 1:
+                # the feature expression of #+ / #- (unless read in some other way: #.)
+                return True, True, "q" if prefixed else "c"
             else:
-                prefixed, mode = True, mode or entry[1]
+                prefixed, mode = True, mode or (entry[1] if entry[1] != "c" else None)
             if entry[0] > 0:
                 break
             f["pend"].pop()       # a complete prefixed datum is a datum of the prefix before
@@ -208,6 +211,11 @@ def shape_problems(text: str, vt: list[_V], dialect: str, points: set[int]) -> l
             frames.pop()
             touched = any(f["open"] < p <= i for p in points) or v.line in lines
             elems = f["elems"]
+            if touched and f["kind"] == "list" and f["role"] in ("feature", "fbinding"):
+                why = shapes.feature_problem(elems) if f["role"] == "feature" else \
+                    shapes.role_problem(f["role"], elems, dialect)
+                if why:
+                    out.append(f"({elems[0].text if elems else ''} ...) {why}")
             if touched and f.get("dot") is not None and len(elems) - f["dot"] != 2 and \
                     not f.get("conditional"):
                 out.append("(... . x) has one element after the dot, not "
@@ -246,7 +254,8 @@ def shape_problems(text: str, vt: list[_V], dialect: str, points: set[int]) -> l
                 f["elems"].append(shapes.Arg("other", tok))      # the prefix
             # `^long [x]` is the vector [x] with a hint: the vector stays the element
             f["pend"].append([2 if tok in ("#+", "#-", "^", "#^") else 1,
-                              "m" if meta else "q" if tok in _QUOTES else
+                              "m" if meta else "c" if tok in ("#+", "#-") else
+                              "q" if tok in _QUOTES else
                               "u" if tok in _UNQUOTES else "f" if tok == "#'" else None])
             continue
         prefixed, quoted, mode = start_datum(f)
@@ -254,7 +263,8 @@ def shape_problems(text: str, vt: list[_V], dialect: str, points: set[int]) -> l
             kind = {"(": "list", "[": "vector", "{": "map"}.get(tok, "other")
             elems = f["elems"]
             parent = elems[0].text if elems and elems[0].kind == "atom" else ""
-            role = "function" if mode == "f" else shapes.child_role(
+            role = "function" if mode == "f" else "feature" if mode == "c" else \
+                shapes.child_role(
                 parent, f["role"], len(elems) - prefixed, elems, dialect)
             frames.append({"open": i, "kind": kind, "elems": [], "pend": [],
                            "quoted": quoted or role == shapes.DATA, "role": role,

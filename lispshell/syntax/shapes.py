@@ -350,6 +350,8 @@ _CL_RULES = {
     "unwind-protect": _count(1), "prog1": _count(1),
     "terpri": _count(0, 1), "make-instance": _count(1), "aref": _count(1),
     "logtest": _TWO, "formatter": _ONE,
+    # also compound type specifiers ((cons integer), (eql :a), (mod 8)): never more than two
+    "cons": _count(0, 2), "eql": _count(1, 2), "mod": _count(1, 2),
     "format": _all(_count(2), _format(1, _cl_format_args)),
     "error": _all(_count(1), _format(0, _cl_format_args)),
     "warn": _all(_count(1), _format(0, _cl_format_args)),
@@ -445,14 +447,58 @@ def stdlib_arity(head: str, dialect: str) -> tuple[int, int | None] | None:
     return table.get(_name(head, dialect))
 
 
+# not CL's *: (* char) is an alien pointer type, (simple-array t (*)) a dimension
+_NUMERIC = {CL: frozenset("+ - / < > <= >= = /= 1+ 1- min max".split()),
+            SCHEME: frozenset("+ - * / < > <= >= = 1+ 1- min max".split()),
+            CLOJURE: frozenset("+ - * / < > <= >= inc dec".split())}
+_NOT_NUMBERS = {CL: ("t", "nil"), SCHEME: ("#t", "#f", "#true", "#false"),
+                CLOJURE: ("nil", "true", "false")}
+
+
+def _not_a_number(a: Arg, dialect: str) -> bool:
+    """A literal that is certainly no number: a string, keyword, character or boolean."""
+    if a.kind == "string":
+        return True
+    if a.kind != "atom":
+        return False
+    t = a.text.lower() if dialect == CL else a.text
+    return t in _NOT_NUMBERS[dialect] or t.startswith((":", "#\\", "#:")) or \
+        (dialect == CLOJURE and t.startswith("\\"))
+
+
 def problem(head: str, args: list[Arg], dialect: str) -> str | None:
     """Why a form with operator `head` and arguments `args` cannot be right, or None."""
-    rule = _RULES[dialect].get(_name(head, dialect))
+    name = _name(head, dialect)
+    rule = _RULES[dialect].get(name)
     why = rule(args) if rule else None
+    if not why and name in _NUMERIC[dialect] and \
+            any(_not_a_number(a, dialect) for a in args):
+        why = "takes numbers, has a literal that is not one"
     if why and dialect == CL and args and args[0].kind == "atom" and \
             args[0].text.startswith(":"):
         return None          # `(length :scs (any-reg))`: a keyword list in a macro's syntax
     return why
+
+
+def feature_problem(elems: list[Arg]) -> str | None:
+    """A CL feature expression after `#+` / `#-`: (and|or|not feature...), features being
+    symbols or such lists; never a number or a string."""
+    if not elems or elems[0].kind != "atom" or \
+            elems[0].text.lower().lstrip(":") not in ("and", "or", "not"):
+        return "a feature expression starts with and, or or not"
+    for e in elems[1:]:
+        if e.kind == "string" or (e.kind == "atom" and e.text.isdigit()):
+            return "a feature expression holds features, not numbers or strings"
+    return None
+
+
+def role_problem(role: str | None, elems: list[Arg], dialect: str) -> str | None:
+    """What a list's role says it must be: a Clojure method (name [params] body) has a
+    parameter vector."""
+    if role == "fbinding" and dialect == CLOJURE and len(elems) > 1 and \
+            elems[1].kind == "vector":
+        return _clj_params(elems[1])
+    return None
 
 
 # --- where a list is not a call ------------------------------------------------------------------
@@ -553,8 +599,10 @@ def child_role(head: str, role: str | None, index: int, prior: list, dialect: st
         if name in ("case-lambda", "match-lambda*") and index >= 1:
             return "keyed"
         return None
-    if name in _CLJ_METHODS and index >= 1:
-        return "methods"
+    if name == "letfn" and index == 1:
+        return "methods"              # [(f [x] body) ...]
+    if name in _CLJ_METHODS and name != "letfn" and index >= 1:
+        return "fbinding"             # (method [this x] body)
     if name in _CLJ_THREADING and index >= 2:
         return THREADED
     if name in ("ns", "quote", "comment", "as->", "condp") and index >= 1:
