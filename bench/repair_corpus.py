@@ -23,8 +23,13 @@ With --image-arglists the Common Lisp cases are repaired as the form tools repai
 an SBCL image running: knowing the arglists of every function and macro in SBCL's own image
 (the corpus is SBCL's source, so that is the image its code runs in).
 
+With --midline-ties it also counts, per class, the `likely` repairs for which a closer moved
+to an earlier place on its own line passes every test as well (`evidence.same_line_rivals`):
+what demoting all of those to `guess` would do to what `--fix=likely` writes. That is the
+price of "no `likely` ever wrong" on closers dropped mid-line.
+
     .venv/bin/python bench/repair_corpus.py [--per-class N] [--seed S] [--no-parinfer]
-                                            [--image-arglists]
+                                            [--image-arglists] [--midline-ties]
 """
 from __future__ import annotations
 
@@ -41,6 +46,7 @@ from collections import defaultdict
 
 sys.path.insert(0, os.path.join(os.path.dirname(__file__), ".."))
 
+from lispshell.syntax import evidence  # noqa: E402
 from lispshell.syntax.lexer import tokenize  # noqa: E402
 from lispshell.syntax.shapes import lambda_list_arity  # noqa: E402
 from lispshell.syntax.repair import repair  # noqa: E402
@@ -214,7 +220,20 @@ def main(argv=None):
     ap.add_argument("--no-parinfer", action="store_true")
     ap.add_argument("--image-arglists", action="store_true",
                     help="repair Common Lisp cases knowing a running SBCL's arglists")
+    ap.add_argument("--midline-ties", action="store_true",
+                    help="count likely repairs a same-line mid-line place fits as well")
     args = ap.parse_args(argv)
+    ties: list = []
+    if args.midline_ties:
+        weigh = evidence.weigh
+
+        def weigh_and_look(text, chunk, edits, dialect):
+            verdict = weigh(text, chunk, edits, dialect)
+            if verdict.level == "likely" and \
+                    evidence.same_line_rivals(text, chunk, verdict.edits, dialect):
+                ties.append(True)
+            return verdict
+        evidence.weigh = weigh_and_look
     cl_arity = None
     if args.image_arglists:
         table = sbcl_arities()
@@ -232,9 +251,12 @@ def main(argv=None):
     flat = [(cls, d, orig, dmg) for cls in CLASSES for d, orig, dmg in cases.get(cls, [])]
     ours = []
     t0 = time.perf_counter()
+    tied = []
     for cls, dialect, orig, dmg in flat:
+        ties.clear()
         r = repair(dmg, dialect, arity=cl_arity if dialect == "cl" else None)
         ours.append((r.text == orig, r.level))
+        tied.append(bool(ties) and r.level == "likely")
     ours_time = time.perf_counter() - t0
     theirs = None
     if not args.no_parinfer:
@@ -274,6 +296,20 @@ def main(argv=None):
             pww = sum(theirs[i][1] and not theirs[i][0] for i in idx)
             row += f" {100 * pe / n:14.1f}% {100 * pw / n:9.1f}% ({pww:4})"
         print(row)
+    if args.midline_ties:
+        print("\nlikely repairs that a mid-line place on the same line fits as well (wrong "
+              "among them), and --fix=likely if they were guesses instead:")
+        for cls in CLASSES:
+            idx = by.get(cls, [])
+            if not idx:
+                continue
+            n = len(idx)
+            t = [i for i in idx if tied[i]]
+            t_wrong = sum(not ours[i][0] for i in t)
+            kept = [i for i in idx if ours[i][1] in ("certain", "likely") and not tied[i]]
+            k_wrong = sum(not ours[i][0] for i in kept)
+            print(f"{cls:15} tied {100 * len(t) / n:5.1f}% ({t_wrong:4} wrong)   "
+                  f"--fix=likely would write {100 * len(kept) / n:5.1f}% ({k_wrong:4} wrong)")
     # valid input must come back byte-identical (parinfer rewrites some valid forms)
     valid = [(d, orig) for _, d, orig, _ in flat[:: max(1, len(flat) // 3000)]]
     same = sum(repair(orig, d).text == orig for d, orig in valid)

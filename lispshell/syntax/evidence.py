@@ -673,6 +673,33 @@ def _trail_rivals(text, chunk, edits, best: Judged, dialect, closers) -> list:
     return rivals
 
 
+def same_line_rivals(text: str, chunk: list, edits: list, dialect: str) -> list:
+    """Repairs that move one inserted closer of `edits` to an earlier place on its own line
+    (not right after an opener) and still pass every test `likely` asks of a repair: they
+    read, agree with the indentation as well and leave no impossible shape. This is the
+    ambiguity `likely` accepts (indentation says nothing about the middle of a line);
+    `bench/repair_corpus.py --midline-ties` counts it."""
+    best = judge(virtual(text, chunk, edits))
+    closers = delimiter_chars(dialect)[1::2]
+    found = []
+    for idx, e in enumerate(edits):
+        if e["start"] != e["end"]:
+            continue
+        others = edits[:idx] + edits[idx + 1:]
+        line_start = text.rfind("\n", 0, e["start"]) + 1
+        lo = line_start if text[line_start:e["start"]].strip() else \
+            text.rfind("\n", 0, max(0, line_start - 1)) + 1
+        for t in chunk:
+            if lo <= t.start and t.end < e["start"] and t.code not in "([{":
+                for ch in closers:
+                    trial = sorted(others + [{"start": t.end, "end": t.end, "text": ch}],
+                                   key=lambda x: (x["start"], x["end"]))
+                    if _fits(text, chunk, trial, best, dialect,
+                             max_bad=best.disagreements) is not None:
+                        found.append(trial)
+    return found
+
+
 def _reshape(text, chunk, edits, best: Judged, dialect, closers):
     """The best repair leaves a form of an impossible shape: try each inserted closer at the
     other places of its line. One place that reads, agrees with the indentation as well and
