@@ -90,6 +90,8 @@ def test_drops_only_as_the_docs_write_them(tmp_path):
 
 @pytest.mark.parametrize("flags, config, said", [
     (["--tools", "live,-live"], "", "lispshell mcp: --tools 'live,-live' leaves no tool to serve"),
+    (["--tools", "live,project"], "", "lispshell mcp: --tools 'live,project' names only tools "
+                                      "that need a Lisp, and --lisp none starts none"),
     ([], 'tools = "live,synatx"', "lispshell mcp: [mcp] tools: unknown tool or group 'synatx'"),
     ([], "tools = 5", 'lispshell mcp: [mcp] tools = 5: give a string such as "live,syntax", or a '
                       "list of names"),

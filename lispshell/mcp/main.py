@@ -128,11 +128,16 @@ def parse_args(argv: list[str], config: dict) -> tuple[Options, dict]:
     if spec:
         from lispshell.tools.registry import ToolSpecError, select_tools
         try:
-            selected = tuple(t.name for t in select_tools(spec))
+            chosen = select_tools(spec)
         except ToolSpecError as exc:
             raise SystemExit(f"lispshell mcp: {where}: {exc}") from None
-        if not selected:
+        if not chosen:
             raise SystemExit(f"lispshell mcp: {where} {spec!r} leaves no tool to serve")
+        from lispshell.mcp.runtime import LIVE_GROUPS
+        if args.lisp == "none" and all(t.group in LIVE_GROUPS or t.evaluates for t in chosen):
+            raise SystemExit(f"lispshell mcp: {where} {spec!r} names only tools that need a "
+                             "Lisp, and --lisp none starts none: nothing to serve")
+        selected = tuple(t.name for t in chosen)
     return Options(lisp=None if args.lisp == "none" else lisp, root=root.resolve(),
                    allow_eval=args.allow_eval, http=args.http, tools=selected,
                    connect=connect), config
