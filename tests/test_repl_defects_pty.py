@@ -292,6 +292,31 @@ def test_ctrl_c_at_the_gate_stops_the_turn_and_records_the_refusal(shell, api):
     sh.quit()
 
 
+def test_ctrl_c_at_the_first_of_two_evals_answers_both_and_runs_neither(shell, api, tmp_path):
+    from fake_anthropic import tool_block
+    target = tmp_path / "second.txt"
+    second = f'(with-open-file (s "{target}" :direction :output) (write-line "x" s))'
+    api.script(Reply.of(tool_block("eval", {"code": "(+ 40 4)"}),
+                        tool_block("eval", {"code": second})))
+    sh = shell()
+    sh.expect(PROMPT)
+    sh.submit("do two things")
+    sh.expect("(1 of 2)")
+    sh.answer(pty_shell.CTRL_C)
+    sh.expect("stopped")
+    sh.expect(PROMPT)
+    api.script(Reply.text("Fine."))
+    sh.submit("and now?")
+    sh.expect("Fine.")
+    [last] = [m for m in requests_sent(api)[1] if m["role"] == "user"
+              and isinstance(m["content"], list)
+              and any(b.get("type") == "tool_result" for b in m["content"])]
+    results = [b for b in last["content"] if b.get("type") == "tool_result"]
+    assert len(results) == 2 and all(r["is_error"] for r in results), results
+    assert not target.exists()            # the second eval never ran, nor was it asked
+    sh.quit()
+
+
 # 13 -----------------------------------------------------------------------------------------
 def test_one_word_of_prose_is_offered_to_the_model(shell, api):
     api.script(Reply.text("You are welcome."))
