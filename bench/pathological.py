@@ -3,7 +3,7 @@
     .venv/bin/python bench/pathological.py
 
 For each tool and each pathological input (thousands of unclosed `(`, deeply nested pairs,
-8 MB of `(`, a million `(`), the time per byte is compared with the same tool on ordinary Lisp
+8 MB of `(`, a million `(`, a million stray `)`), the time per byte is compared with the same tool on ordinary Lisp
 code (lispshell's own in-image .lisp files, repeated to the same size range). Each must be
 within 2x of ordinary code per byte, or refused at once (TOO_DEEP / TOO_LARGE, under a second
 and a half). The run fails (exit 1) when one is neither, or when a tool did not really work on
@@ -31,6 +31,12 @@ CASES = [   # (tool, extra arguments, pathological code)
     ("validate_syntax", {}, "(" * 8_000_000),
     ("repair_syntax", {}, "(" * 1_000_000),
     ("check_syntax", {}, "(" * 100_000),
+    # Stray closers nest nothing, so the depth limit does not refuse them: a million took
+    # minutes in repair (quadratic) and read_module (each token's line prefix measured).
+    ("validate_syntax", {}, ")" * 1_000_000),
+    ("repair_syntax", {}, ")" * 1_000_000),
+    ("read_module", {}, ")" * 1_000_000),
+    ("check_syntax", {}, ")" * 1_000_000),
 ]
 ORDINARY_ARGS = {"sexp_wrap": {"form_type": "defun", "form_name": "json", "target": "(with-output-to-string (out) (json-write x out))"}}
 

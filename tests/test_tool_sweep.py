@@ -136,3 +136,35 @@ def test_absurdly_deep_text_is_refused_at_once(tool, code):
 def test_deep_but_real_nesting_still_works():
     code = "(" * 1500 + "x" + ")" * 1500
     assert call_tool("validate_syntax", {"code": code, "dialect": "cl"})["valid"] is True
+
+
+@pytest.mark.parametrize("tool", ["validate_syntax", "repair_syntax", "read_module",
+                                  "check_syntax"])
+def test_a_million_stray_closers_are_refused_at_once(tool):
+    """They nest nothing, so the depth limit let them through: repair weighed every one against
+    every other (minutes) and read_module measured each one's line prefix (quadratic)."""
+    result = call_tool(tool, {"code": ")" * 1_000_000, "dialect": "cl"})
+    assert result["error"]["code"] == "TOO_LARGE", result
+    assert "1,000,000 unmatched delimiters, over the limit of 2,000" in result["error"]["message"]
+
+
+def test_stray_closers_do_not_hide_deep_nesting():
+    result = call_tool("read_module", {"code": ")" * 1000 + "(" * 3000, "dialect": "cl"})
+    assert result["error"]["code"] == "TOO_DEEP"
+    assert "nests 3000 levels deep" in result["error"]["message"]
+
+
+def test_a_repair_called_directly_gives_up_on_too_many_problems():
+    """check --fix and the hook call repair() without the registry's limit."""
+    from lispshell.syntax.repair import TOO_MANY, repair
+
+    r = repair("(defun f (x) x)\n" + ")" * 5000, "cl")
+    assert r.edits == [] and r.level == "guess" and r.why.startswith(TOO_MANY)
+    fixed = repair("(defun f (x) x)))\n", "cl")
+    assert fixed.text == "(defun f (x) x)\n" and fixed.edits
+
+
+def test_many_stray_closers_in_a_file_are_refused_by_the_form_tools(tmp_path):
+    (tmp_path / "c.lisp").write_text("(defun f (x) x)\n" + ")" * 3000 + "\n")
+    result = call_tool("read_module", {"file_path": "c.lisp"}, ToolContext(root=tmp_path))
+    assert result["error"]["code"] == "TOO_LARGE", result

@@ -81,7 +81,10 @@ def recover(src: str, dialect: str) -> tuple[Node, list[Chunk]]:
     delete_form can replace. Returns a root whose children are those nodes, and the chunks."""
     reading = read(src, dialect)
     tokens, lines = reading.tokens, reading.lines
-    starts = [t for t in tokens if lines.width(t.start) == 0 and t.kind not in ("close",)]
+    # Column 0 is a line's first offset (any character before it has width): a set look-up,
+    # where measuring each token's line prefix was quadratic on one long line.
+    line_starts = set(lines.starts)
+    starts = [t for t in tokens if t.start in line_starts and t.kind not in ("close",)]
     cuts = [t.start for t in starts if t.kind not in ("comment", "block_comment")] or [0]
     root = Node("root", 0, len(src))
     chunks = []

@@ -3,8 +3,10 @@
 Real code nests a few dozen levels; machine-written data a few hundred. Text nested thousands
 deep is an attack or an accident, and some of the structural work (recovering the forms of a
 file that does not parse) grows with depth times length. So the tools refuse text nested deeper
-than MAX_NESTING at once, with TOO_DEEP, instead of working on it for minutes. The check costs
-three `str.count` calls for ordinary text; only text with that many openers is lexed to measure.
+than MAX_NESTING at once, with TOO_DEEP, instead of working on it for minutes, and text with more
+than MAX_UNMATCHED unmatched delimiters (a million stray closers) with TOO_LARGE: repair weighs
+each one. The check costs six `str.count` calls for ordinary text; only text with that many
+delimiters is lexed to measure.
 """
 from __future__ import annotations
 
@@ -14,22 +16,65 @@ from lispshell.syntax.errors import StructureError
 from lispshell.syntax.lexer import tokenize
 
 MAX_NESTING = 2000
+# Text with more unmatched delimiters than this is refused (a million stray closers is not
+# code), and repair() called directly gives up on more stray closers than this.
+MAX_UNMATCHED = 2000
 _DELTA = {"(": 1, "[": 1, "{": 1, ")": -1, "]": -1, "}": -1}
+_LEXICAL = '";#|\\[]{}'
 _KEEP = str.maketrans("", "", "".join(chr(c) for c in range(128) if chr(c) not in "()[]{}"))
+
+
+def measure(text: str, dialect: str) -> tuple[int, int]:
+    """(the deepest nesting of `text`, unclosed openers counting; how many delimiters are
+    unmatched: closers that close nothing plus openers never closed, kinds not compared),
+    strings and comments skipped. Text with too few delimiters for either limit is not lexed."""
+    openers = text.count("(") + text.count("[") + text.count("{")
+    closers = text.count(")") + text.count("]") + text.count("}")
+    if openers < MAX_NESTING and openers + closers <= MAX_UNMATCHED:
+        return 0, 0                                   # cannot be over either: not worth lexing
+    if not any(c in text for c in _LEXICAL):
+        # Nothing that could hide a parenthesis (no string, comment, character, |symbol|, or
+        # bracket whose meaning depends on the dialect): the characters are the tokens.
+        return _measure(text.translate(_KEEP))
+    tokens, _ = tokenize(text, dialect)
+    return _measure(tokens.codes)
 
 
 def max_depth(text: str, dialect: str) -> int:
     """The deepest nesting of `text` (unclosed openers count), strings and comments skipped."""
-    if text.count("(") + text.count("[") + text.count("{") < MAX_NESTING:
-        return 0                                      # cannot be that deep: not worth lexing
-    tokens, _ = tokenize(text, dialect)
-    delims = tokens.codes.translate(_KEEP)
-    return max(accumulate(map(_DELTA.__getitem__, delims)), default=0)
+    return measure(text, dialect)[0]
 
 
 def check_nesting(text: str, dialect: str, what: str = "the text") -> None:
-    depth = max_depth(text, dialect)
+    depth, unmatched_ = measure(text, dialect)
     if depth > MAX_NESTING:
         raise StructureError("TOO_DEEP", f"{what} nests {depth} levels deep, over the limit of "
                              f"{MAX_NESTING} (no code nests that deep); nothing was done",
                              limit=MAX_NESTING)
+    if unmatched_ > MAX_UNMATCHED:
+        raise StructureError("TOO_LARGE", f"{what} has {unmatched_:,} unmatched delimiters, over "
+                             f"the limit of {MAX_UNMATCHED:,} (this is not code to check or "
+                             "repair); nothing was done", limit=MAX_UNMATCHED)
+
+
+def _measure(codes: str) -> tuple[int, int]:
+    delims = codes.translate(_KEEP)
+    low = min(accumulate(map(_DELTA.__getitem__, delims)), default=0)
+    if low >= 0:        # no stray closer: two passes at C speed
+        last = sum(map(delims.count, "([{")) - sum(map(delims.count, ")]}"))
+        return max(accumulate(map(_DELTA.__getitem__, delims)), default=0), last
+    depth = low = last = 0
+    for last in accumulate(map(_DELTA.__getitem__, delims)):
+        # Depth counts from the lowest point so far: after stray closers an opener is one
+        # level deep (`)))` then 3,000 `(` is 3,000 deep, not 0).
+        if last < low:
+            low = last
+        elif last - low > depth:
+            depth = last - low
+    return depth, -low + (last - low)
+
+
+def stray_closers(tokens) -> int:
+    """How many closers close nothing (kinds not compared): each is an edit a repair weighs."""
+    return -min(0, min(accumulate(map(_DELTA.__getitem__, tokens.codes.translate(_KEEP))),
+                       default=0))

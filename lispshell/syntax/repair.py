@@ -29,7 +29,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from lispshell.syntax import evidence
+from lispshell.syntax import evidence, limits
 from lispshell.syntax.dialects import CLOSER_OF, OPENER_OF, resolve_dialect
 from lispshell.syntax.evidence import CERTAIN, GUESS, LEVELS, LIKELY  # noqa: F401 (re-exported)
 from lispshell.syntax.lexer import tokenize
@@ -133,6 +133,9 @@ class _Outcome:
     ambiguous: bool = False     # some edit had a equally good alternative position
 
 
+TOO_MANY = "too many delimiter problems to repair"
+
+
 def repair(text: str, dialect: str, *, arity=None) -> Repair:
     """Repair the delimiters of `text`; see the module docstring.
 
@@ -154,6 +157,10 @@ def _repair(text: str, dialect: str) -> Repair:
         return Repair(text, [], CERTAIN, "the text reads")
     if any(p.code not in _DELIMITER_PROBLEMS for p in reading.problems):
         return Repair(text, [], GUESS, "not a delimiter problem")
+    n = limits.stray_closers(reading.tokens)
+    if n > limits.MAX_UNMATCHED:
+        return Repair(text, [], GUESS, f"{TOO_MANY} ({n:,} closers that close nothing, over the "
+                      f"limit of {limits.MAX_UNMATCHED:,}): fix the first ones and repair again")
     toks = _annotate(text, reading.tokens, dialect)
     edits: list = []
     verdicts: list = []          # (the chunk's edits, its verdict)
@@ -193,7 +200,10 @@ def _repair(text: str, dialect: str) -> Repair:
     why = next((vd.why for vd in verdicts if vd.level == level), "")
     rivals = []
     for vd in verdicts:
-        rest = [e for e in edits if e not in vd.edits]
+        if len(rivals) >= 3 or not vd.rivals:
+            continue        # `e not in vd.edits` for every verdict was quadratic: 100,000 stray
+        mine = {(e["start"], e["end"], e["text"]) for e in vd.edits}   # closers took minutes
+        rest = [e for e in edits if (e["start"], e["end"], e["text"]) not in mine]
         rivals.extend(_merge_inserts(sorted(rest + r, key=lambda e: (e["start"], e["end"])))
                       for r in vd.rivals)
     return Repair(new_text, edits, level if edits else GUESS, why, rivals[:3])

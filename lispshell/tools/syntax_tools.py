@@ -5,7 +5,7 @@ Pure functions of the text: nothing is evaluated and no Lisp is needed.
 from __future__ import annotations
 
 from lispshell.syntax.dialects import resolve_dialect
-from lispshell.syntax.repair import edit_summary, repair
+from lispshell.syntax.repair import TOO_MANY, edit_summary, repair
 from lispshell.syntax.validate import validate
 from lispshell.tools.registry import ToolError, register
 
@@ -75,5 +75,6 @@ def repair_syntax(args, ctx):
             out["rivals"] = [edit_summary(code, e) for e in r.rivals]
     out["report"] = after.text if after.ok or fixed != code else validate(code, dialect).text
     if not after.ok and fixed == code:
-        out["note"] = "not a delimiter problem this tool can repair; see the report"
+        out["note"] = (r.why if r.why.startswith(TOO_MANY) else
+                       "not a delimiter problem this tool can repair; see the report")
     return out
