@@ -133,3 +133,24 @@ def test_paths_outside_the_root_are_refused_by_the_file_layer_too(tmp_path):
         with pytest.raises(files.FileError) as err:
             files.read_file(Path(path), root)
         assert err.value.code == "OUTSIDE_ROOT"
+
+
+def test_a_root_given_through_a_symlink_is_still_a_fence(tmp_path):
+    """The root is fixed as its real path: given as a symlink (or a str) it refused every file,
+    since paths are resolved before they are checked against it."""
+    real, outside = tmp_path / "real", tmp_path / "outside"
+    (real / "sub").mkdir(parents=True)
+    outside.mkdir()
+    (real / "sub" / "f.lisp").write_text(FORM)
+    (outside / "f.lisp").write_text(SECRET)
+    os.symlink(real, tmp_path / "link")
+    os.symlink(outside, real / "out")
+    ctx = ToolContext(root=str(tmp_path / "link"))
+    r = call_tool("insert_form", {"file_path": "sub/f.lisp", "position": "end",
+                                  "new_source": "(defun more () 2)"}, ctx)
+    assert r["ok"] is True, r
+    assert "(defun more () 2)" in (real / "sub" / "f.lisp").read_text()
+    for path in ("out/f.lisp", str(outside / "f.lisp"), "../outside/f.lisp"):
+        r = call_tool("read_form", {"file_path": path, "form_type": "defun",
+                                    "form_name": "outside"}, ctx)
+        assert r["error"]["code"] == "OUTSIDE_ROOT", (path, r)

@@ -168,3 +168,13 @@ def test_many_stray_closers_in_a_file_are_refused_by_the_form_tools(tmp_path):
     (tmp_path / "c.lisp").write_text("(defun f (x) x)\n" + ")" * 3000 + "\n")
     result = call_tool("read_module", {"file_path": "c.lisp"}, ToolContext(root=tmp_path))
     assert result["error"]["code"] == "TOO_LARGE", result
+
+
+@pytest.mark.parametrize("tool, key", [("describe", "symbol"), ("symbol_value", "symbol"),
+                                       ("apropos", "pattern"), ("macroexpand", "form")])
+def test_a_look_up_of_megabytes_is_refused_before_it_is_sent(tool, key):
+    """Guile took 19 s to read an 8 MB name it was sent, past an 8 s timeout the answer then
+    claimed; no name or macro form is that long."""
+    result = call_tool(tool, {key: "x" * 8_000_000}, ToolContext())
+    assert result["error"]["code"] == "TOO_LARGE", result
+    assert "over the limit of 65536 for a look-up" in result["error"]["message"]

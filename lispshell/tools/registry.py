@@ -68,6 +68,13 @@ class ToolContext:
     output_cap: int = 65536
     extra: dict = field(default_factory=dict)
 
+    def __post_init__(self):
+        # The fence is the root's real path, fixed once: paths are checked against it resolved,
+        # and files are opened below it component by component, so a root given through a
+        # symlink (or as a str) refused every file.
+        if self.root is not None:
+            self.root = Path(self.root).resolve()
+
     def lisp(self):
         if self.session is None:
             raise ToolError("NO_LISP", "No Lisp is running here, so live-image tools are unavailable.")
