@@ -54,6 +54,14 @@ def test_eval_from_another_directory(installed, tmp_path):
     assert (r.returncode, r.stdout, r.stderr) == (0, "3\n", "")
 
 
+@pytest.mark.parametrize("lisp", ["guile", "clojure"])
+def test_each_lisps_loop_ships_in_the_wheel(installed, tmp_path, lisp):
+    """Guile's and Clojure's loops (.scm, .clj) are read from the installed package too."""
+    r = run(installed, "--lisp", lisp, "--no-project", "-e", "(+ 1 2)", cwd=tmp_path,
+            stdin=subprocess.DEVNULL)
+    assert (r.returncode, r.stdout) == (0, "3\n"), r.stderr
+
+
 def test_check_a_file(installed, tmp_path):
     (tmp_path / "ok.lisp").write_text("(defun f (x) (* x 2))\n")
     (tmp_path / "bad.lisp").write_text("(defun g (x)\n  (* x 2)\n")
@@ -89,3 +97,33 @@ def test_mcp_answers_initialize_and_tools_list_over_stdio(installed, tmp_path):
     names = {t["name"] for t in answers[2]["result"]["tools"]}
     assert {"validate_syntax", "read_form", "push_delimiter"} <= names
     assert "eval" not in names            # --lisp none: no live tools are offered
+
+
+def test_mcp_look_ups_answer_from_the_installed_package(installed, tmp_path):
+    """`lispshell mcp` as a client registers it (the default Lisp): the look-up helpers, Lisp
+    files of the package, are loaded into the image and answer."""
+    messages = [
+        {"jsonrpc": "2.0", "id": 1, "method": "initialize",
+         "params": {"protocolVersion": "2025-06-18", "capabilities": {},
+                    "clientInfo": {"name": "install-test", "version": "1"}}},
+        {"jsonrpc": "2.0", "method": "notifications/initialized"},
+        {"jsonrpc": "2.0", "id": 2, "method": "tools/call",
+         "params": {"name": "describe", "arguments": {"symbol": "car"}}},
+    ]
+    proc = subprocess.Popen([str(installed / "lispshell"), "mcp"], cwd=tmp_path,
+                            stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                            text=True, env=clean_env())
+    try:
+        answers = {}
+        for message in messages:
+            proc.stdin.write(json.dumps(message) + "\n")
+            proc.stdin.flush()
+            if "id" in message:
+                answer = json.loads(proc.stdout.readline())
+                answers[answer["id"]] = answer
+    finally:
+        proc.stdin.close()
+        proc.wait(timeout=30)
+    [content] = answers[2]["result"]["content"]
+    described = json.loads(content["text"])
+    assert described["ok"] is True and "CAR" in described["description"], described
