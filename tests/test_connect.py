@@ -781,3 +781,23 @@ def test_nrepl_look_ups_see_the_persons_history(servers):
         assert session.eval("[*1 *2 *3]").values == ['[{:k "one"} [:two] 3]'], "none shifted"
     finally:
         session.close()
+
+
+@pytest.mark.parametrize("kind, circular, deep", [
+    ("swank", "(let ((c (list 1 2 3))) (setf (cdddr c) c) c)",
+     "(let ((x nil)) (dotimes (i 100000) (setf x (list x))) x)"),
+    ("guile", "(let ((c (list 1 2 3))) (set-car! c c) c)",
+     "(let loop ((i 0) (x '())) (if (= i 100000) x (loop (+ i 1) (list x))))"),
+], ids=["swank", "guile"])
+def test_circular_and_deep_values_over_a_connection(servers, kind, circular, deep):
+    """As on a child (tests/test_values.py): labels for the loop, a bounded print of the deep
+    value (Swank printed it through a control stack it exhausted), the image answering after."""
+    session = connect_session(servers(kind).url, {})
+    try:
+        r = session.eval(circular, timeout=60)
+        assert r.ok and r.values == [{"swank": "#1=(1 2 3 . #1#)", "guile": "(#0# 2 3)"}[kind]], r
+        r = session.eval(deep, timeout=60)
+        assert r.ok and r.values[0].startswith("((((((((((") and len(r.values[0]) < 2_100_000, r
+        assert session.eval("(+ 1 2)").values == ["3"]
+    finally:
+        session.close()

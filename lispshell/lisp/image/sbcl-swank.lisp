@@ -49,9 +49,12 @@
   (swank-flush stream))
 
 (defun capped-value (value cap)
-  "VALUE printed as the REPL prints it (circle-aware), cut at CAP characters with a note:
-   one Swank message holds at most 16 MiB."
-  (let ((text (safe-string (lambda () (let ((*print-circle* t)) (prin1-to-string value))))))
+  "VALUE printed as the REPL prints it (circle-aware, nesting beyond 1000 as # unless the
+   person set *PRINT-LEVEL*), cut at CAP characters with a note: one Swank message holds at
+   most 16 MiB."
+  (let ((text (safe-string (lambda () (let ((*print-circle* t)
+                                            (*print-level* (or *print-level* 1000)))
+                                        (prin1-to-string value))))))
     (if (> (length text) cap)
         (format nil "~A... [truncated: ~D more characters]"
                 (subseq text 0 cap) (- (length text) cap))
