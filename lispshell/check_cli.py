@@ -226,8 +226,10 @@ def _lisp_files(root: str):
     for base, dirs, names in os.walk(root):
         dirs[:] = [d for d in dirs if not d.startswith(".")]
         for name in names:
-            if os.path.splitext(name)[1].lower() in EXTENSIONS:
-                yield os.path.join(base, name)
+            path = os.path.join(base, name)
+            # Regular files only: a named pipe found in a folder would wait for a writer forever.
+            if os.path.splitext(name)[1].lower() in EXTENSIONS and os.path.isfile(path):
+                yield path
 
 
 if __name__ == "__main__":

@@ -88,8 +88,10 @@ def _open_parent(path: Path, root: Path | None) -> tuple[int, str]:
 
 
 def _open_file(parent: int, name: str, path: Path, flags: int) -> int:
+    # O_NONBLOCK: opening a named pipe waits for a writer forever (a tool call hung on one);
+    # it changes nothing for the regular files that _read_fd then insists on.
     try:
-        return os.open(name, flags | os.O_NOFOLLOW | os.O_CLOEXEC, dir_fd=parent)
+        return os.open(name, flags | os.O_NOFOLLOW | os.O_CLOEXEC | os.O_NONBLOCK, dir_fd=parent)
     except FileNotFoundError:
         raise FileError("NOT_FOUND", f"no such file: {path}") from None
     except OSError as exc:

@@ -106,3 +106,12 @@ def test_usage_and_io_errors_exit_2(args, tmp_path):
     (tmp_path / "file.py").write_text("x")
     code, out, err = run(*args, cwd=tmp_path)
     assert code == 2 and err and "Traceback" not in err
+
+
+def test_a_named_pipe_in_a_folder_is_skipped(tmp_path):
+    """Opening it would wait for a writer forever; only regular files are checked."""
+    (tmp_path / "ok.lisp").write_text("(defun f (x) x)\n")
+    os.mkfifo(tmp_path / "pipe.lisp")
+    r = subprocess.run([LISPSHELL, "check", str(tmp_path)], capture_output=True, text=True,
+                       timeout=60)
+    assert (r.returncode, r.stdout, r.stderr) == (0, "", "")

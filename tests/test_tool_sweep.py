@@ -33,6 +33,7 @@ def ctx(tmp_path_factory):
     (root / "latin1.lisp").write_bytes(b"(defun caf\xe9 () 1)\n")      # not UTF-8
     (root / "dir.lisp").mkdir()
     os.symlink("loop.lisp", root / "loop.lisp")                      # a symlink to itself
+    os.mkfifo(root / "pipe.lisp")                  # opening it waited for a writer forever
     session = make_session("sbcl", config_mod.load())
     session.start()
     yield ToolContext(session=lambda: session, gate=EvalGate("off"), root=root,
@@ -96,6 +97,7 @@ FILE_CASES = {
     "directory": "dir.lisp",
     "not utf-8": "latin1.lisp",
     "symlink loop": "loop.lisp",
+    "named pipe": "pipe.lisp",
     "too long": "x" * 5000 + ".lisp",
     "no such user": "~nosuchuser-zz/x.lisp",
     "surrogate": "\udcff.lisp",
