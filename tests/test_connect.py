@@ -318,6 +318,8 @@ def test_repl_and_batch_over_the_connection(server, tmp_path):
     from pty_shell import Shell
 
     lisp = lisp_of(server.kind)
+    sessions = (lambda: _nrepl_sessions(server.url)) if server.kind == "nrepl" else set
+    before = sessions()
     r = subprocess.run([LISPSHELL, "--connect", server.url, "-e", CODE[lisp]["print_and_value"],
                         "-e", CODE[lisp]["error"]], capture_output=True, text=True, timeout=120)
     assert r.returncode == 1 and r.stdout == "hello\n42\n", r
@@ -326,6 +328,7 @@ def test_repl_and_batch_over_the_connection(server, tmp_path):
                        input=CODE[lisp]["define"] + "\n" + CODE[lisp]["use"] + "\n",
                        capture_output=True, text=True, timeout=120)
     assert r.returncode == 0 and r.stdout.splitlines()[-1] == "42", r
+    assert sessions() == before, "a batch run closes the nREPL sessions it cloned"
 
     sh = Shell(tmp_path, "--connect", server.url, "--no-llm")
     try:
@@ -344,11 +347,15 @@ def test_repl_and_batch_over_the_connection(server, tmp_path):
         sh.submit(CODE[lisp]["define"])
         sh.submit(",disconnect")
         sh.expect("keeps running")
+        assert sessions() == before, ",disconnect closes the nREPL sessions it cloned"
+        sh.submit(",connect " + server.url)
+        sh.expect("Connected to " + server.url)
         sh.submit(",quit")
         assert sh.wait_exit() == 0
     finally:
         sh.close()
     assert server.alive()
+    assert sessions() == before, ",quit closes them too"
 
 
 def test_mcp_over_the_connection(server, tmp_path):
