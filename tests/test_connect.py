@@ -808,3 +808,24 @@ def test_circular_and_deep_values_over_a_connection(servers, kind, circular, dee
         assert session.eval("(+ 1 2)").values == ["3"]
     finally:
         session.close()
+
+
+def test_swank_sends_the_slime_secret_first(tmp_path, monkeypatch):
+    """A Swank server whose ~/.slime-secret is set answers only clients that send it first, as
+    SLIME does; lispshell reads the same file."""
+    home = tmp_path / "home"
+    home.mkdir()
+    (home / ".slime-secret").write_text("lispshell-test-secret\n")
+    monkeypatch.setenv("HOME", str(home))
+    srv = Server("swank", tmp_path).start()
+    try:
+        session = connect_session(srv.url, {})
+        assert session.eval("(+ 40 2)").values == ["42"]
+        session.close()
+        monkeypatch.setenv("HOME", str(tmp_path))          # a client without the secret
+        with pytest.raises(ConnectError, match=r"did not answer within 2 s\. A Swank server "
+                           r"with a ~/\.slime-secret .* \(there is none here\)"):
+            connect_session(srv.url, {"session": {"connect_timeout": 2}})
+        assert srv.alive()
+    finally:
+        srv.kill()

@@ -323,7 +323,8 @@ def connect_session(target: Target | str | None, config: dict, start: bool = Tru
     session = module.Session(target,
                              eval_timeout=float(sess_cfg.get("eval_timeout", 30.0)),
                              output_cap=int(sess_cfg.get("output_cap", 65536)),
-                             interrupt_grace=float(sess_cfg.get("interrupt_grace", 2.0)))
+                             interrupt_grace=float(sess_cfg.get("interrupt_grace", 2.0)),
+                             connect_timeout=float(sess_cfg.get("connect_timeout", 10.0)))
     if start:
         session.start()
     return session

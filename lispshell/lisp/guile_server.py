@@ -82,7 +82,7 @@ class Session(LispSession):
         except (_Died, TimeoutError, OSError) as exc:
             self._kill_child()
             raise ConnectError(f"{self.url} did not answer as a Guile REPL server "
-                               f"({exc or 'no answer'}). It printed:\n"
+                               f"({str(exc) or 'no answer'}). It printed:\n"
                                f"{answer.text_output()[-2000:]}") from None
         self.package = answer.one("P") or ""
         self.ready = True

@@ -76,11 +76,13 @@ class Session(Connection):
                 raise ConnectError(f"{self.url}: the nREPL server could not load lispshell's "
                                    "helper namespace")
             self.package = values[-1].strip('"') or "user"
-        except (Lost, TimeoutError) as exc:
+        except (Lost, TimeoutError, ConnectError) as exc:
             self._stale += [s for s in (self._sid, self._quiet) if s and s not in self._stale]
             self._drop()
+            if isinstance(exc, ConnectError):
+                raise
             raise ConnectError(f"{self.url} did not answer as an nREPL server: "
-                               f"{exc or 'no answer'}") from None
+                               f"{str(exc) or 'no answer'}") from None
 
     def _clone(self, deadline: float) -> str:
         rid = self._send_new({"op": "clone"})

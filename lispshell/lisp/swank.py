@@ -117,6 +117,19 @@ class Session(Connection):
             secret = self._secret()
             if secret is not None:
                 self._send_raw(secret)
+            # A quick question first, with the connect timeout: a server that wants a secret
+            # we lack (or that is not Swank) never answers, and loading the helpers below may
+            # legitimately take a minute on a busy machine.
+            try:
+                self._wait_return(self._rex("(cl:values)", "COMMON-LISP-USER"),
+                                  time.monotonic() + self.connect_timeout)
+            except TimeoutError:
+                raise ConnectError(
+                    f"{self.url} did not answer within {self.connect_timeout:g} s. A Swank "
+                    "server with a ~/.slime-secret answers only clients that send that secret "
+                    "first; lispshell sends the first line of its own ~/.slime-secret"
+                    + (" (there is none here)." if secret is None else
+                       " (it did: check that the two files match).")) from None
             setup = ('(cl:progn (cl:unless (cl:and (cl:find-package "%LISPSHELL") '
                      '(cl:find-symbol "SWANK-EVAL" "%LISPSHELL")) '
                      f'(cl:load (cl:make-string-input-stream {string_literal(image_code("sbcl-loop.lisp"))})) '
@@ -128,10 +141,13 @@ class Session(Connection):
                 raise ConnectError(f"{self.url}: the Swank server could not load lispshell's "
                                    f"helpers: {value}")
             self.package = value
+        except ConnectError:
+            self._drop()
+            raise
         except (Lost, TimeoutError) as exc:
             self._drop()
             raise ConnectError(f"{self.url} did not answer as a Swank server: "
-                               f"{exc or 'no answer'}") from None
+                               f"{str(exc) or 'no answer'}") from None
 
     @staticmethod
     def _secret() -> str | None:
