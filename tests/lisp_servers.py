@@ -3,11 +3,13 @@ nREPL (Debian's libnrepl-clojure), Swank (cl-swank, in SBCL) and Guile's `--list
 in its own process group, on loopback, and is killed by the test that started it."""
 from __future__ import annotations
 
+import collections
 import os
 import re
 import signal
 import socket
 import subprocess
+import threading
 import time
 from pathlib import Path
 
@@ -24,6 +26,7 @@ class Server:
         self.fixed_port = port      # guile only: listen on this port (a server started again)
         self.proc: subprocess.Popen | None = None
         self.url = ""
+        self.printed: collections.deque[str] = collections.deque(maxlen=500)
 
     def start(self, timeout: float = 180) -> "Server":
         env = dict(os.environ, LC_ALL="C.UTF-8")
@@ -69,7 +72,15 @@ class Server:
                     raise AssertionError(f"{self.kind} server did not start:\n{''.join(seen)}")
         else:
             wait_listening(self.url, deadline)
+        # What the server prints from now on (a debugger banner in a thread with no client,
+        # a warning) is read and kept, as a terminal would take it: a pipe nobody reads fills
+        # at 64 KiB and then blocks the thread that prints.
+        threading.Thread(target=self._drain, daemon=True, name=f"{self.kind}-stdout").start()
         return self
+
+    def _drain(self) -> None:
+        for line in self.proc.stdout:
+            self.printed.append(line)
 
     @property
     def port(self) -> int:

@@ -753,7 +753,7 @@ def test_swank_another_threads_debugger_is_left_and_said(servers):
     note = "another thread entered the debugger: "
     try:
         r = session.eval('(sb-thread:join-thread (sb-thread:make-thread (lambda () '
-                         '(break "elsewhere ~a" 7))) :default :ended)')
+                         '(break "elsewhere ~a" 7))) :default :ended)', timeout=30)
         assert r.ok and r.values[0] == ":ENDED", r     # the thread was not left waiting
         assert r.output == f"; {note}elsewhere 7 [SIMPLE-CONDITION]; lispshell left it " \
                            "through its abort restart\n", r
@@ -829,3 +829,21 @@ def test_swank_sends_the_slime_secret_first(tmp_path, monkeypatch):
         assert srv.alive()
     finally:
         srv.kill()
+
+
+def test_swank_look_ups_leave_no_thread_in_the_debugger(servers):
+    """Names are read into one scratch package, emptied after each look-up: a fresh package
+    deleted after every read put Swank's indentation thread into the debugger now and then
+    (a popup in a connected Emacs). Loading lispshell's helpers prints nothing on the
+    server's terminal either."""
+    srv = servers("swank")
+    session = connect_session(srv.url, {})
+    try:
+        ctx = _ctx(session)
+        for _ in range(150):
+            assert call_tool("describe", {"symbol": "mapcar"}, ctx)["ok"]
+        assert session.eval("(+ 1 2)").output == "", "no debugger was entered meanwhile"
+        assert session._notes == []
+        assert "WARNING" not in "".join(srv.printed)
+    finally:
+        session.close()

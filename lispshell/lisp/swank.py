@@ -112,6 +112,7 @@ class Session(Connection):
         self._interrupt_at: float | None = None
         self._running = False
         self._next_id = 0
+        self._notes: list[str] = []      # other threads' debuggers, not yet told
         deadline = time.monotonic() + max(self.connect_timeout, 60.0)
         try:
             secret = self._secret()
@@ -130,10 +131,12 @@ class Session(Connection):
                     "first; lispshell sends the first line of its own ~/.slime-secret"
                     + (" (there is none here)." if secret is None else
                        " (it did: check that the two files match).")) from None
+            # One compilation unit: the loop's functions call ones defined further down, and
+            # SBCL would print "undefined function" warnings on the person's terminal.
             setup = ('(cl:progn (cl:unless (cl:and (cl:find-package "%LISPSHELL") '
-                     '(cl:find-symbol "SWANK-EVAL" "%LISPSHELL")) '
+                     '(cl:find-symbol "SWANK-EVAL" "%LISPSHELL")) (cl:with-compilation-unit () '
                      f'(cl:load (cl:make-string-input-stream {string_literal(image_code("sbcl-loop.lisp"))})) '
-                     f'(cl:load (cl:make-string-input-stream {string_literal(image_code("sbcl-swank.lisp"))}))) '
+                     f'(cl:load (cl:make-string-input-stream {string_literal(image_code("sbcl-swank.lisp"))})))) '
                      '(cl:funcall (cl:find-symbol "PACKAGE-LABEL" "%LISPSHELL") cl:*package*))')
             rid = self._rex(setup, "COMMON-LISP-USER")
             ok, value = self._wait_return(rid, deadline)
@@ -297,15 +300,18 @@ class Session(Connection):
                 timed_out = True
                 self._send_interrupt()
         interrupted = self._interrupt_at is not None and not timed_out
-        # Debuggers other threads entered meanwhile (left through abort like any): said in the
-        # output, since no value or error of this eval carries them. When the eval itself
+        # Debuggers other threads entered meanwhile (left through abort like any) are said in
+        # the output of the person's next eval, or of this one if it is theirs: no value or
+        # error carries them, and a look-up's answer must end its output. When the eval itself
         # failed, the last debugger was its own.
         for condition, _ in (debug if ok else debug[:-1]):
             kind, text = self._condition_text(condition)
+            self._notes.append(f"; another thread entered the debugger: {text} [{kind}]; "
+                               "lispshell left it through its abort restart\n")
+        if history and self._notes:
             last = answer.output[-1] if answer.output else ""
-            answer.add(("" if not last or last.endswith("\n") else "\n")
-                       + f"; another thread entered the debugger: {text} [{kind}]; lispshell "
-                       "left it through its abort restart\n")
+            notes, self._notes = self._notes, []
+            answer.add(("" if not last or last.endswith("\n") else "\n") + "".join(notes[-10:]))
         error = None
         values: list[str] = []
         if ok and isinstance(value, list) and len(value) >= 2:

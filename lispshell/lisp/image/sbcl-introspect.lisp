@@ -54,11 +54,22 @@
                                    (1+ i))
                                (subseq name 0 i)))))))))
 
+(defun scratch-package ()
+  "The package names are read into: made once, emptied after each read. Not a fresh package
+per read, deleted after it: Swank's indentation thread walks every package, and one deleted
+under it put that thread in the debugger (in the person's Emacs, when SLIME is connected)."
+  (or (find-package "LISPSHELL.READ") (make-package "LISPSHELL.READ" :use nil)))
+
+(defun empty-package (package)
+  (let ((symbols '()))
+    (do-symbols (s package) (when (eq (symbol-package s) package) (push s symbols)))
+    (dolist (s symbols) (unintern s package))))
+
 (defun read-name (name package)
   "(values symbol status message): STATUS is ok, unknown, not_symbol or bad_name.
-The name is read into a throw-away package and looked up with FIND-SYMBOL, so nothing is
-interned anywhere, also for PKG::NAME (which the reader would intern in PKG)."
-  (let ((tmp (make-package (format nil "LISPSHELL.READ-~d" (random 1000000000)) :use nil)))
+The name is read into a scratch package, emptied afterwards, and looked up with FIND-SYMBOL, so
+nothing is interned anywhere else, also for PKG::NAME (which the reader would intern in PKG)."
+  (let ((tmp (scratch-package)))
     (unwind-protect
          (handler-case
              (multiple-value-bind (start qualifier) (qualifier-end name)
@@ -84,7 +95,7 @@ interned anywhere, also for PKG::NAME (which the reader would intern in PKG)."
                                                 (symbol-name object) (package-name home))))))
                          (t (values object "ok" ""))))))
            (error (e) (values nil "bad_name" (princ-to-string e))))
-      (delete-package tmp))))
+      (empty-package tmp))))
 
 (defun read-part (text tmp)
   "One datum of TEXT, read with nothing but symbols and numbers possible, into TMP."
