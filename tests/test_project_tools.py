@@ -457,3 +457,48 @@ def test_project_look_ups_never_read_the_name(sbcl_project, project_session, nam
         listed = call_tool("list_package", {"package": text}, ctx(session, root))
         assert listed["ok"] is False, listed
     assert not mark.exists(), "a look-up ran the model's text"
+
+
+FAKE_QUICKLISP = """(require :asdf)
+(defpackage "QL" (:use "CL") (:export "QUICKLOAD"))
+(defvar ql::*fetched* '())
+(defun ql:quickload (name &key silent)
+  "Stands for Quicklisp: the release is 'downloaded' (defined in memory) and loaded."
+  (declare (ignore silent))
+  (push (string-downcase name) ql::*fetched*)
+  (eval `(asdf:defsystem ,(string-downcase name)))
+  (asdf:load-system name)
+  (list name))
+"""
+
+
+@pytest.mark.parametrize("with_quicklisp", [True, False], ids=["quicklisp", "bare"])
+def test_load_system_fetches_missing_dependencies_with_quicklisp(tmp_path, monkeypatch,
+                                                                with_quicklisp):
+    """With Quicklisp installed, a dependency ASDF cannot find is quickloaded (as quickload
+    does), then the system loads with its own diagnostics; without, the missing one is named."""
+    home = tmp_path / "home"
+    home.mkdir()
+    if with_quicklisp:
+        (home / "quicklisp").mkdir()
+        (home / "quicklisp" / "setup.lisp").write_text(FAKE_QUICKLISP)
+    monkeypatch.setenv("HOME", str(home))
+    root = tmp_path / "asdf-demo"
+    shutil.copytree(PROJECTS / "asdf-demo", root)
+    asd = root / "demo.asd"
+    asd.write_text(asd.read_text().replace(':serial t', ':serial t\n  :depends-on ("lispshell-fake-dep")', 1))
+    found = project.find(root, search_parents=False)
+    assert ("Quicklisp" in found.summary) is with_quicklisp
+    session = make_session("sbcl", project.apply(found, config_mod.load(), "sbcl"))
+    session.start()
+    try:
+        loaded = call_tool("load_system", {"name": "demo"}, ctx(session, root))
+        if with_quicklisp:
+            assert loaded["ok"] and loaded["finished"], loaded
+            assert session.eval("ql::*fetched*").values == ['("lispshell-fake-dep")']
+            assert session.eval("(demo:greet)").values == ['"hello 42"']
+        else:
+            assert loaded["ok"] is False and "lispshell-fake-dep" in loaded["error"]["message"], \
+                loaded
+    finally:
+        session.close()

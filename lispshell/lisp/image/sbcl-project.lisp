@@ -225,13 +225,34 @@ Redefinition warnings are dropped: reloading an edited file redefines everything
                 :notes (cons :arr (reverse notes))
                 :package (package-name *package*)))))
 
+(defun quickload-missing (condition tried)
+  "With Quicklisp in the image, the system CONDITION (ASDF's missing component) names is
+installed and loaded by ql:quickload, as quickload itself does for a missing dependency, and
+its name returned; nil without Quicklisp, for anything else, or one already tried. Quietly:
+it is a dependency, not the project's own code, whose diagnostics are the point."
+  (let* ((ql (and (find-package "QL") (find-symbol "QUICKLOAD" "QL")))
+         (missing-type (find-symbol "MISSING-COMPONENT" "ASDF"))
+         (requires (find-symbol "MISSING-REQUIRES" "ASDF"))
+         (name (and ql missing-type requires (typep condition missing-type)
+                    (ignore-errors (funcall requires condition))))
+         (name (and name (string-downcase (string (if (consp name) (car (last name)) name))))))
+    (when (and name (not (member name tried :test #'string=)))
+      (funcall ql name :silent t)
+      name)))
+
 (defun load-system (name)
   (let ((notes '()) (finished nil) (error-text :null))
     (handler-case
         (collecting-notes (notes)
-          (funcall (find-symbol "LOAD-SYSTEM" (or (find-package "ASDF")
-                                                   (progn (require :asdf) (find-package "ASDF"))))
-                   name)
+          (let ((load (find-symbol "LOAD-SYSTEM" (or (find-package "ASDF")
+                                                      (progn (require :asdf)
+                                                             (find-package "ASDF")))))
+                (tried '()))
+            (loop
+              (let ((fetched
+                      (handler-case (progn (funcall load name) (return))
+                        (error (c) (or (quickload-missing c tried) (error c))))))
+                (push fetched tried))))
           (setf finished t))
       (error (c)
         (setf error-text (handler-case (format nil "~A: ~A" (type-of c) c)
