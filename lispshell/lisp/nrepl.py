@@ -116,14 +116,17 @@ class Session(Connection):
             except OSError:
                 pass
         with self._lock:
+            unanswered = False
             if self.ready:
                 ids = [s for s in (self._sid, self._quiet) if s]
                 try:
                     self._close_sessions(ids, time.monotonic() + CLOSE_WAIT)
-                except (Lost, TimeoutError):
+                except Lost:
                     pass
+                except TimeoutError:
+                    unanswered = True   # a server this slow is not asked again on the way out
             self._drop()
-            if self._stale:
+            if self._stale and not unanswered:
                 self._close_stale_elsewhere()
 
     def _close_sessions(self, ids: list[str], deadline: float) -> None:
