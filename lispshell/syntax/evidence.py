@@ -216,6 +216,9 @@ def shape_problems(text: str, vt: list[_V], dialect: str, points: set[int]) -> l
                     shapes.role_problem(f["role"], elems, dialect)
                 if why:
                     out.append(f"({elems[0].text if elems else ''} ...) {why}")
+            if touched and f["kind"] == "map" and dialect == CLOJURE and \
+                    not f["uncountable"] and len(elems) % 2:
+                out.append(f"{{...}} holds keys and values, {len(elems)} element(s)")
             if touched and f.get("dot") is not None and len(elems) - f["dot"] != 2 and \
                     not f.get("conditional"):
                 out.append("(... . x) has one element after the dot, not "
