@@ -23,6 +23,9 @@ from lispshell.syntax.repair import CERTAIN, LIKELY, edit_summary, repair
 from lispshell.syntax.validate import validate
 
 USAGE_ERROR = 2
+# Source files are kilobytes; far beyond that is not code to check, and `check - < /dev/urandom`
+# must end instead of growing without bound.
+MAX_INPUT_BYTES = 64 * 2**20
 FIX_LEVELS = {CERTAIN: (CERTAIN,), LIKELY: (CERTAIN, LIKELY)}     # --fix=X writes these
 
 
@@ -126,7 +129,13 @@ class _Checker:
                      "clojure)", err=True)
             self.io_error = True
             return
-        text = sys.stdin.buffer.read().decode("utf-8", "surrogateescape")
+        data = sys.stdin.buffer.read(MAX_INPUT_BYTES + 1)
+        if len(data) > MAX_INPUT_BYTES:
+            self.say(f"lispshell check: error: standard input is larger than "
+                     f"{MAX_INPUT_BYTES // 2**20} MiB: not checked", err=True)
+            self.io_error = True
+            return
+        text = data.decode("utf-8", "surrogateescape")
         fixed = self.check_text("<stdin>", text, self.forced, to_stderr=self.args.fix)
         if self.args.fix:
             out = fixed if fixed is not None else text
@@ -143,9 +152,14 @@ class _Checker:
             return
         try:
             with open(path, "rb") as f:
-                data = f.read()
+                data = f.read(MAX_INPUT_BYTES + 1)
         except OSError as exc:
             self.say(f"{path}: error: cannot read: {exc.strerror or exc}", err=True)
+            self.io_error = True
+            return
+        if len(data) > MAX_INPUT_BYTES:
+            self.say(f"{path}: error: larger than {MAX_INPUT_BYTES // 2**20} MiB: not checked",
+                     err=True)
             self.io_error = True
             return
         text = data.decode("utf-8", "surrogateescape")

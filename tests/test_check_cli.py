@@ -115,3 +115,19 @@ def test_a_named_pipe_in_a_folder_is_skipped(tmp_path):
     r = subprocess.run([LISPSHELL, "check", str(tmp_path)], capture_output=True, text=True,
                        timeout=60)
     assert (r.returncode, r.stdout, r.stderr) == (0, "", "")
+
+
+def test_endless_or_huge_input_is_refused_not_read_forever(tmp_path):
+    # standard input that never ends: the check stops at its limit and says so
+    with open("/dev/zero", "rb") as zero:
+        p = subprocess.run([LISPSHELL, "check", "--dialect", "cl", "-"], stdin=zero,
+                           capture_output=True, text=True, timeout=120)
+    assert p.returncode == 2 and "standard input is larger than 64 MiB" in p.stderr
+    # a file past the limit (sparse: no disk) is reported and left as it is, with --fix too
+    big = tmp_path / "big.lisp"
+    with open(big, "wb") as f:
+        f.truncate(64 * 2**20 + 1)
+    p = subprocess.run([LISPSHELL, "check", "--fix", str(big)], capture_output=True,
+                       text=True, timeout=120)
+    assert p.returncode == 2 and f"{big}: error: larger than 64 MiB" in p.stderr
+    assert big.stat().st_size == 64 * 2**20 + 1
