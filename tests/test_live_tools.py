@@ -217,6 +217,18 @@ def test_eval_refuses_incomplete_code_before_asking(sessions):
     assert result["error"]["code"] == "INCOMPLETE" and asked.asked == []
 
 
+@pytest.mark.parametrize("lisp", ["sbcl", "guile", "clojure"])
+def test_eval_of_more_than_a_megabyte_is_refused_at_once(sessions, lisp):
+    """Sending 8 MB would overrun the eval's time limit (Guile reads it for seconds): refused
+    before the person is asked, the image untouched."""
+    asked = Gate(lambda c: Decision(True, c))
+    code = "(list " + "1 " * (1024 * 1024) + ")"
+    result = call_tool("eval", {"code": code}, ctx_for(sessions[lisp], EvalGate("ask", asked)))
+    assert result["error"]["code"] == "TOO_LARGE" and asked.asked == []
+    assert "load_file" in result["error"]["message"]
+    assert sessions[lisp].eval("(+ 1 1)").values == ["2"]
+
+
 @pytest.mark.parametrize("lisp,first,last", [("sbcl", "(* 6 7)", "*"), ("clojure", "(* 6 7)", "*1")])
 def test_look_ups_leave_the_persons_repl_history_alone(sessions, lisp, first, last):
     """After the person's `(* 6 7)`, the model's describe/symbol_value must not become `*`."""

@@ -18,6 +18,10 @@ OUTPUT_CAP = 16000  # characters of printed output sent back to the model per ev
 RECORD_CAP = 4000  # the same for the person's own evals, which the model reads as history
 LOOKUP_CAP = 4 * 1024 * 1024  # a look-up's whole answer, read before it is cut for the model
 LOOKUP_ARG_CAP = 64 * 1024    # the longest name or form a look-up takes
+# The longest code the model's eval sends. Writing a request is not under the eval's time limit
+# (it cannot stop half-way), and Guile takes some 10 s to read 8 MB; no one reviews a megabyte
+# at the gate either. A file of that size goes through load_file, which sends only its path.
+EVAL_CODE_CAP = 1024 * 1024
 
 
 # Every definition goes to the LLM on every request: `package` and `symbol` are explained once,
@@ -119,6 +123,10 @@ def eval_tool(args: dict, ctx: ToolContext) -> dict:
     code = args["code"]
     if not code.strip():
         raise ToolError("BAD_INPUT", "code is empty")
+    if len(code) > EVAL_CODE_CAP:
+        raise ToolError("TOO_LARGE", f"the code is {len(code):,} characters long, over the limit "
+                        f"of {EVAL_CODE_CAP:,} for eval; nothing was evaluated. Write it to a "
+                        "file and load it with load_file", limit=EVAL_CODE_CAP)
     session = ctx.lisp()
     _check_complete(code, session.lisp)
     if ctx.gate is None:
