@@ -343,6 +343,18 @@ def test_one_word_of_prose_is_offered_to_the_model(shell, api):
     sh.quit()
 
 
+def test_a_form_failing_on_an_unbound_variable_is_not_offered_to_the_model(shell, api):
+    sh = shell()
+    sh.expect(PROMPT)
+    sh.submit("(+ 1 undefined-zz)")
+    sh.expect("Restarts")                  # listed, and the prompt follows: no question
+    assert "Send it to the model?" not in sh.expect(PROMPT, timeout=15)
+    sh.submit(",invoke 1 41")
+    sh.expect("42")
+    assert api.message_requests == []
+    sh.quit()
+
+
 @pytest.mark.parametrize("lisp,prompt,error", [
     ("guile", "(guile-user)>", "Unbound variable: thanks"),
     ("clojure", "user>", "Unable to resolve symbol: thanks"),

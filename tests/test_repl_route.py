@@ -7,7 +7,8 @@ from __future__ import annotations
 
 import pytest
 
-from lispshell.repl.route import COMMAND, INCOMPLETE, LISP, LLM, is_bare_symbol, route
+from lispshell.repl.route import (COMMAND, INCOMPLETE, LISP, LLM, is_bare_symbol, is_lone_symbol,
+                                  route)
 
 ALL = ["cl", "scheme", "clojure"]
 
@@ -99,3 +100,13 @@ def test_lisp_implementation_names_are_accepted():
 ])
 def test_bare_symbols(atom, bare):
     assert is_bare_symbol(atom) is bare
+
+
+@pytest.mark.parametrize("text,lone", [
+    ("thanks", True), ("  why?\n", True), ("(+ 1 undefined-zz)", False), ("'x", False),
+    ('"s"', False), ("42", False), ("a b", False), (":k", False),
+])
+def test_only_a_word_alone_is_a_lone_symbol(text, lone):
+    # The REPL offers an unbound lone symbol to the model; a form must keep its restarts.
+    assert is_lone_symbol(text, "sbcl") is lone
+    assert is_lone_symbol(text, "clojure") is lone

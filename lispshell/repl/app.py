@@ -42,7 +42,7 @@ from lispshell.lisp.dialects import get_dialect
 from lispshell.repl.commands import QUIT, CommandTable
 from lispshell.repl.forms import split_forms
 from lispshell.repl.render import Renderer
-from lispshell.repl.route import COMMAND, LLM, is_bare_symbol, route
+from lispshell.repl.route import COMMAND, LLM, is_lone_symbol, route
 
 
 LLM_LOAD_DELAY = 0.3     # seconds after the first prompt starts (see _after_prompt_started)
@@ -429,7 +429,9 @@ class Repl:
         if problem is not None:
             self.renderer.syntax_problem(text, problem)   # nothing is evaluated
             return
-        lone = len(forms) == 1 and is_bare_symbol(forms[0].strip())
+        # Only a word alone may have been prose: a whole form failing on an unbound variable keeps
+        # its restarts and is not offered to the model.
+        lone = len(forms) == 1 and is_lone_symbol(forms[0], self.lisp)
         for form in forms:
             result = await self.eval_form(form, lone_symbol=lone)
             if result is None or (result.interrupted and not result.timed_out):

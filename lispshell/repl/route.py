@@ -80,6 +80,15 @@ def top_level_items(r) -> list[str]:
     return items
 
 
+def is_lone_symbol(text: str, dialect: str) -> bool:
+    """Is `text` one bare symbol and nothing else (`thanks`, `why?`), as opposed to a form that
+    merely fails on an unbound variable (`(+ 1 undefined-zz)`)?"""
+    try:
+        return top_level_items(read(text, resolve_dialect(dialect))) == ["symbol"]
+    except (ValueError, IndexError):
+        return False
+
+
 def route(text: str, dialect: str) -> str:
     """"command", "lisp", "llm" or "incomplete" for `text` typed at the prompt (see module doc)."""
     stripped = text.strip()
