@@ -46,7 +46,7 @@ def test_stdin_syntax_error_is_positioned_and_fails():
     r = run("--lisp", "sbcl", stdin="(* 6 7)\n(+ 1 2))\n(print :never)\n")
     assert r.returncode == 1
     assert r.stdout == "42\n3\n"          # the forms before the problem ran; none after it
-    assert "<stdin>:2:8" in r.stderr
+    assert r.stderr.startswith("<stdin>:2:8: unmatched close")    # path:line:col: message
     assert "(+ 1 2))" in r.stderr and "^" in r.stderr
 
 
@@ -83,6 +83,8 @@ def test_config_path_and_unknown_lisp():
     assert r.stdout.strip().startswith(os.environ["LISPSHELL_CONFIG_DIR"])
     r = run("--lisp", "cobol", "-e", "1")
     assert r.returncode == 2 and "cobol" in r.stderr
+    r = run("--version")                  # as `lispshell mcp --version` answers
+    assert r.returncode == 0 and r.stdout.startswith("lispshell ")
 
 
 def test_user_config_sets_the_lisp_and_flags_win(tmp_path):

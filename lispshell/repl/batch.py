@@ -97,7 +97,9 @@ def evaluate_text(session, text: str, lisp: str, printer: _Printer, source: str)
         if result.interrupted and not result.timed_out:
             return False  # the person pressed Ctrl-C: stop, as a shell script would
     if problem is not None:
-        printer.error(f"lispshell: syntax error at {problem.describe(text, source)}")
+        # `<stdin>:LINE:COL: message`, as `lispshell check` and compilers print it, so that
+        # editors and CI logs can jump to it.
+        printer.error(problem.describe(text, source))
         ok = False
     return ok
 

@@ -13,6 +13,7 @@ from __future__ import annotations
 import argparse
 import sys
 
+from lispshell import __version__
 from lispshell.lisp.dialects import NAMES as LISPS
 
 
@@ -49,6 +50,7 @@ def build_parser() -> argparse.ArgumentParser:
                    help="continue the last saved LLM conversation")
     p.add_argument("--no-llm", dest="no_llm", action="store_true",
                    help="never talk to the LLM; prose gets a message instead")
+    p.add_argument("--version", action="version", version=f"lispshell {__version__}")
     return p
 
 
