@@ -35,6 +35,12 @@ def test_sbcl_failing_form_sets_the_exit_status_and_later_forms_still_run():
     assert r.stdout == "42\n"
 
 
+def test_a_fresh_sbcl_has_empty_repl_variables():
+    # Not the bootstrap's leftovers (`*` was #<PACKAGE "COMMON-LISP-USER">, `+++` lispshell's loop).
+    r = run("--lisp", "sbcl", "-e", "(list * ** *** + ++ +++ / // ///)")
+    assert r.returncode == 0 and r.stdout == "(NIL NIL NIL NIL NIL NIL NIL NIL NIL)\n", r.stdout[:300]
+
+
 def test_sbcl_forms_from_stdin():
     program = ';; a comment\n(defun sq (x) (* x x))\n(format t "~a~%" (sq 7))\n(sq 9)\n'
     r = run("--lisp", "sbcl", stdin=program)

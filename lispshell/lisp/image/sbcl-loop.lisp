@@ -263,6 +263,9 @@
 (defun main (nonce)
   (setf sb-ext:*invoke-debugger-hook* 'thread-debugger-hook)
   (setf *package* (find-package "COMMON-LISP-USER"))
+  ;; The stock REPL that read this bootstrap left its forms and values in the REPL variables
+  ;; (`+++` held this very DEFUN, `*` a package): a fresh image starts with them empty.
+  (setf - nil + nil ++ nil +++ nil * nil ** nil *** nil / nil // nil /// nil)
   (let ((state (cons "0" nil)) (marker (concatenate 'string (string (code-char 30)) nonce)))
     (loop
       ;; Each answer ends with the package and the id of its request, so a stray answer
