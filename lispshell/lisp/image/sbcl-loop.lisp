@@ -4,7 +4,12 @@
 (defpackage "%LISPSHELL" (:use "COMMON-LISP"))
 (in-package "%LISPSHELL")
 (defvar *in* sb-impl::*stdin*)
-(defvar *out* sb-impl::*stdout*)
+(defvar *out* sb-impl::*stdout*
+  "Where answers go. MAIN gives the loop a stream of its own on the same terminal: SBCL's
+   fd-streams are not thread-safe, and a thread the person left printing into the shared
+   *STDOUT* buffer while an answer was written there could duplicate the answer's bytes (a
+   second value frame). With a buffer of its own, another thread's text can only land between
+   two writes, as content, never inside a frame marker.")
 (defvar *evaluating* nil "True while user code runs: only then does an interrupt unwind.")
 
 (defun seg (marker tag)
@@ -253,14 +258,20 @@
    Say so on standard output and end only that thread."
   (declare (ignore hook))
   (ignore-errors
-   (format *out* "~&;; unhandled ~A in thread ~S: ~A~%"
+   ;; this thread's text goes where the person's other threads print, not into the loop's
+   ;; own stream (*OUT*), which only the loop's thread may touch
+   (format sb-impl::*stdout* "~&;; unhandled ~A in thread ~S: ~A~%"
            (safe-string (lambda () (prin1-to-string (type-of condition))))
            (sb-thread:thread-name sb-thread:*current-thread*)
            (safe-string (lambda () (princ-to-string condition))))
-   (finish-output *out*))
+   (finish-output sb-impl::*stdout*))
   (sb-thread:abort-thread))
 
 (defun main (nonce)
+  (finish-output sb-impl::*stdout*)
+  (setf *out* (sb-sys:make-fd-stream 1 :output t :buffering :line :auto-close nil
+                                       :external-format (stream-external-format sb-impl::*stdout*)
+                                       :name "lispshell's answers"))
   (setf sb-ext:*invoke-debugger-hook* 'thread-debugger-hook)
   (setf *package* (find-package "COMMON-LISP-USER"))
   ;; The stock REPL that read this bootstrap left its forms and values in the REPL variables
