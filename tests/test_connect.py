@@ -274,6 +274,8 @@ def test_a_killed_server_is_reported_and_never_restarted(kind, tmp_path):
         r = session.eval(CODE[session.lisp]["use"])
         assert r.error is not None and r.error.type == "connection-lost", r
         assert ",reconnect" in r.error.message and not r.restarted
+        # Also read by the model over MCP, which cannot type ,reconnect: it is told what it gets.
+        assert "lispshell mcp does so on its next call" in r.error.message
         assert not session.alive
         again = session.eval(CODE[session.lisp]["use"])
         assert again.error.type == "not-connected"

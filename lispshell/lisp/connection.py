@@ -48,6 +48,9 @@ TRANSPORTS = {t.scheme: t for t in (
 
 # Port files that tools write next to a project: nREPL's is the one with a convention.
 PORT_FILES = ((".nrepl-port", "nrepl"),)
+# Said with every lost connection. The same message reaches the REPL, a batch run and the
+# model over MCP, where `,reconnect` alone would be an instruction it cannot follow.
+RECONNECT = ",reconnect in the REPL connects again (lispshell mcp does so on its next call)"
 
 
 class Lost(Exception):
@@ -232,7 +235,7 @@ class Connection:
     def lost_result(self, answer, started: float, elapsed: float) -> EvalResult:
         why = f" ({self.lost_reason})" if self.lost_reason else ""
         message = (f"The connection to {self.url} was lost{why}. lispshell did not touch the "
-                   "image; ,reconnect to connect again.")
+                   f"image; {RECONNECT}.")
         return EvalResult(output=answer.text_output() if answer else "", values=[],
                           error=LispError("connection-lost", message),
                           output_dropped=answer.dropped if answer else 0,
@@ -241,7 +244,7 @@ class Connection:
     def not_connected(self) -> EvalResult:
         why = f" ({self.lost_reason})" if self.lost_reason else ""
         return EvalResult(error=LispError(
-            "not-connected", f"Not connected to {self.url}{why}; ,reconnect to connect again."),
+            "not-connected", f"Not connected to {self.url}{why}; {RECONNECT}."),
             package=self.package)
 
     # -- eval -------------------------------------------------------------------------------------

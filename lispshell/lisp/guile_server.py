@@ -26,7 +26,7 @@ import threading
 import time
 from types import SimpleNamespace
 
-from lispshell.lisp.connection import ConnectError, Target, open_socket
+from lispshell.lisp.connection import RECONNECT, ConnectError, Target, open_socket
 from lispshell.lisp.dialects import string_literal
 from lispshell.lisp.image import code as image_code
 from lispshell.lisp.session import MARK, EvalResult, LispError, LispSession, LispStartError, \
@@ -146,13 +146,13 @@ class Session(LispSession):
             self._kill_child()
             return EvalResult(error=LispError(
                 "connection-lost", f"The connection to {self.url} was lost (the server closed "
-                "it). lispshell did not touch the image; ,reconnect to connect again."),
+                f"it). lispshell did not touch the image; {RECONNECT}."),
                 package=self.package)
         if self._child is None:
             why = f" ({self.lost_reason})" if self.lost_reason else ""
             return EvalResult(error=LispError(
-                "not-connected", f"Not connected to {self.url}{why}; ,reconnect to connect "
-                "again."), package=self.package)
+                "not-connected", f"Not connected to {self.url}{why}; {RECONNECT}."),
+                package=self.package)
         return super().eval(code, **kwargs)
 
     def _after_death(self, answer, exc, timed_out, timeout, started) -> EvalResult:
@@ -160,7 +160,7 @@ class Session(LispSession):
         if isinstance(exc, _Died):
             self.lost_reason = "the server closed the connection"
             message = (f"The connection to {self.url} was lost ({exc}). lispshell did not touch "
-                       "the image; ,reconnect to connect again. ((exit) in code ends only this "
+                       f"the image; {RECONNECT}. ((exit) in code ends only this "
                        "REPL client.)")
         else:
             self.lost_reason = "the evaluation did not stop when interrupted"
@@ -168,7 +168,7 @@ class Session(LispSession):
             message = (f"The evaluation {what}, but did not stop within "
                        f"{self.interrupt_grace:g} s (Guile runs the interrupt at its next safe "
                        "point; a blocking call delays it). lispshell closed its connection and "
-                       f"left the image running; ,reconnect to {self.url} to go on.")
+                       f"left the image running; {RECONNECT}.")
         self._kill_child()
         return EvalResult(output=answer.text_output(), values=[],
                           error=LispError("connection-lost", message),
