@@ -252,3 +252,14 @@ def test_a_chatty_start_up_does_not_block_the_bootstrap():
         assert r.values == ["3"] and r.output == ""
     finally:
         s.close()
+
+
+def test_sbcl_text_a_thread_printed_without_a_newline_is_not_held_back(sessions):
+    """The loop answers through a stream of its own; what another thread left in SBCL's shared
+    *standard-output* buffer still reaches the person with the next answer."""
+    session = sessions("sbcl")
+    started = session.eval('(sb-thread:join-thread (sb-thread:make-thread '
+                           '(lambda () (princ "partial-line-from-a-thread") :done)))')
+    later = session.eval("(+ 1 1)")
+    assert started.values == [":DONE"] and later.values == ["2"]
+    assert "partial-line-from-a-thread" in started.output + later.output

@@ -15,6 +15,9 @@
 (defun seg (marker tag)
   ;; The marker is the session's secret: it lives only in MAIN's frame and is passed down,
   ;; never in a variable that code in the image could read (see session.py).
+  ;; What the person's threads printed without a newline (into SBCL's shared buffer, not the
+  ;; loop's own stream) goes out first, as output before the frame.
+  (ignore-errors (finish-output sb-impl::*stdout*))
   (write-string marker *out*)
   (write-char tag *out*))
 
