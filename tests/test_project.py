@@ -147,6 +147,14 @@ def test_mcp_serves_the_project_found_in_its_root(copy_project):
     run_async(scenario)
 
 
+def test_mcp_project_notice_names_the_tool_not_the_repl_command(copy_project):
+    root = copy_project("asdf-demo")
+    r = run("mcp", "--tools", "syntax", cwd=root, timeout=60)
+    assert r.returncode == 0, r.stderr
+    assert "ASDF project asdf-demo" in r.stderr and "`load_system` (name demo)" in r.stderr
+    assert ",load-system" not in r.stderr
+
+
 def test_mcp_project_flag_with_nothing_there_is_a_clear_start_up_error(tmp_path):
     r = subprocess.run([LISPSHELL, "mcp", "--project", str(tmp_path)], capture_output=True,
                        text=True, timeout=60, stdin=subprocess.DEVNULL, cwd=tmp_path)

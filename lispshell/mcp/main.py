@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import argparse
 import logging
+import re
 import signal
 import sys
 from pathlib import Path
@@ -116,6 +117,8 @@ def parse_args(argv: list[str], config: dict) -> tuple[Options, dict]:
         except project_mod.ProjectError as exc:
             raise SystemExit(f"lispshell mcp: {exc}") from None
         if notice:
+            # The REPL's command means nothing to an MCP client: it loads with the tool.
+            notice = re.sub(r"`,load-system (\S+)`", r"`load_system` (name \1)", notice)
             print(f"lispshell mcp: {notice}", file=sys.stderr)
     where, spec = "--tools", args.tools
     if spec is None:
