@@ -482,9 +482,11 @@ def weigh(text: str, chunk: list, edits: list, dialect: str) -> Verdict:
     if not best.reads:
         return Verdict(GUESS, edits, "no repair found that reads")
     closers = delimiter_chars(dialect)[1::2]          # ")", ")]" or ")]}"
-    if len(edits) == 1 and _no_rival(text, chunk, edits[0], best, closers):
-        return Verdict(CERTAIN, edits, "no other one-edit repair reads")
     problems = shape_problems(text, vt, dialect, _edit_points(vt, edits))
+    # The only one-edit repair that reads is still no repair when it leaves a form no program
+    # has (`(let [y (inc x)\n  y]))`: a Clojure binding vector of odd length).
+    if len(edits) == 1 and not problems and _no_rival(text, chunk, edits[0], best, closers):
+        return Verdict(CERTAIN, edits, "no other one-edit repair reads")
     if problems:
         better, rivals = _reshape(text, chunk, edits, best, dialect, closers)
         return Verdict(GUESS, better, f"form shape: {problems[0]}", rivals)

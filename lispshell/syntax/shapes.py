@@ -528,7 +528,7 @@ _SCHEME_BINDINGS = frozenset("let let* letrec letrec* let-values let*-values flu
                              "parameterize with-fluids let-syntax letrec-syntax".split())
 _CLJ_METHODS = frozenset("reify deftype defrecord extend-type extend-protocol proxy "
                          "defprotocol definterface letfn".split())
-_CLJ_THREADING = frozenset("-> ->> some-> some->> cond-> cond->> doto ..".split())
+_CLJ_THREADING = frozenset("-> ->> some-> some->> cond-> cond->> doto".split())
 
 
 def child_role(head: str, role: str | None, index: int, prior: list, dialect: str):
@@ -605,6 +605,8 @@ def child_role(head: str, role: str | None, index: int, prior: list, dialect: st
         return "fbinding"             # (method [this x] body)
     if name in _CLJ_THREADING and index >= 2:
         return THREADED
+    if name == "." and index == 2 or name == ".." and index >= 2:
+        return DATA                   # (. Var (find sym)): a Java method, not clojure.core's
     if name in ("ns", "quote", "comment", "as->", "condp") and index >= 1:
         return DATA
     if name == "case" and index >= 2:
