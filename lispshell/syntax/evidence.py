@@ -167,14 +167,17 @@ def judge(vt: list[_V]) -> Judged:
 
 # --- shapes -------------------------------------------------------------------------------------
 
-def shape_problems(text: str, vt: list[_V], dialect: str, points: set[int]) -> list[str]:
+def shape_problems(text: str, vt: list[_V], dialect: str, points: set[int],
+                   counts: bool = True) -> list[str]:
     """Impossible shapes among the lists the edits touched: those that contain an edit
     point (a virtual token index) or end on a line where an edit is. Quoted lists are data,
-    and a list with a reader conditional or a discarded datum in it has no countable shape."""
+    and a list with a reader conditional or a discarded datum in it has no countable shape.
+    counts=False: only the dialect's rules for its forms, not the argument counts the text,
+    the standard library or an image give."""
     if not vt:
         return []
-    arities = text_arities(text, dialect)
-    image = IMAGE_ARITY.get()
+    arities = text_arities(text, dialect) if counts else {}
+    image = IMAGE_ARITY.get() if counts else None
     lines = {vt[p].line for p in points if p < len(vt)} | \
         ({vt[-1].line} if any(p >= len(vt) for p in points) else set())
     root = {"elems": [], "pend": [], "quoted": False, "uncountable": False, "role": None}
@@ -231,7 +234,7 @@ def shape_problems(text: str, vt: list[_V], dialect: str, points: set[int]) -> l
                 why = shapes.problem(head, args, dialect)
                 known = arities.get(head)
                 source = "the text's own definition or calls"
-                if why is None and known is None:
+                if why is None and known is None and counts:
                     known, source = shapes.stdlib_arity(head, dialect), "the standard library"
                 if why is None and known is None and image is not None and \
                         not shapes.known(head, dialect):
@@ -482,11 +485,17 @@ def weigh(text: str, chunk: list, edits: list, dialect: str) -> Verdict:
     if not best.reads:
         return Verdict(GUESS, edits, "no repair found that reads")
     closers = delimiter_chars(dialect)[1::2]          # ")", ")]" or ")]}"
-    problems = shape_problems(text, vt, dialect, _edit_points(vt, edits))
-    # The only one-edit repair that reads is still no repair when it leaves a form no program
-    # has (`(let [y (inc x)\n  y]))`: a Clojure binding vector of odd length).
-    if len(edits) == 1 and not problems and _no_rival(text, chunk, edits[0], best, closers):
-        return Verdict(CERTAIN, edits, "no other one-edit repair reads")
+    points = _edit_points(vt, edits)
+    if len(edits) == 1 and _no_rival(text, chunk, edits[0], best, closers):
+        # The only one-edit repair that reads is still no repair when it leaves a form no
+        # program has (`(let [y (inc x)\n  y]))`: a Clojure binding vector of odd length).
+        # Argument counts are not asked here: a local may shadow a function's name.
+        structural = shape_problems(text, vt, dialect, points, counts=False)
+        if not structural:
+            return Verdict(CERTAIN, edits, "no other one-edit repair reads")
+        better, rivals = _reshape(text, chunk, edits, best, dialect, closers)
+        return Verdict(GUESS, better, f"form shape: {structural[0]}", rivals)
+    problems = shape_problems(text, vt, dialect, points)
     if problems:
         better, rivals = _reshape(text, chunk, edits, best, dialect, closers)
         return Verdict(GUESS, better, f"form shape: {problems[0]}", rivals)
