@@ -169,7 +169,7 @@ class _Checker:
             try:
                 files.write_file(Path(os.path.realpath(path)),
                                  fixed.encode("utf-8", "surrogateescape"),
-                                 expected=files.digest(data), tool="lispshell check --fix")
+                                 expected=files.digest(data), tool="lispshell check --fix" + ("=likely" if self.args.fix == LIKELY else ""))
             except files.FileError as exc:
                 self.say(f"{path}: error: cannot write: {exc.message}", err=True)
                 self.io_error = True

@@ -177,3 +177,10 @@ def test_a_closed_pipe_ends_the_run_quietly():
     assert proc.wait(timeout=60) == 141
     err = proc.stderr.read().decode()
     assert "Traceback" not in err and "BrokenPipe" not in err
+
+
+@pytest.mark.parametrize("lisp", ["sbcl", "clojure"])
+def test_a_repl_command_given_to_e_is_explained_not_evaluated(lisp):
+    r = run("--lisp", lisp, "-e", ",help")
+    assert r.returncode == 2 and r.stdout == ""
+    assert ",help is a REPL command" in r.stderr and "Traceback" not in r.stderr

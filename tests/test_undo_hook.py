@@ -255,12 +255,12 @@ def test_lispshell_undo_command_and_list(tmp_path):
     assert path.read_text() == "(defun f (x)\n  (+ x 1))\n"
     listed = subprocess.run([LISPSHELL, "undo", "--list"], capture_output=True, text=True)
     assert listed.returncode == 0
-    assert "lispshell check --fix" in listed.stdout and str(path) in listed.stdout
+    assert "lispshell check --fix=likely" in listed.stdout and str(path) in listed.stdout
     done = subprocess.run([LISPSHELL, "undo", "a.lisp"], capture_output=True, text=True,
                           cwd=tmp_path)
     assert done.returncode == 0, done.stderr
     assert path.read_text() == "(defun f (x)\n  (+ x 1)))\n"
-    assert "undid lispshell check --fix of " in done.stdout
+    assert "undid lispshell check --fix=likely of " in done.stdout
     empty = subprocess.run([LISPSHELL, "undo"], capture_output=True, text=True)
     assert (empty.returncode, empty.stderr) == (1, "lispshell undo: nothing to undo: the journal "
                                                    "is empty\n")

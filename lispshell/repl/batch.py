@@ -10,6 +10,7 @@ text a script can read.
 from __future__ import annotations
 
 import os
+import re
 import sys
 from typing import IO
 
@@ -143,6 +144,15 @@ def _run(texts: list[tuple[str, str]], lisp: str, config: dict, target=None,
 
 def run_forms(forms: list[str], lisp: str, config: dict, target=None) -> int:
     """`lispshell -e FORM -e FORM`: evaluate each, print its results, exit."""
+    for form in forms:
+        # `-e ',help'` means the REPL's command; to CL and Guile it is a reader error, to
+        # Clojure (where a comma is whitespace) the symbol `help`.
+        command = re.match(r"\s*,([A-Za-z][\w-]*)\s*(\S.*)?$", form, re.S)
+        if command:
+            print(f"lispshell: ,{command.group(1)} is a REPL command; -e takes Lisp forms "
+                  "(commands work at the interactive prompt: run lispshell without -e)",
+                  file=sys.stderr)
+            return 2
     return _run([(f"-e #{i}", form) for i, form in enumerate(forms, 1)], lisp, config, target)
 
 
