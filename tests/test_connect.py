@@ -535,6 +535,13 @@ def test_port_files_and_flags(tmp_path):
     r = subprocess.run([LISPSHELL, "--connect", "-e", "1"], cwd=tmp_path, capture_output=True,
                        text=True, timeout=60)
     assert r.returncode == 2 and "cannot connect to nrepl://127.0.0.1:45678" in r.stderr
+    # --project starts a Lisp; a connection is an image already running: refused, not ignored
+    for cmd in ([LISPSHELL, "--connect", "guile://127.0.0.1:37146", "--project", str(tmp_path),
+                 "-e", "1"],
+                [LISPSHELL, "mcp", "--connect", "guile://127.0.0.1:37146", "--project",
+                 str(tmp_path)]):
+        r = subprocess.run(cmd, capture_output=True, text=True, timeout=60)
+        assert r.returncode == 2 and "give one or the other" in r.stderr, r.stderr
 
 
 def _nrepl_sessions(url: str) -> set[str]:

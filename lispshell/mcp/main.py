@@ -107,6 +107,10 @@ def parse_args(argv: list[str], config: dict) -> tuple[Options, dict]:
         if args.lisp and args.lisp != target.lisp:
             raise SystemExit(f"lispshell mcp: --lisp {args.lisp} does not match {target.url}, "
                              f"a {target.lisp} image")
+        if args.project is not None:
+            raise SystemExit(f"lispshell mcp: --project starts a Lisp with the project; "
+                             f"{target.url} is an image already running, with what it has "
+                             "loaded: give one or the other")
         lisp, connect = target.lisp, target.url
     elif args.lisp != "none":
         from lispshell import project as project_mod

@@ -89,6 +89,11 @@ def main(argv: list[str] | None = None) -> int:
             print(f"lispshell: --lisp {options.lisp} does not match {target.url}, a "
                   f"{target.lisp} image", file=sys.stderr)
             return 2
+        if options.project is not None:
+            print(f"lispshell: --project starts a Lisp with the project; {target.url} is an "
+                  "image already running, with what it has loaded: give one or the other",
+                  file=sys.stderr)
+            return 2
         options.connect = target.url
         return _run(options, config, target.lisp, target)
     from lispshell import project as project_mod
