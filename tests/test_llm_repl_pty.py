@@ -318,3 +318,27 @@ def test_the_model_is_told_once_that_the_image_is_the_persons(shell, api, tmp_pa
         assert server.alive()                     # leaving the shell leaves the image running
     finally:
         server.kill()
+
+
+def test_a_switch_of_lisp_is_said_before_the_evals_made_there(shell, api):
+    """After ,lisp guile the person's evals ran in Guile: the model reads the switch first."""
+    api.script(Reply.text("Noted."))
+    sh = shell()
+    sh.submit("(+ 2 3)")
+    sh.expect("5")
+    sh.submit(",lisp guile")
+    sh.expect("guile")
+    sh.submit("(+ 10 20)")
+    sh.expect("30")
+    sh.submit("what did I just do")
+    sh.expect("Noted.")
+    flat = []
+    for m in sent_messages(api, 0):
+        for block in m["content"]:
+            if block.get("type") == "text":
+                flat.append(block["text"])
+            elif block.get("type") == "tool_use":
+                flat.append(block["input"]["code"])
+    switch = flat.index("[The person switched the REPL to guile.]")
+    assert flat.index("(+ 2 3)") < switch < flat.index("(+ 10 20)"), flat
+    sh.quit()

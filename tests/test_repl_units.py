@@ -139,8 +139,9 @@ def test_evals_made_while_the_llm_side_loads_reach_it_in_order_before_a_question
     class LLM:
         commands = {}
 
-        def record_eval(self, code, result):
+        def record_eval(self, code, result, lisp=None):
             seen.append(("eval", code, result))
+            assert lisp == "sbcl"
 
         async def ask(self, text):
             seen.append(("ask", text))

@@ -19,7 +19,7 @@ The `Repl` object is what the LLM side integrates against. What it may rely on:
 The LLM object comes from `lispshell.repl.llm_hook.make_llm(repl)`. It is created once, in a
 worker thread, after the first prompt is on screen (so its imports never delay the prompt);
 make_llm must not touch the event loop. After it exists, every eval the person makes is passed
-to `llm.record_eval(code, result)`, prose goes to `await llm.ask(text)` (a task: Ctrl-C
+to `llm.record_eval(code, result, lisp=)`, prose goes to `await llm.ask(text)` (a task: Ctrl-C
 interrupts a busy Lisp and cancels it), `llm.commands` join the `,` commands and
 `llm.toolbar()` joins the bottom toolbar.
 """
@@ -592,7 +592,8 @@ class Repl:
         evals made before it exists are queued and handed over, in order, when it does."""
         if getattr(self.options, "no_llm", False) or self._llm_failed:
             return
-        self._pending_evals.append((code, result))
+        # with the Lisp it ran in: a queued eval may be handed over after a ,lisp switch
+        self._pending_evals.append((code, result, self.lisp))
         self._load_llm_soon()
         if self._llm_future.done():
             await self._flush_pending_evals()
@@ -605,9 +606,9 @@ class Repl:
         pending, self._pending_evals = self._pending_evals, []
         if llm is None:
             return
-        for code, result in pending:
+        for code, result, lisp in pending:
             try:
-                llm.record_eval(code, result)
+                llm.record_eval(code, result, lisp=lisp)
             except Exception as exc:
                 self.renderer.notice(f"The LLM side could not record an eval: {exc}")
                 return

@@ -1,7 +1,7 @@
 """The seam between the REPL and the LLM side (owned by the LLM side; the REPL only calls it).
 
 `make_llm(repl)` returns an object with:
-    record_eval(code: str, result: EvalResult) -> None   # the person's eval, as a synthetic tool call
+    record_eval(code, result, lisp=) -> None   # the person's eval (in that Lisp), as a synthetic tool call
     async ask(text: str) -> None                          # one question; cancelled with task.cancel()
     commands: dict[str, tuple[str, Callable[[str], None]]] # extra `,name` commands: (help, handler(arg))
     toolbar() -> str                                      # extra toolbar text (e.g. "YOLO")
@@ -117,22 +117,30 @@ class LLM:
         }
 
     # -- the seam
-    def record_eval(self, code: str, result) -> None:
+    def record_eval(self, code: str, result, lisp: str | None = None) -> None:
         from lispshell.tools.live import RECORD_CAP, eval_result
 
         if not self.agent.has_key:
             return
+        self._note_where(lisp)     # before the eval: it ran in the Lisp it was typed into
         self.agent.record_eval(code, eval_result(result, text_cap=RECORD_CAP))
 
     async def ask(self, text: str) -> None:
         self.confirm.loop = asyncio.get_running_loop()
-        if self.repl.lisp != self._lisp:  # the person switched Lisps: new dialect notes
-            self._lisp = self.repl.lisp
+        self._note_where()
+        await self.agent.ask(text)
+
+    def _note_where(self, lisp: str | None = None) -> None:
+        """Keep the model's idea of the image current: a switch of Lisp (new dialect notes)
+        or an image lispshell did not start is said in the conversation before anything
+        that happened there. `lisp`: where a (possibly queued) eval ran; default: now."""
+        lisp = lisp or self.repl.lisp
+        if lisp != self._lisp:
+            self._lisp = lisp
             self.agent.system[0]["text"] = system_prompt(self._lisp)
             self.agent.conv.add_user_text(f"[The person switched the REPL to {self._lisp}.]")
         self._note_connection()
         self.ctx.dialect = self.repl.dialect
-        await self.agent.ask(text)
 
     def _note_connection(self) -> None:
         """Tell the model once per image when it works on one lispshell did not start (the
