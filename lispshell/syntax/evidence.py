@@ -485,17 +485,13 @@ def weigh(text: str, chunk: list, edits: list, dialect: str) -> Verdict:
     if not best.reads:
         return Verdict(GUESS, edits, "no repair found that reads")
     closers = delimiter_chars(dialect)[1::2]          # ")", ")]" or ")]}"
-    points = _edit_points(vt, edits)
-    if len(edits) == 1 and _no_rival(text, chunk, edits[0], best, closers):
-        # The only one-edit repair that reads is still no repair when it leaves a form no
-        # program has (`(let [y (inc x)\n  y]))`: a Clojure binding vector of odd length).
-        # Argument counts are not asked here: a local may shadow a function's name.
-        structural = shape_problems(text, vt, dialect, points, counts=False)
-        if not structural:
-            return Verdict(CERTAIN, edits, "no other one-edit repair reads")
-        better, rivals = _reshape(text, chunk, edits, best, dialect, closers)
-        return Verdict(GUESS, better, f"form shape: {structural[0]}", rivals)
-    problems = shape_problems(text, vt, dialect, points)
+    only = len(edits) == 1 and _no_rival(text, chunk, edits[0], best, closers)
+    # The only one-edit repair that reads is still no repair when it leaves a form no program
+    # has (`(let [y (inc x)\n  y]))`: a Clojure binding vector of odd length). Argument counts
+    # do not overrule it: a local may shadow a function's name.
+    problems = shape_problems(text, vt, dialect, _edit_points(vt, edits), counts=not only)
+    if only and not problems:
+        return Verdict(CERTAIN, edits, "no other one-edit repair reads")
     if problems:
         better, rivals = _reshape(text, chunk, edits, best, dialect, closers)
         return Verdict(GUESS, better, f"form shape: {problems[0]}", rivals)
@@ -693,31 +689,25 @@ def same_line_rivals(text: str, chunk: list, edits: list, dialect: str) -> list:
     read, agree with the indentation as well and leave no impossible shape. This is the
     ambiguity `likely` accepts (indentation says nothing about the middle of a line);
     `bench/repair_corpus.py --midline-ties` counts it."""
-    best = judge(virtual(text, chunk, edits))
-    closers = delimiter_chars(dialect)[1::2]
-    found = []
-    for idx, e in enumerate(edits):
-        if e["start"] != e["end"]:
-            continue
-        others = edits[:idx] + edits[idx + 1:]
-        line_start = text.rfind("\n", 0, e["start"]) + 1
-        lo = line_start if text[line_start:e["start"]].strip() else \
-            text.rfind("\n", 0, max(0, line_start - 1)) + 1
-        for t in chunk:
-            if lo <= t.start and t.end < e["start"] and t.code not in "([{":
-                for ch in closers:
-                    trial = sorted(others + [{"start": t.end, "end": t.end, "text": ch}],
-                                   key=lambda x: (x["start"], x["end"]))
-                    if _fits(text, chunk, trial, best, dialect,
-                             max_bad=best.disagreements) is not None:
-                        found.append(trial)
-    return found
+    return _same_line_moves(text, chunk, edits, judge(virtual(text, chunk, edits)), dialect,
+                            delimiter_chars(dialect)[1::2])
 
 
 def _reshape(text, chunk, edits, best: Judged, dialect, closers):
     """The best repair leaves a form of an impossible shape: try each inserted closer at the
     other places of its line. One place that reads, agrees with the indentation as well and
     leaves no impossible shape is taken (still a guess); the others are rivals."""
+    found = _same_line_moves(text, chunk, edits, best, dialect, closers)
+    if not found:
+        return edits, []
+    # the nearest to where the indentation put it first: the smallest change of structure
+    found.sort(key=lambda trial: [-e["start"] for e in trial])
+    return found[0], ([edits] + found[1:])[:3]
+
+
+def _same_line_moves(text, chunk, edits, best: Judged, dialect, closers) -> list:
+    """Each repair that moves one inserted closer of `edits` to an earlier place on its line
+    and reads, agrees with the indentation as well as `best` and leaves no impossible shape."""
     found = []
     for idx, e in enumerate(edits):
         if e["start"] != e["end"]:
@@ -734,11 +724,7 @@ def _reshape(text, chunk, edits, best: Judged, dialect, closers):
             for ch in closers:
                 trial = sorted(others + [{"start": p, "end": p, "text": ch}],
                                key=lambda x: (x["start"], x["end"]))
-                j = _fits(text, chunk, trial, best, dialect, max_bad=best.disagreements)
-                if j is not None:
+                if _fits(text, chunk, trial, best, dialect,
+                         max_bad=best.disagreements) is not None:
                     found.append(trial)
-    if not found:
-        return edits, []
-    # the nearest to where the indentation put it first: the smallest change of structure
-    found.sort(key=lambda trial: [-e["start"] for e in trial])
-    return found[0], ([edits] + found[1:])[:3]
+    return found
