@@ -79,9 +79,18 @@ def test_mcp_answers_initialize_and_tools_list_over_stdio(installed, tmp_path):
         {"jsonrpc": "2.0", "method": "notifications/initialized"},
         {"jsonrpc": "2.0", "id": 2, "method": "tools/list", "params": {}},
     ]
-    proc = subprocess.Popen([str(installed / "lispshell"), "mcp", "--lisp", "none"], cwd=tmp_path,
-                            stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-                            text=True, env=clean_env())
+    answers = mcp_exchange([str(installed / "lispshell"), "mcp", "--lisp", "none"], messages,
+                           tmp_path)
+    assert answers[1]["result"]["serverInfo"]["name"] == "lispshell"
+    names = {t["name"] for t in answers[2]["result"]["tools"]}
+    assert {"validate_syntax", "read_form", "push_delimiter"} <= names
+    assert "eval" not in names            # --lisp none: no live tools are offered
+
+
+def mcp_exchange(command: list[str], messages: list[dict], cwd) -> dict:
+    """Send `messages` to an MCP server over stdio, one line each; its answers by id."""
+    proc = subprocess.Popen(command, cwd=cwd, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                            stderr=subprocess.PIPE, text=True, env=clean_env())
     try:
         answers = {}
         for message in messages:
@@ -93,10 +102,7 @@ def test_mcp_answers_initialize_and_tools_list_over_stdio(installed, tmp_path):
     finally:
         proc.stdin.close()
         proc.wait(timeout=30)
-    assert answers[1]["result"]["serverInfo"]["name"] == "lispshell"
-    names = {t["name"] for t in answers[2]["result"]["tools"]}
-    assert {"validate_syntax", "read_form", "push_delimiter"} <= names
-    assert "eval" not in names            # --lisp none: no live tools are offered
+    return answers
 
 
 def test_mcp_look_ups_answer_from_the_installed_package(installed, tmp_path):
@@ -110,20 +116,7 @@ def test_mcp_look_ups_answer_from_the_installed_package(installed, tmp_path):
         {"jsonrpc": "2.0", "id": 2, "method": "tools/call",
          "params": {"name": "describe", "arguments": {"symbol": "car"}}},
     ]
-    proc = subprocess.Popen([str(installed / "lispshell"), "mcp"], cwd=tmp_path,
-                            stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-                            text=True, env=clean_env())
-    try:
-        answers = {}
-        for message in messages:
-            proc.stdin.write(json.dumps(message) + "\n")
-            proc.stdin.flush()
-            if "id" in message:
-                answer = json.loads(proc.stdout.readline())
-                answers[answer["id"]] = answer
-    finally:
-        proc.stdin.close()
-        proc.wait(timeout=30)
+    answers = mcp_exchange([str(installed / "lispshell"), "mcp"], messages, tmp_path)
     [content] = answers[2]["result"]["content"]
     described = json.loads(content["text"])
     assert described["ok"] is True and "CAR" in described["description"], described
