@@ -48,7 +48,9 @@ def _list(only: Path | None) -> int:
     if not shown:
         print("the journal is empty" if wanted is None else f"no change to {only} is journaled")
         return 0
+    width = max(len(e.get("tool") or "edit") for e in shown)   # the paths start in one column
     for e in shown:
         when = time.strftime("%Y-%m-%d %H:%M:%S", time.localtime(e["time"]))
-        print(f"{when}  {e.get('tool') or 'edit':<22} {e['path']}  ({e['size']} bytes before)")
+        print(f"{when}  {e.get('tool') or 'edit':<{width}}  {e['path']}  "
+              f"({e['size']} bytes before)")
     return 0
