@@ -21,6 +21,7 @@ import hashlib
 import os
 import secrets
 import stat
+import threading
 import time
 from pathlib import Path
 
@@ -183,6 +184,18 @@ def write_file(path: Path, data: bytes, root: Path | None = None, *,
     `expected`: the hash of the bytes the edit was made from; the write is refused with STALE
     if the file no longer has it. The change is recorded in the undo journal
     (lispshell.journal) unless `journal` is false (an undo itself)."""
+    with WRITING:
+        return _write_and_record(path, data, root, expected, journal, tool)
+
+
+# Held from a file's change to its journal entry. A process that ends on a signal (`lispshell
+# mcp` on SIGTERM) takes it first, so it never exits between the two: every change it made can
+# be undone.
+WRITING = threading.RLock()
+
+
+def _write_and_record(path: Path, data: bytes, root: Path | None, expected: str | None,
+                      journal: bool, tool: str) -> str:
     parent, name = _open_parent(path, root)
     try:
         _clean_leftovers(parent, name)
