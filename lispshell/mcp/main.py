@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import argparse
 import logging
+import os
 import re
 import signal
 import sys
@@ -169,25 +170,21 @@ def main(argv: list[str] | None = None) -> int:
     logging.basicConfig(level=logging.WARNING, stream=sys.stderr)
 
     from lispshell.mcp.runtime import Runtime
-    from lispshell.mcp.server import build_server  # the SDK: paid for here, never by the REPL
 
     runtime = Runtime(options, config)
-    server = build_server(runtime)
-    # SIGTERM (a client closing us, `kill`) ends the server like Ctrl-C, so that the `finally`
-    # below still closes the child Lisp.
-    signal.signal(signal.SIGTERM, _raise_keyboard_interrupt)
+    _end_on_signals(runtime)
     try:
         if options.http is not None:
             from lispshell.mcp import http
+            from lispshell.mcp.server import build_server  # the SDK: never paid for by the REPL
             try:
-                http.serve(server, *options.http)
+                http.serve(build_server(runtime), *options.http)
             except (OSError, http.TokenError) as exc:
                 print(f"lispshell mcp: cannot serve HTTP on {options.http[0]}:{options.http[1]}: "
                       f"{exc}", file=sys.stderr)
                 return 1
         else:
-            import anyio
-            anyio.run(_serve_stdio, server)
+            _serve_stdio(runtime)
     except KeyboardInterrupt:
         pass
     finally:
@@ -195,16 +192,51 @@ def main(argv: list[str] | None = None) -> int:
     return 0
 
 
-def _raise_keyboard_interrupt(signum, frame):
-    raise KeyboardInterrupt
+def _end_on_signals(runtime) -> None:
+    """SIGINT and SIGTERM end the server at once, whatever it is doing.
+
+    Claude Code stops a server with SIGINT, SIGTERM 100 ms later, SIGKILL 400 ms after that.
+    An orderly unwinding cannot be that quick: a thread blocked reading the client's next line
+    cannot be interrupted, and the event loop waits for it. So the handler does what must not
+    be skipped and leaves: it waits for a file write in progress to reach its journal entry
+    (and blocks any other), ends the child Lisp (an eval in progress then returns), and exits.
+    """
+    def end(signum, frame):
+        for sig in (signal.SIGINT, signal.SIGTERM):   # the second signal finds us leaving
+            signal.signal(sig, signal.SIG_IGN)
+        from lispshell import files
+        files.WRITING.acquire()
+        try:
+            runtime.close()
+        finally:
+            sys.stderr.flush()
+            os._exit(0)
+
+    signal.signal(signal.SIGINT, end)
+    signal.signal(signal.SIGTERM, end)
 
 
-async def _serve_stdio(server) -> None:
-    from mcp.server.stdio import stdio_server
-
+def _serve_stdio(runtime) -> None:
+    from lispshell.mcp.handshake import FastStart
     from lispshell.mcp.wire import claimed_stdio
 
-    # Every line gets an answer: malformed ones are answered by lispshell.mcp.wire.
+    # Every line gets an answer: malformed ones are answered by lispshell.mcp.wire; the first
+    # ones before the SDK is loaded, by lispshell.mcp.handshake.
     with claimed_stdio() as (stdin, stdout):
-        async with stdio_server(stdin, stdout) as (read_stream, write_stream):
-            await server.run(read_stream, write_stream, server.create_initialization_options())
+        fast = FastStart(runtime, stdin.file, stdout.write_now)
+        fast.run()
+        if fast.ended:
+            return
+        server = fast.wait_for_sdk()
+        stdin.replay[:0] = fast.replay
+        if fast.initialized:
+            stdout.swallow = fast.swallow_id
+
+        import anyio
+        from mcp.server.stdio import stdio_server
+
+        async def serve() -> None:
+            async with stdio_server(stdin, stdout) as (read_stream, write_stream):
+                await server.run(read_stream, write_stream, server.create_initialization_options())
+
+        anyio.run(serve)

@@ -14,6 +14,7 @@ from mcp.server import Server, ServerRequestContext
 from mcp_types.version import is_version_at_least
 
 from lispshell import __version__
+from lispshell.mcp import handshake
 from lispshell.mcp.consent import (CONFIRM_SCHEMA, EvalConsent, Ledger, call_digest,
                                    client_can_elicit)
 from lispshell.mcp.runtime import Runtime
@@ -24,19 +25,8 @@ ROUND_TRIP_VERSION = "2026-07-28"
 
 
 def tool_definition(tool: Tool) -> types.Tool:
-    """The registry's tool as MCP lists it. Annotations are hints for clients; the server
-    enforces its own gate whatever they say."""
-    return types.Tool(
-        name=tool.name,
-        description=tool.description,
-        input_schema=tool.input_schema,
-        annotations=types.ToolAnnotations(
-            read_only_hint=tool.read_only,
-            destructive_hint=tool.destructive,
-            # Only evaluated code can reach beyond the root and the image (files, network).
-            open_world_hint=tool.evaluates,
-        ),
-    )
+    """The registry's tool as MCP lists it: the same definition the fast start sends."""
+    return types.Tool.model_validate(handshake.tool_definition(tool))
 
 
 def tool_result(result: dict) -> types.CallToolResult:
@@ -47,24 +37,6 @@ def tool_result(result: dict) -> types.CallToolResult:
         structured_content=result,
         is_error=not result.get("ok", False),
     )
-
-
-def instructions(runtime: Runtime) -> str:
-    lisp = runtime.options.lisp
-    image = (f"The live-image tools (eval, describe, ...) talk to the person's own running {lisp} "
-             f"image at {runtime.options.connect}, which lispshell did not start: it is their "
-             "program, live; never exit or restart it. "
-             if getattr(runtime.options, "connect", None) else
-             f"The live-image tools (eval, describe, ...) talk to one {lisp} image that starts on "
-             "first use and keeps its state between calls. ")
-    live = (image
-            + ("eval runs without confirmation (the server was started with --allow-eval)."
-               if runtime.options.allow_eval else
-               "Each eval is shown to the person, who accepts or declines it.")
-            if lisp else "No Lisp image is attached (--lisp none): only text and file tools.")
-    return ("lispshell: tools for Lisp code (Common Lisp, Scheme, Clojure): delimiter checks, "
-            "syntax validation and repair, structural edits. File paths are relative to "
-            f"{runtime.root} and must stay inside it. {live}")
 
 
 def build_server(runtime: Runtime) -> Server:
@@ -99,5 +71,6 @@ def build_server(runtime: Runtime) -> Server:
             return consent.input_required()
         return tool_result(result)
 
-    return Server("lispshell", version=__version__, instructions=instructions(runtime),
+    return Server(handshake.SERVER_NAME, version=__version__,
+                  instructions=handshake.instructions(runtime),
                   on_list_tools=list_tools, on_call_tool=call_tool)

@@ -79,8 +79,12 @@ class _Out:
     def __init__(self, fd: int):
         self.fd = fd
         self.lock = anyio.Lock()
+        self.swallow: str | None = None  # an id whose answer was already sent (handshake.py)
 
     async def write(self, text: str) -> None:
+        if self.swallow is not None and f'"id":"{self.swallow}"' in text:
+            self.swallow = None
+            return
         data = memoryview(text.encode("utf-8", errors="replace"))
         async with self.lock:
             while data:
@@ -89,6 +93,12 @@ class _Out:
     async def flush(self) -> None:
         return None
 
+    def write_now(self, line: str) -> None:
+        """One whole line, from the only thread writing: the fast start, before the SDK."""
+        data = memoryview((line + "\n").encode("utf-8", errors="replace"))
+        while data:
+            data = data[os.write(self.fd, data):]
+
 
 class _In:
     """The lines the SDK reads: the good ones; the bad ones are answered on the spot."""
@@ -96,13 +106,19 @@ class _In:
     def __init__(self, fd: int, out: _Out):
         self.file = os.fdopen(fd, "rb", buffering=1 << 16)
         self.out = out
+        self.replay: list[bytes] = []  # lines read before the SDK took over, read first
 
     def __aiter__(self):
         return self._lines()
 
     async def _lines(self):
         while True:
-            raw = await anyio.to_thread.run_sync(self.file.readline)
+            if self.replay:
+                raw = self.replay.pop(0)
+            else:
+                # Abandoned on cancel: a read cannot be interrupted, and a server told to stop
+                # must not wait for the client's next line.
+                raw = await anyio.to_thread.run_sync(self.file.readline, abandon_on_cancel=True)
             if not raw:
                 return
             problem = check(raw)

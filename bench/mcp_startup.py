@@ -1,0 +1,201 @@
+"""How soon `lispshell mcp` answers a client that starts it, and how soon it stops when told.
+Claude Code waits 2 s for its MCP servers, then starts without their tools; it stops a server
+with SIGINT, SIGTERM 100 ms later and SIGKILL 400 ms after that. Targets on this 2-core
+machine: the `initialize` answer within 300 ms of the start, and exit within 100 ms of SIGINT
+or SIGTERM, with an eval running. `python -c pass`, started in the same run, is the floor.
+
+    .venv/bin/python bench/mcp_startup.py [--runs N]
+
+Each run starts the real command over stdio as Claude Code does (`--lisp sbcl`, the
+`initialize` Claude Code 2.1.197 sends), and fails (exit 1) when an answer is not the real one:
+`initialize` must name the server and a protocol version, `tools/list` must list every tool of
+the registry, no Lisp may have been started for them, a `tools/call` after them must be answered
+by the SDK, and after the signal the child Lisp must be gone.
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import select
+import signal
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+BIN = Path(sys.executable).parent
+
+INITIALIZE = {"method": "initialize", "params": {
+    "protocolVersion": "2025-11-25", "capabilities": {"roots": {}, "elicitation": {}},
+    "clientInfo": {"name": "claude-code", "version": "2.1.197"}}, "jsonrpc": "2.0", "id": 0}
+
+
+class Fail(Exception):
+    pass
+
+
+def send(proc, message: dict) -> None:
+    proc.stdin.write((json.dumps(message) + "\n").encode())
+    proc.stdin.flush()
+
+
+def answer(proc, id_, deadline: float = 60.0) -> dict:
+    """The next line answering `id_` (a notification or request from the server is skipped)."""
+    end = time.monotonic() + deadline
+    while time.monotonic() < end:
+        ready, _, _ = select.select([proc.stdout], [], [], end - time.monotonic())
+        if not ready:
+            break
+        line = proc.stdout.readline()
+        if not line:
+            raise Fail(f"the server closed stdout before answering {id_}: "
+                       f"{proc.stderr.read().decode(errors='replace')[-2000:]}")
+        message = json.loads(line)
+        if message.get("id") == id_ and "method" not in message:
+            return message
+    raise Fail(f"no answer to {id_} in {deadline} s")
+
+
+def lisps(pid: int) -> list[int]:
+    """The SBCL children of `pid` (the server starts its Lisp directly)."""
+    found = []
+    for entry in Path("/proc").iterdir():
+        try:
+            stat = (entry / "stat").read_text()
+            command = (entry / "cmdline").read_bytes().split(b"\0")[0]
+        except OSError:
+            continue
+        if int(stat.rpartition(")")[2].split()[1]) == pid and command.endswith(b"sbcl"):
+            found.append(int(entry.name))
+    return found
+
+
+def alive(pid: int) -> bool:
+    try:
+        return Path(f"/proc/{pid}/stat").read_text().rpartition(")")[2].split()[0] not in "ZX"
+    except OSError:
+        return False
+
+
+def floor(runs: int) -> float:
+    times = []
+    for _ in range(runs):
+        start = time.perf_counter()
+        subprocess.run([sys.executable, "-c", "pass"], check=True)
+        times.append(time.perf_counter() - start)
+    return statistics.median(times)
+
+
+def start(root: str, *flags: str) -> tuple[subprocess.Popen, float]:
+    env = {k: v for k, v in os.environ.items() if not k.startswith("ANTHROPIC_")}
+    env["LISPSHELL_STATE_DIR"] = str(Path(root) / ".state")   # not your journal
+    began = time.perf_counter()
+    proc = subprocess.Popen([str(BIN / "lispshell"), "mcp", "--lisp", "sbcl", "--no-project",
+                             "--root", root, *flags], stdin=subprocess.PIPE,
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, cwd=root, env=env)
+    return proc, began
+
+
+def handshake(root: str, expected_tools: int) -> tuple[float, float]:
+    """Seconds from the start to the `initialize` answer, and to the `tools/list` answer."""
+    proc, began = start(root)
+    try:
+        send(proc, INITIALIZE)
+        init = answer(proc, 0)
+        t_init = time.perf_counter() - began
+        send(proc, {"method": "notifications/initialized", "jsonrpc": "2.0"})
+        send(proc, {"method": "tools/list", "jsonrpc": "2.0", "id": 1})
+        listed = answer(proc, 1)
+        t_list = time.perf_counter() - began
+        result = init.get("result") or {}
+        if result.get("serverInfo", {}).get("name") != "lispshell" or not result.get(
+                "protocolVersion"):
+            raise Fail(f"not an initialize answer: {init}")
+        names = [t["name"] for t in (listed.get("result") or {}).get("tools", [])]
+        if len(names) != expected_tools:
+            raise Fail(f"tools/list gave {len(names)} tools, the registry has {expected_tools}")
+        if lisps(proc.pid):
+            raise Fail("a Lisp was started to answer initialize or tools/list")
+        # The SDK takes over for the rest: a call must be answered, by it.
+        send(proc, {"method": "tools/call", "jsonrpc": "2.0", "id": 2, "params": {
+            "name": "check_syntax", "arguments": {"code": "(a b", "dialect": "cl"}}})
+        called = answer(proc, 2)
+        if "structuredContent" not in (called.get("result") or {}):
+            raise Fail(f"tools/call was not answered by the SDK: {called}")
+        return t_init, t_list
+    finally:
+        proc.kill()
+        proc.wait()
+
+
+def shutdown(root: str, sig: int) -> float:
+    """Seconds from `sig` to the server's exit, with an eval running in a child SBCL."""
+    proc, _ = start(root, "--allow-eval")
+    try:
+        send(proc, INITIALIZE)
+        answer(proc, 0)
+        send(proc, {"method": "notifications/initialized", "jsonrpc": "2.0"})
+        send(proc, {"method": "tools/call", "jsonrpc": "2.0", "id": 1, "params": {
+            "name": "eval", "arguments": {"code": "(+ 1 2)"}}})
+        answer(proc, 1)
+        send(proc, {"method": "tools/call", "jsonrpc": "2.0", "id": 2, "params": {
+            "name": "eval", "arguments": {"code": "(sleep 60)"}}})
+        children = lisps(proc.pid)
+        if not children:
+            raise Fail("no child Lisp to end")
+        time.sleep(0.3)   # let the sleep start in the image: the signal must interrupt real work
+        began = time.perf_counter()
+        proc.send_signal(sig)
+        code = proc.wait(timeout=5)
+        took = time.perf_counter() - began
+        if code != 0:
+            raise Fail(f"exit code {code} after {signal.Signals(sig).name}")
+        for pid in children:
+            for _ in range(100):
+                if not alive(pid):
+                    break
+                time.sleep(0.01)
+            else:
+                raise Fail(f"the child Lisp {pid} outlived the server")
+        return took
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait()
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--runs", type=int, default=11)
+    runs = parser.parse_args().runs
+    sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+    from lispshell.tools.registry import all_tools
+    expected = len(all_tools())
+    try:
+        with tempfile.TemporaryDirectory() as root:
+            base = floor(runs)
+            shakes = [handshake(root, expected) for _ in range(runs)]
+            stops = {sig: [shutdown(root, sig) for _ in range(max(3, runs // 3))]
+                     for sig in (signal.SIGINT, signal.SIGTERM)}
+    except Fail as exc:
+        print(f"FAIL: {exc}", file=sys.stderr)
+        return 1
+    t_init = statistics.median(s[0] for s in shakes)
+    t_list = statistics.median(s[1] for s in shakes)
+    print(f"python -c pass                {base * 1000:6.1f} ms   (median of {runs})")
+    print(f"initialize answered           {t_init * 1000:6.1f} ms   {t_init / base:5.2f}x python   "
+          f"target 300 ms: {'met' if t_init < 0.300 else 'MISSED'}")
+    print(f"tools/list answered           {t_list * 1000:6.1f} ms   {t_list / base:5.2f}x python")
+    for sig, times in stops.items():
+        worst = max(times)
+        print(f"exit after {signal.Signals(sig).name:7}            {statistics.median(times) * 1000:6.1f} ms"
+              f"   (worst {worst * 1000:.1f} ms of {len(times)}, eval running)   "
+              f"target 100 ms: {'met' if worst < 0.100 else 'MISSED'}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,199 @@
+"""The first answers of `lispshell mcp` over stdio, sent before the MCP SDK is loaded.
+
+Importing the SDK costs about a second here (`python -X importtime -c "import mcp.server"`:
+nearly all of it building the pydantic models of `mcp_types`), and Claude Code waits only
+2 s for its servers before it starts the conversation without their tools. So the server
+answers what a client asks first (`initialize`, `tools/list`, `ping`) from this module, which
+needs only the standard library and the tool registry, while the SDK loads in a thread. The
+first message this path does not answer (a `tools/call`, anything unusual) waits for the SDK,
+which then takes over the wire for good: it is handed the client's `initialize` again (its
+answer, already sent, is swallowed) so that it knows the client's capabilities and protocol
+version, then `notifications/initialized` and every line not answered here, in order.
+
+What the answers say has one source each: the tool definitions and the instructions below
+serve the SDK too (`server.py`), and the protocol versions are read from the SDK's own
+`mcp_types/version.py` without importing its package. `tests/test_mcp_startup.py` checks that
+every answer here is the one the SDK gives.
+"""
+from __future__ import annotations
+
+import importlib.util
+import json
+import secrets
+import threading
+from pathlib import Path
+from typing import Any
+
+from lispshell import __version__
+from lispshell.mcp.runtime import Runtime
+from lispshell.tools.registry import Tool
+
+SERVER_NAME = "lispshell"
+
+
+def _sdk_versions() -> tuple[tuple[str, ...], str]:
+    """(the handshake-era protocol versions, the newest of them), from the SDK's own table.
+    Executing only that file: importing `mcp_types` first builds every model (0.4 s)."""
+    package = importlib.util.find_spec("mcp_types")
+    path = Path(next(iter(package.submodule_search_locations))) / "version.py"
+    table: dict[str, Any] = {}
+    exec(compile(path.read_text(encoding="utf-8"), str(path), "exec"), table)
+    return tuple(table["HANDSHAKE_PROTOCOL_VERSIONS"]), table["LATEST_HANDSHAKE_VERSION"]
+
+
+def tool_definition(tool: Tool) -> dict:
+    """The registry's tool as MCP lists it (wire names). Annotations are hints for clients;
+    the server enforces its own gate whatever they say."""
+    return {
+        "name": tool.name,
+        "description": tool.description,
+        "inputSchema": tool.input_schema,
+        "annotations": {
+            "readOnlyHint": tool.read_only,
+            "destructiveHint": tool.destructive,
+            # Only evaluated code can reach beyond the root and the image (files, network).
+            "openWorldHint": tool.evaluates,
+        },
+    }
+
+
+def instructions(runtime: Runtime) -> str:
+    lisp = runtime.options.lisp
+    image = (f"The live-image tools (eval, describe, ...) talk to the person's own running {lisp} "
+             f"image at {runtime.options.connect}, which lispshell did not start: it is their "
+             "program, live; never exit or restart it. "
+             if getattr(runtime.options, "connect", None) else
+             f"The live-image tools (eval, describe, ...) talk to one {lisp} image that starts on "
+             "first use and keeps its state between calls. ")
+    # The server cannot know whether a person sees the client's questions (Claude Code in
+    # print mode answers them itself, unseen): say only what it enforces.
+    live = (image
+            + ("eval runs without confirmation (the server was started with --allow-eval)."
+               if runtime.options.allow_eval else
+               "eval runs only when the MCP client confirms that call (it asks the person, or "
+               "whatever answers for them); an eval nobody answered fails with NO_ONE_TO_ASK: "
+               "then ask the person rather than retrying.")
+            if lisp else "No Lisp image is attached (--lisp none): only text and file tools.")
+    if lisp and runtime.options.untrusted_project:
+        live += (" The image is a bare Lisp, without the project in the root: "
+                 + runtime.options.untrusted_project)
+    return ("lispshell: tools for Lisp code (Common Lisp, Scheme, Clojure): delimiter checks, "
+            "syntax validation and repair, structural edits. File paths are relative to "
+            f"{runtime.root} and must stay inside it. {live}")
+
+
+def initialize_result(requested: str, instructions_text: str) -> dict:
+    versions, latest = _sdk_versions()
+    return {
+        "protocolVersion": requested if requested in versions else latest,
+        "capabilities": {"tools": {"listChanged": False}},
+        "serverInfo": {"name": SERVER_NAME, "version": __version__},
+        "instructions": instructions_text,
+    }
+
+
+def _answerable_initialize(message: dict) -> str | None:
+    """The protocol version a handshake-era `initialize` asks for, when its params are
+    plainly valid; None sends it to the SDK, which knows how to refuse the rest."""
+    params = message.get("params")
+    if not isinstance(params, dict) or "_meta" in params:
+        return None
+    info, capabilities = params.get("clientInfo"), params.get("capabilities")
+    if not (isinstance(params.get("protocolVersion"), str) and isinstance(capabilities, dict)
+            and isinstance(info, dict) and isinstance(info.get("name"), str)
+            and isinstance(info.get("version"), str)):
+        return None
+    return params["protocolVersion"]
+
+
+class FastStart:
+    """Answers the first messages on the wire until the SDK is loaded; see the module's doc."""
+
+    def __init__(self, runtime: Runtime, wire_in, write):
+        self.runtime = runtime
+        self.wire_in = wire_in       # the buffered wire the SDK goes on reading
+        self.write = write           # write(line: str), one whole line
+        self.replay: list[bytes] = []  # what the SDK must read first, in order
+        # The SDK's answer to the replayed `initialize` carries this id and is not sent.
+        self.swallow_id = f"lispshell-replayed-initialize-{secrets.token_hex(8)}"
+        self.initialized = False
+        self.ended = False           # the client closed the wire before the SDK took over
+        self._loaded = threading.Event()
+        self._loader: threading.Thread | None = None
+        self.server = None
+        self._error: BaseException | None = None
+
+    # -- the SDK, loaded beside the first answers ---------------------------------------------
+    def start_loading(self) -> None:
+        if self._loader is None:
+            self._loader = threading.Thread(target=self._load, name="mcp-sdk-import", daemon=True)
+            self._loader.start()
+
+    def _load(self) -> None:
+        try:
+            from lispshell.mcp.server import build_server
+            self.server = build_server(self.runtime)
+        except BaseException as exc:  # re-raised in the main thread by `wait_for_sdk`
+            self._error = exc
+        finally:
+            self._loaded.set()
+
+    def wait_for_sdk(self):
+        self.start_loading()
+        self._loaded.wait()
+        if self._error is not None:
+            raise self._error
+        return self.server
+
+    # -- the wire ------------------------------------------------------------------------------
+    def run(self) -> None:
+        """Answer lines until one needs the SDK (or the SDK is loaded, or the wire closed)."""
+        from lispshell.mcp.wire import check
+
+        while not self._loaded.is_set():
+            raw = self.wire_in.readline()
+            if not raw:
+                self.ended = True
+                return
+            self.start_loading()
+            problem = check(raw)
+            if problem is not None:
+                self.write(json.dumps(problem, ensure_ascii=True))
+                continue
+            if not raw.strip() or not self._answer(json.loads(raw), raw):
+                self.replay.append(raw)
+                return
+
+    def _answer(self, message: dict, raw: bytes) -> bool:
+        """True when `message` was dealt with here (answered, or queued for the SDK in its
+        place); False hands it, and everything after it, to the SDK."""
+        method, id_ = message.get("method"), message.get("id")
+        if self._loaded.is_set():
+            return False
+        if method == "initialize" and "id" in message and not self.initialized:
+            requested = _answerable_initialize(message)
+            if requested is None:
+                return False
+            self._result(id_, initialize_result(requested, instructions(self.runtime)))
+            self.initialized = True
+            self.replay.append((json.dumps(dict(message, id=self.swallow_id)) + "\n").encode())
+            return True
+        if not self.initialized:
+            return False
+        if method == "notifications/initialized" and "id" not in message:
+            self.replay.append(raw)
+            return True
+        if method == "ping" and "id" in message:
+            self._result(id_, {})
+            return True
+        params = message.get("params")
+        if (method == "tools/list" and "id" in message
+                and not (isinstance(params, dict) and params.get("cursor"))):
+            self._result(id_, {"tools": [tool_definition(t) for t in self.runtime.tools()]})
+            return True
+        return False
+
+    def _result(self, id_, result: dict) -> None:
+        self.write(json.dumps({"jsonrpc": "2.0", "id": id_, "result": result},
+                              ensure_ascii=False))
+
