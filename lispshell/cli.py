@@ -1,5 +1,5 @@
 """Entry points: `lispshell` (the REPL, -e, or forms on stdin), `lispshell check`, `lispshell mcp`,
-`lispshell hook` (Claude Code's edit hook) and `lispshell undo`.
+`lispshell hook` (Claude Code's edit hook), `lispshell undo` and `lispshell trust`.
 
 Each subcommand lives in its own module and is imported only when asked for, so starting the
 REPL never pays for the MCP SDK and `lispshell check` never pays for prompt-toolkit.
@@ -19,6 +19,9 @@ def main(argv: list[str] | None = None) -> int:
         argv = argv[1:]
     elif argv and argv[0] == "hook":
         from lispshell.hook import main as run
+        argv = argv[1:]
+    elif argv and argv[0] == "trust":
+        from lispshell.trust_cli import main as run
         argv = argv[1:]
     elif argv and argv[0] == "undo":
         from lispshell.undo_cli import main as run

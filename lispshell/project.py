@@ -1,19 +1,21 @@
 """Recognise the project in a directory and start its Lisp with it.
 
 A project is found from its marker files, in the directory given (`--project DIR`) or, without
-one, in the current directory and its parents up to the nearest `.git` (or the home directory):
+one, in the current directory and its parents up to the nearest `.git` (or the home directory;
+see `search_chain`). Finding runs nothing; the project's code runs only once the person trusts
+it (lispshell.trust), and until then the Lisp starts bare:
 
-  *.asd          Common Lisp (SBCL): every directory holding an .asd file goes on ASDF's
+  *.asd          Common Lisp (SBCL): the directory holding the .asd files goes on ASDF's
                  central registry, and Quicklisp's setup is loaded when the person has it
                  (~/quicklisp/setup.lisp). Systems are not loaded at start: `,load-system NAME`
                  and the `load_system` tool do that, through the eval gate.
   deps.edn       Clojure: the classpath from the official `clojure -Spath` when that CLI is
                  installed, else the `:paths` of deps.edn (default `src`) in front of the
-                 configured Clojure's own classpath.
+                 configured Clojure's own classpath (after it: see the Clojure section).
   project.clj    Clojure: the classpath from `lein classpath` when Leiningen is installed
                  (cached in the state directory until project.clj changes), else `src`.
-  *.scm          Guile: `-L DIR` for each module root, found from the files' `define-module`
-                 names (`(app util)` in `src/app/util.scm` gives `-L src`).
+  *.scm          Guile: each module root, found from the files' `define-module` names
+                 (`(app util)` in `src/app/util.scm` gives `src`), appended to the load path.
 
 The project only changes the command that starts the Lisp (`[lisp.NAME] command`, extended);
 everything else about the session is as without a project. The commands used to ask Leiningen
@@ -21,6 +23,8 @@ and the Clojure CLI for a classpath are `[project] lein_classpath` / `clojure_cl
 """
 from __future__ import annotations
 
+import copy
+import dataclasses
 import hashlib
 import os
 import re
@@ -49,7 +53,9 @@ class Project:
     systems: tuple[str, ...] = ()   # ASDF system names (asdf)
     paths: tuple[Path, ...] = ()    # registry dirs (asdf), classpath entries, -L dirs (guile)
     extra_args: tuple[str, ...] = field(default=(), repr=False)   # appended to the command
-    classpath: str = ""             # Clojure: put in front of the configured -cp
+    classpath: str = ""             # Clojure: put after the configured -cp (see `prepare`)
+    deciding: tuple[Path, ...] = () # the files that decide what runs at start (lispshell.trust)
+    found: str = ""                 # what was found, said before it is trusted
 
     def command(self, base: list[str]) -> list[str]:
         """`base` (the configured command for this Lisp) extended to start the project."""
@@ -58,7 +64,7 @@ class Project:
             for flag in ("-cp", "-classpath", "--class-path"):
                 if flag in command[:-1]:
                     i = command.index(flag)
-                    command[i + 1] = self.classpath + os.pathsep + command[i + 1]
+                    command[i + 1] = command[i + 1] + os.pathsep + self.classpath
                     break
             else:
                 raise ProjectError(
@@ -67,36 +73,64 @@ class Project:
         return command + list(self.extra_args)
 
 
-def find(start: Path, config: dict | None = None, *, search_parents: bool = True) -> Project | None:
-    """The project at `start`, or with `search_parents` the nearest one above it (up to the
-    directory holding `.git`, or the home directory). Only `start` is searched below itself
-    (bounded: MAX_DIRS directories, MAX_DEPTH deep); a parent counts only by its own marker files,
-    so starting in a big tree costs a directory listing per level."""
+def find(start: Path, *, search_parents: bool = True) -> Project | None:
+    """The project at `start`, or with `search_parents` the nearest one above it within
+    `search_chain(start)`. Nothing of the project runs here: marker files are listed and read
+    as text (`prepare` is what asks a build tool, once the person trusts the project)."""
     start = Path(start).expanduser().resolve()
     if not start.is_dir():
         raise ProjectError(f"{start} is not a directory")
-    project = _at(start, config or {}, scan=True)
+    chain = search_chain(start) if search_parents else [start] if _owned(start) else []
+    for directory in chain:
+        project = _at(directory, scan=directory == start)
+        if project is not None:
+            return project
+    return None
+
+
+def search_chain(start: Path) -> list[Path]:
+    """`start` and the parents that may speak for it: up to the repository root (the directory
+    holding `.git`) or the home directory, whichever comes first. Without either above `start`
+    (a shared /tmp, a downloads folder) only `start` counts. A directory the person does not
+    own, or that anyone may write to, ends the chain: its files are not theirs. Also where
+    `.nrepl-port` is looked for (lispshell.lisp.connection)."""
+    start = Path(start).expanduser().resolve()
     home = Path.home().resolve()
+    chain: list[Path] = []
     directory = start
-    while project is None and search_parents:
-        if (directory / ".git").exists() or directory == home or directory.parent == directory:
+    while True:
+        if not _owned(directory):
+            break
+        chain.append(directory)
+        if (directory / ".git").exists() or directory == home:
+            return chain
+        if directory.parent == directory:
             break
         directory = directory.parent
-        project = _at(directory, config or {}, scan=False)
-    return project
+    return chain[:1] if chain and chain[0] == start else []
 
 
-def _at(root: Path, config: dict, *, scan: bool) -> Project | None:
+def _owned(directory: Path) -> bool:
+    try:
+        st = directory.stat()
+    except OSError:
+        return False
+    return st.st_uid == os.geteuid() and not st.st_mode & 0o002
+
+
+def _at(root: Path, *, scan: bool) -> Project | None:
     if (root / "deps.edn").is_file():
-        return _deps_edn(root, config)
+        return _deps_edn(root)
     if (root / "project.clj").is_file():
-        return _lein(root, config)
-    files = _scan(root) if scan else [f for f in _listdir(root) if f.suffix == ".asd"]
-    # An .asd at the top or one level down is this project's; deeper ones are vendored.
-    asds = [f for f in files if f.suffix == ".asd" and len(f.relative_to(root).parts) <= 2]
+        return _lein(root)
+    # Only the directory's own .asd files: one in a subdirectory is that directory's project
+    # (or vendored code), not this one's.
+    asds = [f for f in _listdir(root) if f.suffix == ".asd"]
     if asds:
         return _asdf(root, asds)
-    scms = [f for f in files if f.suffix in (".scm", ".sld")]
+    if not scan:
+        return None
+    scms = [f for f in _scan(root) if f.suffix in (".scm", ".sld")]
     return _guile(root, scms) if scms else None
 
 
@@ -123,11 +157,10 @@ def _scan(root: Path) -> list[Path]:
 # --- Common Lisp: ASDF ------------------------------------------------------------------------
 
 def _asdf(root: Path, asds: list[Path]) -> Project:
-    dirs = tuple(dict.fromkeys(f.parent for f in asds))
     systems = tuple(f.stem for f in asds)
-    pushes = " ".join(f"(push {_cl_string(str(d) + '/')} asdf:*central-registry*)" for d in dirs)
     # ASDF takes namestrings in *central-registry*: no #p reader macro on the command line.
-    args = ["--eval", "(require :asdf)", "--eval", f"(progn {pushes})"]
+    args = ["--eval", "(require :asdf)",
+            "--eval", f"(push {_cl_string(str(root) + '/')} asdf:*central-registry*)"]
     quicklisp = Path.home() / "quicklisp" / "setup.lisp"
     how = "ASDF's registry"
     if quicklisp.is_file():
@@ -135,7 +168,8 @@ def _asdf(root: Path, asds: list[Path]) -> Project:
         how += " and Quicklisp"
     names = ", ".join(systems)
     return Project(
-        kind="asdf", lisp="sbcl", root=root, systems=systems, paths=dirs, extra_args=tuple(args),
+        kind="asdf", lisp="sbcl", root=root, systems=systems, paths=(root,), deciding=tuple(asds),
+        extra_args=tuple(args), found=f"ASDF project {root.name}",
         summary=f"ASDF project {root.name}: system{'s' if len(systems) > 1 else ''} {names} on "
                 f"{how}; `,load-system {systems[0]}` loads it")
 
@@ -145,20 +179,40 @@ def _cl_string(text: str) -> str:
 
 
 # --- Clojure ----------------------------------------------------------------------------------
+# The classpath goes *after* the configured one: a project's clojure/core.clj (or any class of
+# the Lisp's own) never shadows the installed Clojure that lispshell's loop relies on.
 
-def _deps_edn(root: Path, config: dict) -> Project:
+def _clojure_deciding(root: Path, marker: str, paths) -> tuple[Path, ...]:
+    """The marker, and what Clojure runs or reads by itself when the JVM starts with these source
+    paths: user.clj (loaded by clojure.main) and data_readers.clj(c)."""
+    found = [root / marker]
+    for directory in dict.fromkeys([*paths, root / "src", root / "dev"]):
+        for name in ("user.clj", "user.cljc", "data_readers.clj", "data_readers.cljc"):
+            found.append(Path(directory) / name)
+    return tuple(found)
+
+
+def _deps_edn(root: Path) -> Project:
+    paths = tuple(root / p for p in (_edn_paths(root / "deps.edn") or ["src"]))
+    return Project(kind="deps.edn", lisp="clojure", root=root, paths=paths,
+                   deciding=_clojure_deciding(root, "deps.edn", paths),
+                   found=f"Clojure project {root.name} (deps.edn)",
+                   summary=f"Clojure project {root.name} (deps.edn)")
+
+
+def _prepare_deps_edn(project: Project, config: dict) -> Project:
+    root = project.root
     command = _project_cfg(config, "clojure_classpath", ["clojure", "-Spath"])
     classpath = _official_cli_classpath(root, command)
     if classpath:
-        return Project(kind="deps.edn", lisp="clojure", root=root, classpath=classpath,
-                       summary=f"Clojure project {root.name} (deps.edn): classpath from "
-                               f"`{shlex.join(command)}`")
-    paths = _edn_paths(root / "deps.edn") or ["src"]
-    entries = tuple(root / p for p in paths)
-    return Project(kind="deps.edn", lisp="clojure", root=root, paths=entries,
-                   classpath=os.pathsep.join(str(p) for p in entries),
-                   summary=f"Clojure project {root.name} (deps.edn, no Clojure CLI found): "
-                           f"{', '.join(paths)} on the classpath; dependencies are not resolved")
+        return dataclasses.replace(project, classpath=classpath,
+                                   summary=f"Clojure project {root.name} (deps.edn): classpath "
+                                           f"from `{shlex.join(command)}`")
+    shown = ", ".join(str(p.relative_to(root)) for p in project.paths)
+    return dataclasses.replace(
+        project, classpath=os.pathsep.join(str(p) for p in project.paths),
+        summary=f"Clojure project {root.name} (deps.edn, no Clojure CLI found): {shown} on the "
+                "classpath; dependencies are not resolved")
 
 
 def _official_cli_classpath(root: Path, command: list[str]) -> str:
@@ -191,8 +245,8 @@ def _edn_paths(path: Path) -> list[str]:
     """`:paths [...]` of a deps.edn, read with lispshell's own reader (never evaluated)."""
     from lispshell.syntax import cst
 
-    text = path.read_text(errors="replace")
     try:
+        text = path.read_text(errors="replace")
         tree = cst.parse(text, "clojure")
     except Exception:  # noqa: BLE001 - an unreadable deps.edn just has no paths we can use
         return []
@@ -202,21 +256,40 @@ def _edn_paths(path: Path) -> list[str]:
         items = [c for c in top.children if c.kind in cst.CODE_KINDS]
         for key, value in zip(items[::2], items[1::2]):
             if text[key.start:key.end] == ":paths" and value.kind == "list":
-                return [text[s.start + 1:s.end - 1] for s in value.children if s.kind == "string"]
+                return [p for p in (text[s.start + 1:s.end - 1] for s in value.children
+                                    if s.kind == "string") if _inside(path.parent, p)]
     return []
 
 
-def _lein(root: Path, config: dict) -> Project:
+def _inside(root: Path, relative: str) -> bool:
+    """A source path the project names must be its own: `../elsewhere` or `/etc` would put
+    someone else's code on the classpath under the project's trust."""
+    try:
+        (root / relative).resolve().relative_to(root)
+    except (ValueError, OSError):
+        return False
+    return bool(relative)
+
+
+def _lein(root: Path) -> Project:
+    src = root / "src"
+    return Project(kind="lein", lisp="clojure", root=root, paths=(src,),
+                   deciding=_clojure_deciding(root, "project.clj", (src,)),
+                   found=f"Clojure project {root.name} (project.clj)",
+                   summary=f"Clojure project {root.name} (project.clj)")
+
+
+def _prepare_lein(project: Project, config: dict) -> Project:
+    root = project.root
     command = _project_cfg(config, "lein_classpath", ["lein", "classpath"])
     if not shutil.which(command[0]):
-        src = root / "src"
-        return Project(kind="lein", lisp="clojure", root=root, paths=(src,), classpath=str(src),
-                       summary=f"Clojure project {root.name} (project.clj, Leiningen not "
-                               "installed): src on the classpath; dependencies are not resolved")
-    classpath = _cached_classpath(root, command)
-    return Project(kind="lein", lisp="clojure", root=root, classpath=classpath,
-                   summary=f"Clojure project {root.name} (project.clj): classpath from "
-                           f"`{shlex.join(command)}`")
+        return dataclasses.replace(
+            project, classpath=str(root / "src"),
+            summary=f"Clojure project {root.name} (project.clj, Leiningen not installed): src "
+                    "on the classpath; dependencies are not resolved")
+    return dataclasses.replace(project, classpath=_cached_classpath(root, command),
+                               summary=f"Clojure project {root.name} (project.clj): classpath "
+                                       f"from `{shlex.join(command)}`")
 
 
 def _cached_classpath(root: Path, command: list[str]) -> str:
@@ -257,6 +330,9 @@ def _child_env() -> dict[str, str]:
 
 
 # --- Guile ------------------------------------------------------------------------------------
+# `-L DIR` puts DIR in *front* of Guile's load path, where a project's
+# language/scheme/compile-tree-il.scm replaces Guile's own module of that name. The project's
+# roots are appended instead, by a small file loaded with `-l`: Guile's own modules always win.
 
 _DEFINE_MODULE = re.compile(r"^\s*\(define-(?:module|library)\s+\(([^()]*)\)", re.MULTILINE)
 
@@ -282,10 +358,26 @@ def _guile(root: Path, files: list[Path]) -> Project | None:
     if not roots:
         return None
     dirs = tuple(roots)
-    args = tuple(a for d in dirs for a in ("-L", str(d)))
     shown = ", ".join(str(d.relative_to(root)) if d != root else "." for d in dirs)
-    return Project(kind="guile", lisp="guile", root=root, paths=dirs, extra_args=args,
-                   summary=f"Guile project {root.name}: modules from {shown} (-L)")
+    return Project(kind="guile", lisp="guile", root=root, paths=dirs,
+                   found=f"Guile project {root.name}",
+                   summary=f"Guile project {root.name}: modules from {shown}, after Guile's own")
+
+
+def _prepare_guile(project: Project, config: dict) -> Project:
+    from lispshell.config import state_dir
+    from lispshell.lisp.dialects import string_literal
+
+    code = ("(set! %load-path (append %load-path (list "
+            + " ".join(string_literal(str(d)) for d in project.paths) + ")))\n")
+    folder = state_dir() / "guile-load-paths"
+    folder.mkdir(parents=True, exist_ok=True)
+    target = folder / (hashlib.sha256(code.encode()).hexdigest()[:32] + ".scm")
+    if not target.is_file():
+        tmp = target.with_suffix(f".{os.getpid()}.tmp")
+        tmp.write_text(code)
+        os.replace(tmp, target)
+    return dataclasses.replace(project, extra_args=("-l", str(target)))
 
 
 # --- applying a project to the configuration ---------------------------------------------------
@@ -295,13 +387,28 @@ def _project_cfg(config: dict, key: str, default: list[str]) -> list[str]:
     return shlex.split(value) if isinstance(value, str) else list(value)
 
 
-def apply(project: Project, config: dict, lisp: str) -> dict:
-    """`config` with `lisp`'s command extended to start `project` (a copy; `config` is unchanged)."""
-    import copy
+_PREPARE = {"deps.edn": _prepare_deps_edn, "lein": _prepare_lein, "guile": _prepare_guile}
 
+
+def prepare(project: Project, config: dict) -> Project:
+    """`project` with what its start needs that only a build tool knows (a classpath). This
+    runs the project's tooling (`lein classpath` evaluates project.clj): only for a project the
+    person trusts."""
+    step = _PREPARE.get(project.kind)
+    return step(project, config) if step else project
+
+
+def apply(project: Project, config: dict, lisp: str) -> dict:
+    """`config` with `lisp`'s command extended to start `project` (a copy; `config` is
+    unchanged). Runs the project's build tooling (`prepare`): only for a trusted project."""
     if project.lisp != lisp:
         raise ProjectError(f"{project.root} is a {project.lisp} project ({project.kind}); "
                            f"start it with --lisp {project.lisp}, or give --no-project")
+    project = prepare(project, config)
+    return _extended(project, config, lisp)
+
+
+def _extended(project: Project, config: dict, lisp: str) -> dict:
     out = copy.deepcopy(config)
     lisp_cfg = out.setdefault("lisp", {}).setdefault(lisp, {})
     base = lisp_cfg.get("command")
@@ -312,32 +419,62 @@ def apply(project: Project, config: dict, lisp: str) -> dict:
         base = shlex.split(base)
     lisp_cfg["command"] = project.command(list(base))
     out["project"] = dict(out.get("project") or {}, root=str(project.root), kind=project.kind,
-                          systems=list(project.systems))
+                          systems=list(project.systems), trusted=True, summary=project.summary)
     return out
+
+
+def untrusted_notice(project: Project, verdict) -> str:
+    """What the person reads when a project was found but not started with its code."""
+    why = (f"it was trusted, but {', '.join(verdict.changed)} changed since"
+           if verdict.known else "it is not trusted yet")
+    return (f"{project.found} in {project.root}: {why}, so none of its code runs: a bare "
+            f"{_display(project.lisp)}. To start with the project: `lispshell trust "
+            f"{project.root}` (or `,trust` in the REPL).")
+
+
+def _display(lisp: str) -> str:
+    from lispshell.lisp.dialects import get_dialect
+    return get_dialect(lisp).display
 
 
 def configure(config: dict, *, directory: str | Path | None = None, enabled: bool = True,
               explicit_lisp: str | None = None,
               start: Path | None = None) -> tuple[dict, str, str | None]:
-    """(config, lisp, summary) for a start with `--project directory` (None: look in `start`,
+    """(config, lisp, notice) for a start with `--project directory` (None: look in `start`,
     by default the current directory, and its parents, unless `enabled` is false or
     `[project] detect` is off).
 
-    A project found on its own gives way to an explicit `--lisp` of another Lisp; `--project`
-    with nothing there, or with the wrong `--lisp`, is an error (ProjectError).
+    A trusted project extends the Lisp's command; an untrusted one leaves a bare Lisp (of the
+    project's kind) and the notice says how to trust it; `config["project"]` says which
+    (`trusted`, `root`, `summary`), for `,trust` and the MCP server's instructions. A project
+    found on its own gives way to an explicit `--lisp` of another Lisp; `--project` with nothing
+    there, or with the wrong `--lisp`, is an error (ProjectError). `--project` chooses the
+    directory, not its trust: a checked-in `.mcp.json` could pass it.
     """
+    from lispshell import trust
+
     lisp = explicit_lisp or config.get("default_lisp") or "sbcl"
     detect = (config.get("project") or {}).get("detect", True)
     if directory is None and not (enabled and detect):
         return config, lisp, None
     given = directory is not None
-    project = find(Path(directory) if given else (start or Path.cwd()), config,
-                   search_parents=not given)
+    project = find(Path(directory) if given else (start or Path.cwd()), search_parents=not given)
     if project is None:
         if given:
             raise ProjectError(f"no project in {directory}: looked for *.asd, deps.edn, "
                                "project.clj and Guile modules (define-module)")
         return config, lisp, None
-    if explicit_lisp and explicit_lisp != project.lisp and not given:
-        return config, lisp, None
-    return apply(project, config, explicit_lisp or project.lisp), project.lisp, project.summary
+    if explicit_lisp and explicit_lisp != project.lisp:
+        if not given:
+            return config, lisp, None
+        raise ProjectError(f"{project.root} is a {project.lisp} project ({project.kind}); "
+                           f"start it with --lisp {project.lisp}, or give --no-project")
+    verdict = trust.check(project)
+    if not verdict.trusted:
+        out = copy.deepcopy(config)
+        out["project"] = dict(out.get("project") or {}, root=str(project.root),
+                              kind=project.kind, trusted=False, found=project.found,
+                              notice=untrusted_notice(project, verdict))
+        return out, project.lisp, out["project"]["notice"]
+    project = prepare(project, config)
+    return _extended(project, config, project.lisp), project.lisp, project.summary

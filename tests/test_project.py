@@ -13,16 +13,21 @@ from pathlib import Path
 import pytest
 
 from conftest import LISPSHELL
-from lispshell import project
+from lispshell import project, trust
 
 PROJECTS = Path(__file__).parent / "projects"
 
 
 @pytest.fixture
 def copy_project(tmp_path):
-    def copy(name: str) -> Path:
+    """A clone of tests/projects/NAME (a repository: it has .git), trusted unless asked not to
+    be, as the person would after `lispshell trust` (test_trust.py covers the untrusted side)."""
+    def copy(name: str, trusted: bool = True) -> Path:
         target = tmp_path / name
         shutil.copytree(PROJECTS / name, target)
+        (target / ".git").mkdir()
+        if trusted:
+            trust.grant(project.find(target))
         return target
     return copy
 
@@ -54,15 +59,20 @@ def test_guile_module_roots_come_from_define_module(copy_project):
     root = copy_project("guile-demo")
     found = project.find(root)
     assert (found.kind, found.lisp) == ("guile", "guile")
-    assert found.command(["guile", "-q"]) == ["guile", "-q", "-L", str(root / "src")]
+    assert found.paths == (root / "src",)
+    # Appended to the load path (-L would put it in front of Guile's own modules).
+    command = project.prepare(found, {}).command(["guile", "-q"])
+    assert command[:3] == ["guile", "-q", "-l"]
+    assert Path(command[3]).read_text() == \
+        f'(set! %load-path (append %load-path (list "{root / "src"}")))\n'
 
 
-def test_deps_edn_paths_go_in_front_of_the_configured_classpath(copy_project):
+def test_deps_edn_paths_go_after_the_configured_classpath(copy_project):
     root = copy_project("clj-deps")
-    found = project.find(root)
+    found = project.prepare(project.find(root), {})
     assert (found.kind, found.lisp) == ("deps.edn", "clojure")
     command = found.command(["java", "-cp", "/usr/share/java/clojure.jar", "clojure.main"])
-    assert command == ["java", "-cp", f"{root / 'src'}:/usr/share/java/clojure.jar", "clojure.main"]
+    assert command == ["java", "-cp", f"/usr/share/java/clojure.jar:{root / 'src'}", "clojure.main"]
     assert "no Clojure CLI found" in found.summary   # Debian's `clojure` is not the official CLI
 
 
@@ -216,16 +226,17 @@ def test_the_classpath_commands_are_configurable(copy_project, tmp_path):
     cli = _script(tmp_path / "bin" / "my-cli", 'echo "/deps/cp"\n')
     config = {"project": {"lein_classpath": f"{lein} classpath", "clojure_classpath": [str(cli)]}}
     for _ in range(2):
-        found = project.find(lein_root, config)
+        found = project.prepare(project.find(lein_root), config)
         assert found.classpath == "/cp/a:/cp/b"      # the last line: lein's own chatter skipped
         assert f"classpath from `{lein} classpath`" in found.summary
     assert count.read_text() == "x\n", "asked once, then cached until project.clj changes"
     (lein_root / "project.clj").write_text((lein_root / "project.clj").read_text() + "\n")
-    project.find(lein_root, config)
+    project.prepare(project.find(lein_root), config)
     assert count.read_text() == "x\nx\n"
-    found = project.find(deps_root, config)
+    found = project.prepare(project.find(deps_root), config)
     assert found.classpath == "/deps/cp" and f"classpath from `{cli}`" in found.summary
-    missing = project.find(lein_root, {"project": {"lein_classpath": ["no-such-lein-zz"]}})
+    missing = project.prepare(project.find(lein_root),
+                              {"project": {"lein_classpath": ["no-such-lein-zz"]}})
     assert missing.classpath == str(lein_root / "src")
     assert "Leiningen not installed" in missing.summary
 

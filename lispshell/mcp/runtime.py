@@ -30,6 +30,7 @@ class Options:
     http: tuple[str, int] | None = None
     tools: tuple[str, ...] | None = None   # the names `--tools` selected; None: every tool
     connect: str | None = None   # --connect: the URL of a running image to use instead of a child
+    untrusted_project: str | None = None   # a project found but not trusted: what to tell
 
 
 class LiveImage:
@@ -154,6 +155,11 @@ class Runtime:
         result = call_tool(name, arguments if arguments is not None else {}, context)
         if self.image is not None and self.image.restarts != restarts:
             result.setdefault("notice", RESTARTED_NOTICE)
+        if self.options.untrusted_project and tool is not None and (
+                tool.group in LIVE_GROUPS or tool.evaluates):
+            # Said in every answer that touches the image: a model that skimmed the instructions
+            # must not go on to explain a missing system by anything else.
+            result.setdefault("project", self.options.untrusted_project)
         return result
 
     def interrupt(self, name: str) -> None:

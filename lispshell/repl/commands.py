@@ -279,6 +279,49 @@ def _undo(repl, arg: str):
                              "bytes from before it again.")
 
 
+async def _trust(repl, arg: str):
+    """Trust the project lispshell found (or the one in DIR) and start the Lisp with it."""
+    import asyncio
+    from pathlib import Path
+
+    from lispshell import project, trust
+
+    found_here = repl.config.get("project") or {}
+    start = Path(arg).expanduser().absolute() if arg else (
+        Path(found_here["root"]) if found_here.get("root") else Path.cwd())
+    try:
+        found = project.find(start)
+    except project.ProjectError as exc:
+        repl.renderer.notice(str(exc))
+        return None
+    if found is None:
+        repl.renderer.notice(f"No project in {start} to trust (looked for *.asd, deps.edn, "
+                             "project.clj and Guile modules).")
+        return None
+    trust.grant(found)
+    try:
+        config = project.apply(found, repl.config, found.lisp)
+    except project.ProjectError as exc:
+        repl.renderer.notice(f"Trusted {found.root}, but it cannot be started: {exc}")
+        return None
+    repl.config = config
+    old = repl.sessions.pop(found.lisp, None)
+    if old is not None:
+        # A child lispshell started, never a connection (those are keyed by URL).
+        await asyncio.get_running_loop().run_in_executor(None, old.close)
+    was = repl.key
+    repl.start_session(found.lisp)
+    if was != found.lisp and was in repl.sessions:
+        repl.key = was
+        repl.lisp = getattr(repl.sessions[was], "lisp", was)
+    repl.renderer.notice(f"Trusted {found.found} ({found.root}); {found.lisp} "
+                         + ("restarted with it: earlier definitions are gone. "
+                            if old is not None else "starts with it. ")
+                         + config["project"]["summary"] + ". `lispshell trust --revoke` "
+                         "withdraws the trust.")
+    return None
+
+
 BUILTIN = [
     Command("help", "list the commands and keys", _help),
     Command("quit", "leave lispshell (Ctrl-D on an empty line does the same)", _quit),
@@ -299,6 +342,8 @@ BUILTIN = [
     Command("load", "compile and load a file into the image, with its warnings", _load, "FILE"),
     Command("load-system", "load an ASDF system (Common Lisp), with its warnings", _load_system,
             "NAME"),
+    Command("trust", "trust the project found here (or in DIR): start its Lisp with the "
+            "project's code, now and in later sessions", _trust, "[DIR]"),
     Command("undo", "put back the last change lispshell's tools made to FILE (or to any file)",
             _undo, "[FILE]"),
 ]

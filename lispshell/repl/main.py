@@ -24,7 +24,7 @@ def build_parser() -> argparse.ArgumentParser:
                     "Lisp forms go to the Lisp, prose goes to the LLM, ,help lists the commands.",
         epilog="Subcommands: `lispshell check FILE...` (syntax check), `lispshell mcp` (MCP server), "
                "`lispshell hook` (Claude Code's PostToolUse hook), `lispshell undo [FILE]` (put "
-               "back a change lispshell made).")
+               "back a change lispshell made), `lispshell trust [DIR]` (let a project's code run).")
     p.add_argument("--lisp", choices=LISPS, metavar="{" + ",".join(LISPS) + "}",
                    help="which Lisp to run (default: default_lisp in the config, sbcl)")
     p.add_argument("-e", "--eval", dest="forms", action="append", metavar="FORM", default=[],
@@ -104,7 +104,8 @@ def main(argv: list[str] | None = None) -> int:
     except project_mod.ProjectError as exc:
         print(f"lispshell: {exc}", file=sys.stderr)
         return 2
-    if notice and (options.project or not (options.forms or not sys.stdin.isatty())):
+    untrusted = (config.get("project") or {}).get("trusted") is False
+    if notice and (options.project or untrusted or not (options.forms or not sys.stdin.isatty())):
         print(f"lispshell: {notice}", file=sys.stderr)   # batch runs say it only when asked
     if lisp not in (config.get("lisp") or {}):
         known = ", ".join(sorted(config.get("lisp") or {})) or "none"

@@ -7,7 +7,10 @@
 ;;;; split at the package marker and looked up with FIND-SYMBOL, so nothing is interned and no
 ;;;; reader macro can run.
 
-(require :sb-introspect)
+;;; SBCL's own contrib, never a project's: with ASDF loaded, REQUIRE first asks ASDF, which
+;;; would load an sb-introspect.asd the project put on its registry.
+(let ((sb-impl::*module-provider-functions* '(sb-impl::module-provide-contrib)))
+  (require :sb-introspect))
 
 (defun json-string (string out)
   (write-char #\" out)

@@ -1,0 +1,124 @@
+"""Which projects may run their code: the person's decision, made once per project, remembered.
+
+A project found in a directory (lispshell.project) only *describes* how its Lisp would start.
+Starting it runs the project's code (Clojure loads `user.clj` from the classpath, `lein
+classpath` evaluates `project.clj`, ASDF finds the project's systems), so it is started only
+when the person trusts it: `lispshell trust DIR` or `,trust` in the REPL. Until then lispshell
+starts a bare Lisp and says how to trust the project, as direnv's `allow` and an editor's
+workspace trust do.
+
+The record names, by SHA-256, each file that decides what runs at start (`Project.deciding`:
+the `.asd` files, `deps.edn`, `project.clj`, the `user.clj` and `data_readers.clj` files on
+the source paths) and the load path the project asks for. When any of it changes, whoever
+changed it (a `git pull`, the person, the model through lispshell's own file tools), the
+project is untrusted again until the person trusts it anew.
+
+The record lives in the state directory, readable and writable by the person only, and is
+rewritten atomically.
+"""
+from __future__ import annotations
+
+import json
+import os
+import secrets
+import time
+from dataclasses import dataclass
+from pathlib import Path
+
+FILE_NAME = "trusted-projects.json"
+
+
+@dataclass(frozen=True)
+class Verdict:
+    trusted: bool
+    known: bool = False                 # trusted once, and changed since
+    changed: tuple[str, ...] = ()       # what differs from the record (files relative to the root)
+
+
+def _path() -> Path:
+    from lispshell.config import state_dir
+    return state_dir() / FILE_NAME
+
+
+def _load() -> dict:
+    try:
+        data = json.loads(_path().read_text(encoding="utf-8"))
+    except FileNotFoundError:
+        return {}
+    except (OSError, ValueError):
+        return {}           # an unreadable record trusts nothing; `lispshell trust` rewrites it
+    projects = data.get("projects") if isinstance(data, dict) else None
+    return projects if isinstance(projects, dict) else {}
+
+
+def _save(projects: dict) -> None:
+    path = _path()
+    tmp = path.with_name(f".{FILE_NAME}.{secrets.token_hex(4)}.tmp")
+    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+    with os.fdopen(fd, "w", encoding="utf-8") as out:
+        json.dump({"version": 1, "projects": projects}, out, indent=1, sort_keys=True)
+    os.replace(tmp, path)
+
+
+def _sha256(path: Path) -> str | None:
+    import hashlib
+    try:
+        with open(path, "rb") as f:
+            return hashlib.file_digest(f, "sha256").hexdigest()
+    except OSError:
+        return None
+
+
+def fingerprint(project) -> dict:
+    """What the record keeps for `project`: its kind, load path and the hash of each deciding
+    file (a file that is missing counts as missing, so one appearing asks again)."""
+    root = project.root
+    return {
+        "kind": project.kind,
+        "paths": [_rel(p, root) for p in project.paths],
+        "files": {_rel(f, root): _sha256(f) for f in project.deciding},
+    }
+
+
+def _rel(path: Path, root: Path) -> str:
+    try:
+        return str(Path(path).relative_to(root)) or "."
+    except ValueError:
+        return str(path)
+
+
+def check(project) -> Verdict:
+    record = _load().get(str(project.root))
+    if not isinstance(record, dict):
+        return Verdict(False)
+    now = fingerprint(project)
+    was = {k: record.get(k) for k in now}
+    if was == now:
+        return Verdict(True, known=True)
+    changed = sorted({name for name in set(now["files"]) | set(was.get("files") or {})
+                      if (was.get("files") or {}).get(name) != now["files"].get(name)})
+    if was.get("paths") != now["paths"] or was.get("kind") != now["kind"]:
+        changed.insert(0, "the load path" if now["kind"] == "guile" else "the project's kind")
+    return Verdict(False, known=True, changed=tuple(changed))
+
+
+def grant(project) -> dict:
+    """Trust `project` as it is now; the record written."""
+    projects = _load()
+    record = dict(fingerprint(project), trusted_at=time.strftime("%Y-%m-%d %H:%M:%S"))
+    projects[str(project.root)] = record
+    _save(projects)
+    return record
+
+
+def revoke(root: Path) -> bool:
+    """Forget the trust given to the project at `root`; whether there was any."""
+    projects = _load()
+    if projects.pop(str(root), None) is None:
+        return False
+    _save(projects)
+    return True
+
+
+def records() -> dict[str, dict]:
+    return _load()
