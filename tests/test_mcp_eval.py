@@ -56,7 +56,10 @@ def test_eval_asks_the_person_with_the_code(tmp_path, mode):
             declined = answer(await client.call_tool("eval", {"code": code}))
             assert declined["ok"] is False and "declined" in str(declined)
             cancelled = answer(await client.call_tool("eval", {"code": code}))
-            assert cancelled["ok"] is False and "closed the question without answering" in str(cancelled)
+            # A cancel is what Claude Code in print mode answers, unseen: no person declined.
+            assert cancelled["error"]["code"] == "NO_ONE_TO_ASK", cancelled
+            assert "declined" not in cancelled["error"]["message"]
+            assert "--allow-eval" in cancelled["error"]["message"]
     run(scenario)
     assert len(asked) == 3 and all(code in message for message in asked)
     assert runs(marker) == 1

@@ -60,15 +60,18 @@ def test_a_confirmation_runs_only_the_code_it_was_asked_for_and_only_once():
     assert not round_trip_consent(ledger, yes, ticket).confirm("(delete-everything)").approved
 
 
-def test_declined_and_cancelled_answers_are_refusals_with_reasons():
+def test_a_decline_is_the_persons_and_a_cancel_is_no_ones():
     ledger = consent.Ledger()
-    for action, reason in [("decline", consent.DECLINED), ("cancel", consent.CANCELLED)]:
+    for action, by_person, reason in [("decline", True, consent.DECLINED),
+                                      ("cancel", False, consent.NO_ONE_ANSWERED)]:
         asking = round_trip_consent(ledger)
         asking.confirm("(f)")
         ticket = asking.input_required().request_state
         answer = {consent.question_key("(f)"): types.ElicitResult(action=action)}
         decision = round_trip_consent(ledger, answer, ticket).confirm("(f)")
         assert not decision.approved and decision.reason == reason
+        assert decision.by_person is by_person
+        assert decision.refusal == ("NOT_ALLOWED" if by_person else "NO_ONE_TO_ASK")
 
 
 def test_without_elicitation_eval_is_refused_with_the_way_out():

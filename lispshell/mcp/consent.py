@@ -22,6 +22,7 @@ from __future__ import annotations
 import hashlib
 import hmac
 import json
+import logging
 import secrets
 import threading
 from collections import OrderedDict
@@ -33,6 +34,8 @@ import mcp_types as types
 
 from lispshell.tools.gate import Decision
 
+log = logging.getLogger(__name__)
+
 # Accept or decline is the whole answer: there is nothing to fill in.
 CONFIRM_SCHEMA: dict[str, Any] = {"type": "object", "properties": {}}
 
@@ -42,7 +45,16 @@ NO_ELICITATION = (
     "and lispshell mcp was not started with --allow-eval. The person can restart the server "
     "with --allow-eval to let the model evaluate code.")
 DECLINED = ""  # the eval tool already says "The person declined to evaluate this code."
-CANCELLED = "they closed the question without answering."
+# A `cancel` is no one's answer: Claude Code in print mode (`claude -p`) gives it to every
+# question at once, shown to no one, and a person who dismisses the question gives the same.
+# So it is never reported as the person's refusal, and the ways out are named.
+NO_ONE_ANSWERED = (
+    "no one answered the confirmation: the MCP client closed the question without an answer "
+    "(Claude Code in print mode, `claude -p`, does so for every question, unseen; a person who "
+    "dismisses the question does the same). Do not retry: ask the person. Evals can run only "
+    "when someone answers: the person in an interactive client, a program driving "
+    "`claude -p --input-format stream-json` that answers the elicitation, an Elicitation hook, "
+    "or a server restarted with --allow-eval (docs/mcp.md, \"Answering without a person\").")
 WAITING = "Waiting for the person to confirm this evaluation."
 
 
@@ -52,9 +64,13 @@ def question_key(code: str) -> str:
 
 
 def confirm_message(code: str, lisp: str, index: int, total: int) -> str:
+    from lispshell.tools.gate import HIDDEN_NOTE, has_hidden, visible
+
     which = f" (form {index} of {total})" if total > 1 else ""
-    return (f"The model asks to evaluate this code in the live {lisp} image{which}:\n\n"
-            f"{code}\n\n"
+    note = f" {HIDDEN_NOTE}" if has_hidden(code) else ""
+    # The raw bytes never reach the client's dialog: an escape sequence there could hide code.
+    return (f"The model asks to evaluate this code in the live {lisp} image{which}{note}:\n\n"
+            f"{visible(code)}\n\n"
             "Accept to run it once. Decline to refuse; the model is told that you refused.")
 
 
@@ -70,7 +86,8 @@ def decision_from_answer(code: str, answer: Any) -> Decision:
         return Decision(True, code)
     if action == "decline":
         return Decision(False, code, DECLINED)
-    return Decision(False, code, CANCELLED)
+    log.warning("lispshell mcp: an eval was not run: %s", NO_ONE_ANSWERED)
+    return Decision(False, code, NO_ONE_ANSWERED, by_person=False, refusal="NO_ONE_TO_ASK")
 
 
 def call_digest(name: str, arguments: Any) -> str:

@@ -140,7 +140,7 @@ def eval_tool(args: dict, ctx: ToolContext) -> dict:
         if ctx.gate.mode == "off":
             raise ToolError("EVAL_OFF", decision.reason or "Evaluation is turned off.")
         if not decision.by_person:  # nobody said no: don't claim the person did
-            raise ToolError("NOT_ALLOWED", f"The code was not evaluated: {decision.reason}")
+            raise ToolError(decision.refusal, f"The code was not evaluated: {decision.reason}")
         message = DECLINED + (f" Reason: {decision.reason}" if decision.reason else "")
         raise ToolError("DECLINED", message)
     ran = decision.code

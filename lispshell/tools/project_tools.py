@@ -335,7 +335,7 @@ def _gate(ctx: ToolContext, shown: str) -> None:
         if ctx.gate.mode == "off":
             raise ToolError("EVAL_OFF", decision.reason or "Evaluation is turned off.")
         if not decision.by_person:
-            raise ToolError("NOT_ALLOWED", f"Not loaded: {decision.reason}")
+            raise ToolError(decision.refusal, f"Not loaded: {decision.reason}")
         raise ToolError("DECLINED", "The person declined to load this."
                         + (f" Reason: {decision.reason}" if decision.reason else ""))
     if decision.code != shown:
