@@ -180,10 +180,26 @@ def validate_headers(headers: dict, key: str | None) -> tuple[int, str, str] | N
     return None
 
 
-def validate_request(body: Any, count_only: bool = False) -> None:
-    """Raise Invalid with the real API's kind of message when `body` would be refused."""
+MID_CONVERSATION_SYSTEM = "mid-conversation-system-2026-04-07"
+
+
+def validate_request(body: Any, count_only: bool = False, betas: frozenset = frozenset()) -> None:
+    """Raise Invalid with the real API's kind of message when `body` would be refused.
+    `betas`: the request's `anthropic-beta` names; Claude Code's mid-conversation-system beta
+    lets `system` messages stand between the others, outside the alternation of roles."""
     if not isinstance(body, dict):
         raise Invalid("request body must be a JSON object")
+    if MID_CONVERSATION_SYSTEM in betas and isinstance(body.get("messages"), list):
+        kept = []
+        for i, m in enumerate(body["messages"]):
+            if isinstance(m, dict) and m.get("role") == "system" and i > 0:
+                content = m.get("content")
+                for j, b in enumerate(content if isinstance(content, list) else [content]):
+                    _text_ok(b.get("text") if isinstance(b, dict) else b,
+                             f"messages.{i}.content.{j}")
+            else:
+                kept.append(m)
+        body = dict(body, messages=kept)
     if not isinstance(body.get("model"), str) or not body["model"]:
         raise Invalid("model: Field required")
     if not count_only:
@@ -450,6 +466,12 @@ class FakeAnthropic:
             def log_message(self, *args):  # quiet
                 pass
 
+            def do_HEAD(self):
+                # Claude Code checks that the API answers (`HEAD /`) before it starts.
+                self.send_response(200)
+                self.send_header("content-length", "0")
+                self.end_headers()
+
             def do_POST(self):
                 length = int(self.headers.get("content-length") or 0)
                 raw = self.rfile.read(length)
@@ -467,8 +489,10 @@ class FakeAnthropic:
                 if path not in ("/v1/messages", "/v1/messages/count_tokens"):
                     rec.error = f"no route {path}"
                     return self._error(404, "not_found_error", f"Not found: {path}")
+                betas = frozenset(b.strip() for b in
+                                  (self.headers.get("anthropic-beta") or "").split(","))
                 try:
-                    validate_request(body, count_only=path.endswith("count_tokens"))
+                    validate_request(body, count_only=path.endswith("count_tokens"), betas=betas)
                 except Invalid as exc:
                     rec.error = str(exc)
                     return self._error(400, "invalid_request_error", str(exc))
