@@ -5,8 +5,8 @@ so the tests point `ANTHROPIC_BASE_URL` (or `base_url=`) at this server instead.
 
 - answers `POST /v1/messages` as JSON or, with `"stream": true`, as server-sent events
   (message_start, content_block_start/delta/stop for text and tool_use with input_json_delta,
-  message_delta with stop_reason and usage, message_stop, pings), and `POST
-  /v1/messages/count_tokens`;
+  message_delta with stop_reason and usage, message_stop, pings), `POST
+  /v1/messages/count_tokens`, and `HEAD /` (Claude Code's reachability check);
 - validates every request the way the real API does and answers 400 `invalid_request_error`
   on a violation (see `validate_request`), recording it in `server.invalid`;
 - plays a queue of scripted replies: text, tool calls, HTTP errors (529/429 with retry
