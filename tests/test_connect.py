@@ -8,6 +8,8 @@ REPL under a pty and `lispshell mcp --connect`.
 """
 from __future__ import annotations
 
+import os
+
 import threading
 import tracemalloc
 
@@ -291,6 +293,7 @@ def test_connection_errors_are_plain(tmp_path, monkeypatch):
     with pytest.raises(ConnectError, match="no .nrepl-port"):
         parse_target("", start=tmp_path)
     (tmp_path / "sub").mkdir()
+    (tmp_path / ".git").mkdir()        # the repository's root: its port file speaks for sub/
     (tmp_path / ".nrepl-port").write_text("7888")
     assert parse_target("", start=tmp_path / "sub").url == "nrepl://127.0.0.1:7888"
     assert parse_target("7889").url == "nrepl://127.0.0.1:7889"
@@ -518,6 +521,25 @@ def test_swank_messages_read():
     assert read_sexp("(:write-string \"x\ny\" :repl-result)")[1] == "x\ny"
     with pytest.raises(ValueError):
         read_sexp('(:return "unclosed')
+
+
+def test_a_port_file_beyond_the_repository_or_not_the_persons_is_never_used(tmp_path):
+    """A .nrepl-port planted in a shared parent would send the person's code (and the secrets
+    they type) to someone else's listener."""
+    repo = tmp_path / "shared" / "repo"
+    (repo / "src").mkdir(parents=True)
+    (repo / ".git").mkdir()
+    (tmp_path / "shared" / ".nrepl-port").write_text("7888")
+    with pytest.raises(ConnectError, match="no .nrepl-port file in .* up to the repository"):
+        parse_target("", start=repo / "src")
+    (repo / ".nrepl-port").write_text("7889")
+    os.chown(repo / ".nrepl-port", 65534, 65534)         # someone else's file
+    with pytest.raises(ConnectError, match="is not a file of yours"):
+        parse_target("", start=repo / "src")
+    (repo / ".nrepl-port").unlink()
+    (repo / ".nrepl-port").symlink_to(tmp_path / "shared" / ".nrepl-port")
+    with pytest.raises(ConnectError, match="no .nrepl-port"):   # a link is not followed
+        parse_target("", start=repo / "src")
 
 
 def test_port_files_and_flags(tmp_path):

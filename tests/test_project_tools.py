@@ -277,7 +277,13 @@ def test_load_commands_in_the_repl(tmp_path):
                      '    (print :loading-extra)\n    (* 3 y)))\n(print :top-level-output)\n')
     sh = Shell(tmp_path, "--project", str(root))
     try:
-        sh.expect("ASDF project asdf-demo: system demo on ASDF's registry")
+        # A fresh clone is not trusted: the person trusts it from the REPL, once.
+        sh.expect("ASDF project asdf-demo in")
+        sh.expect("not trusted yet")
+        sh.expect("CL-USER>")
+        sh.submit(",trust")
+        sh.expect("Trusted ASDF project asdf-demo")
+        sh.expect("system demo on ASDF's registry")
         sh.expect("CL-USER>")
         sh.submit(",load-system demo")
         sh.expect("Loaded demo (no warnings).")

@@ -20,6 +20,7 @@ from __future__ import annotations
 import os
 import re
 import socket
+import stat
 import threading
 from dataclasses import dataclass
 from pathlib import Path
@@ -85,15 +86,26 @@ class Target:
 
 
 def find_port_file(start: Path | None = None) -> Target | None:
-    """The first port file in `start` (default: the current directory) or a parent."""
+    """The first port file in `start` (default: the current directory) or a parent, up to the
+    repository root or home (`project.search_chain`: never a shared or foreign directory). A
+    port file someone else owns is refused: it would send the person's code, and what they type,
+    to that someone's listener."""
+    from lispshell.project import search_chain
+
     here = Path(start or os.getcwd()).resolve()
-    for folder in (here, *here.parents):
+    for folder in search_chain(here):
         for name, scheme in PORT_FILES:
             f = folder / name
             try:
-                text = f.read_text(encoding="utf-8").strip()
-            except (OSError, UnicodeDecodeError):
+                fd = os.open(f, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC)
+            except OSError:
                 continue
+            with os.fdopen(fd, "rb") as port_file:
+                st = os.fstat(port_file.fileno())
+                if st.st_uid != os.geteuid() or not stat.S_ISREG(st.st_mode):
+                    raise ConnectError(f"{f} is not a file of yours (owner uid {st.st_uid}): "
+                                       "not connecting to the port it names; give the address")
+                text = port_file.read(64).decode("utf-8", "replace").strip()
             if text.isdigit() and 0 < int(text) < 65536:
                 return Target(scheme, "127.0.0.1", int(text))
             raise ConnectError(f"{f} does not hold a port number: {text[:40]!r}")
@@ -108,7 +120,8 @@ def parse_target(text: str | None, start: Path | None = None) -> Target:
         found = find_port_file(start)
         if found is None:
             raise ConnectError("no address given and no .nrepl-port file in "
-                               f"{Path(start or os.getcwd()).resolve()} or its parents; "
+                               f"{Path(start or os.getcwd()).resolve()} or its parents up to "
+                               "the repository's root; "
                                "give one, e.g. --connect nrepl://localhost:7888")
         return found
     if text.isdigit():

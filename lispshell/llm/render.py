@@ -22,6 +22,7 @@ from rich.syntax import Syntax
 from rich.text import Text
 
 from lispshell.llm.agent import Display
+from lispshell.tools.gate import visible
 
 LIVE_LINES = 6  # lines of an open code block kept visible while it streams
 LEXERS = {"lisp": "common-lisp", "cl": "common-lisp", "common-lisp": "common-lisp",
@@ -30,7 +31,7 @@ LEXERS = {"lisp": "common-lisp", "cl": "common-lisp", "common-lisp": "common-lis
 
 
 def _one_line(text: str, width: int) -> str:
-    text = " ".join(str(text).split())
+    text = visible(" ".join(str(text).split()))
     return text if len(text) <= width else text[: max(1, width - 1)] + "…"
 
 
@@ -139,7 +140,7 @@ class RichDisplay(Display):
             with self._quiet():
                 self.console.print(Text(f"── the model evaluates (YOLO){where} ──",
                                         style="bold magenta"))
-                self.console.print(Syntax(args["code"], LEXERS.get(lisp, None) or self.code_lexer,
+                self.console.print(Syntax(visible(args["code"]), LEXERS.get(lisp, None) or self.code_lexer,
                                           theme=self.code_theme, background_color="default",
                                           word_wrap=True))
 
@@ -174,11 +175,11 @@ class RichDisplay(Display):
             self._fence = stripped[3:].strip().lower()
             self._code = []
             return
-        self._print(Markdown(line) if stripped else Text(""))
+        self._print(Markdown(visible(line)) if stripped else Text(""))
 
     def _print_code(self) -> None:
         lexer = LEXERS.get(self._fence or "", self._fence) or self.code_lexer
-        code = "\n".join(self._code)
+        code = visible("\n".join(self._code))
         self._fence, self._code = None, []
         try:
             self._print(Syntax(code, lexer, theme=self.code_theme, background_color="default",
@@ -190,9 +191,9 @@ class RichDisplay(Display):
     def _tail(self):
         parts = []
         if self._fence is not None and self._code:
-            parts.append(Text("\n".join(self._code[-LIVE_LINES:]), style="dim"))
+            parts.append(Text(visible("\n".join(self._code[-LIVE_LINES:])), style="dim"))
         if self._buf:
-            parts.append(Text(self._buf))
+            parts.append(Text(visible(self._buf)))
         if self.renderer is not None and self._started:
             parts.append(Text(self.status_text(), style="dim"))
         return Group(*parts)
@@ -242,10 +243,9 @@ class RichDisplay(Display):
         with self._quiet():
             self.console.print(line)
             if self.show_tools:
-                self.console.print(Text("    args: " + json.dumps(args, ensure_ascii=False),
-                                        style="dim"))
-                self.console.print(Text("    result: " + json.dumps(result, ensure_ascii=False),
-                                        style="dim"))
+                for label, data in (("args", args), ("result", result)):
+                    self.console.print(Text(f"    {label}: " + visible(
+                        json.dumps(data, ensure_ascii=False)), style="dim"))
 
     def notice(self, message: str) -> None:
         super().notice(message)

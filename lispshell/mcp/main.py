@@ -99,6 +99,7 @@ def parse_args(argv: list[str], config: dict) -> tuple[Options, dict]:
         raise SystemExit(f"lispshell mcp: --root {str(root)!r} is not a directory")
     lisp = args.lisp or default_lisp
     connect = None
+    untrusted = None
     if args.connect is not None:
         from lispshell.lisp.connection import ConnectError, parse_target
         try:
@@ -122,9 +123,13 @@ def parse_args(argv: list[str], config: dict) -> tuple[Options, dict]:
         except project_mod.ProjectError as exc:
             raise SystemExit(f"lispshell mcp: {exc}") from None
         if notice:
-            # The REPL's command means nothing to an MCP client: it loads with the tool.
+            # The REPL's commands mean nothing to an MCP client: it loads with the tool, and
+            # only the person, in a terminal, can trust a project.
             notice = re.sub(r"`,load-system (\S+)`", r"`load_system` (name \1)", notice)
+            notice = notice.replace(" (or `,trust` in the REPL)", "")
             print(f"lispshell mcp: {notice}", file=sys.stderr)
+        if (config.get("project") or {}).get("trusted") is False:
+            untrusted = notice
     where, spec = "--tools", args.tools
     if spec is None:
         where, spec = "[mcp] tools", (config.get("mcp") or {}).get("tools")
@@ -148,7 +153,7 @@ def parse_args(argv: list[str], config: dict) -> tuple[Options, dict]:
         selected = tuple(t.name for t in chosen)
     return Options(lisp=None if args.lisp == "none" else lisp, root=root.resolve(),
                    allow_eval=args.allow_eval, http=args.http, tools=selected,
-                   connect=connect), config
+                   connect=connect, untrusted_project=untrusted), config
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -27,7 +27,7 @@ import sys
 import tempfile
 import time
 
-from rich.console import Console
+from rich.console import Console, Group
 from rich.syntax import Syntax
 from rich.text import Text
 
@@ -124,6 +124,21 @@ async def ask_reason() -> str:
     return text.strip()
 
 
+def shown_code(code: str, lexer: str, theme: str):
+    """The code as the person approves it: highlighted, with every control or invisible
+    character written out (`gate.visible`) and marked in reverse video, so that no byte the
+    model sent can move the cursor, erase a line or pass for something else."""
+    from lispshell.tools.gate import HIDDEN_NOTE, visible
+
+    if visible(code) == code:
+        return Syntax(code, lexer, theme=theme, background_color="default", word_wrap=True)
+    text = Text()
+    for ch in code:
+        shown = visible(ch)
+        text.append(shown, style="reverse" if shown != ch else None)
+    return Group(text, Text(HIDDEN_NOTE, style="dim"))
+
+
 def edit_in_editor(code: str, suffix: str) -> str | None:
     """The code after the person edited it in $VISUAL/$EDITOR, or None if the editor failed."""
     editor = os.environ.get("VISUAL") or os.environ.get("EDITOR") or "vi"
@@ -187,8 +202,7 @@ class TerminalConfirm:
         count = f" ({index} of {total})" if total > 1 else ""
         title = ("your edited code" if edited else "the model wants to evaluate") + where + count
         self.console.print(Text(f"── {title} ──", style="bold magenta"))
-        self.console.print(Syntax(code, _dialect(self.lisp()).lexer, theme=self.code_theme,
-                                  background_color="default", word_wrap=True))
+        self.console.print(shown_code(code, _dialect(self.lisp()).lexer, self.code_theme))
 
     async def ask(self, code: str, index: int = 1, total: int = 1) -> Decision:
         edited = False
