@@ -118,8 +118,9 @@ class _Checker:
         if path == "-":
             self.check_stdin()
         elif os.path.isdir(path):
+            tree = os.path.realpath(path)
             for found in sorted(_lisp_files(path)):
-                self.check_file(found, from_dir=True)
+                self.check_file(found, from_dir=True, tree=tree)
         else:
             self.check_file(path)
 
@@ -142,7 +143,9 @@ class _Checker:
             sys.stdout.buffer.write(out.encode("utf-8", "surrogateescape"))
             sys.stdout.flush()
 
-    def check_file(self, path: str, from_dir: bool = False) -> None:
+    def check_file(self, path: str, from_dir: bool = False, tree: str | None = None) -> None:
+        """`tree`: the directory `path` was found in; --fix writes nothing outside it (a
+        symlink in a cloned tree pointing at ~/.sbclrc is checked, never written through)."""
         try:
             dialect = self.forced or resolve_dialect(path)
         except ValueError:
@@ -166,10 +169,12 @@ class _Checker:
         fixed = self.check_text(path, text, dialect)
         if fixed is not None and self.args.fix:
             # through a symlink, not over it; refused if the file changed since it was read
+            tool = "lispshell check --fix" + ("=likely" if self.args.fix == LIKELY else "")
             try:
                 files.write_file(Path(os.path.realpath(path)),
                                  fixed.encode("utf-8", "surrogateescape"),
-                                 expected=files.digest(data), tool="lispshell check --fix" + ("=likely" if self.args.fix == LIKELY else ""))
+                                 Path(tree) if tree is not None else None,
+                                 expected=files.digest(data), tool=tool)
             except files.FileError as exc:
                 self.say(f"{path}: error: cannot write: {exc.message}", err=True)
                 self.io_error = True

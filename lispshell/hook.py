@@ -36,22 +36,34 @@ def assess(text: str, dialect: str):
     return repair(text, dialect)
 
 
+# A file with more unmatched delimiters than this is not one edit gone wrong: the repair's
+# search grows with the damage (seconds per hundred), and Claude Code gives a hook 60 s.
+MAX_DAMAGE = 12
+
+
 def run(stdin: str) -> int:
     try:
         event = json.loads(stdin)
-    except ValueError:
-        return 0                  # not a hook payload: nothing of ours to do
+    except (ValueError, RecursionError):
+        return 0                  # not a hook payload (or one nested past reading): not ours
     tool_input = event.get("tool_input") if isinstance(event, dict) else None
     path = tool_input.get("file_path") if isinstance(tool_input, dict) else None
-    if not isinstance(path, str) or os.path.splitext(path)[1].lower() not in EXTENSIONS:
+    if not isinstance(path, str) or not _usable(path) \
+            or os.path.splitext(path)[1].lower() not in EXTENSIONS:
         return 0
-    if not os.path.isabs(path) and isinstance(event.get("cwd"), str):
-        path = os.path.join(event["cwd"], path)
+    cwd = event.get("cwd")
+    if not isinstance(cwd, str) or not _usable(cwd) or not os.path.isabs(cwd):
+        cwd = None
+    if not os.path.isabs(path):
+        if cwd is None:
+            return 0              # relative to nothing we know
+        path = os.path.join(cwd, path)
 
     from pathlib import Path
 
     from lispshell import files
     from lispshell.syntax.dialects import resolve_dialect
+    from lispshell.syntax.reading import read
     from lispshell.syntax.validate import validate
 
     try:
@@ -63,6 +75,23 @@ def run(stdin: str) -> int:
     checked = validate(text, dialect)
     if checked.ok:
         return 0
+    first = checked.errors[0]
+    where = f"{path}:{first.line}:{first.col}: {first.message}. "
+    # Only the project's files are written: a payload naming /etc/x.lisp, ../elsewhere or a
+    # path through a symlinked directory is judged, never repaired (files refuses OUTSIDE_ROOT).
+    root = Path(os.path.realpath(cwd)) if cwd else None
+    if root is None or not _inside(Path(path), root):
+        return _say({"decision": "block",
+                     "reason": where + "Not repaired: the file is outside the project "
+                                       f"({cwd or 'no working directory given'}), where lispshell "
+                                       "writes nothing. Fix the delimiters yourself."})
+    reading = read(text, dialect)
+    damage = len(reading.unclosed) + len(reading.delimiter_problems)
+    if damage > MAX_DAMAGE:
+        return _say({"decision": "block",
+                     "reason": where + f"Not repaired: {damage} delimiters are unmatched, more "
+                                       "than one edit's damage. Fix the delimiters yourself "
+                                       "(`lispshell check --diff` shows candidates)."})
     from lispshell.syntax.repair import edit_summary
 
     r = assess(text, dialect)
@@ -70,8 +99,8 @@ def run(stdin: str) -> int:
     changes = edit_summary(text, edits)
     if level in APPLIED_LEVELS and validate(fixed, dialect).ok and edits:
         try:
-            files.write_file(Path(path), fixed.encode("utf-8"), expected=files.digest(data),
-                             tool="lispshell hook")
+            files.write_file(Path(os.path.realpath(path)), fixed.encode("utf-8"), root,
+                             expected=files.digest(data), tool="lispshell hook")
         except files.FileError as exc:
             return _say({"decision": "block",
                          "reason": f"{path} does not read ({checked.errors[0].message}), and lispshell "
@@ -80,14 +109,31 @@ def run(stdin: str) -> int:
                 + f". The file reads now; `lispshell undo {path}` puts your version back.")
         return _say({"hookSpecificOutput": {"hookEventName": "PostToolUse",
                                             "additionalContext": note}})
-    first = checked.errors[0]
-    where = f"{path}:{first.line}:{first.col}: {first.message}. "
     if not changes:               # nothing to propose: an unterminated string or comment...
         return _say({"decision": "block",
                      "reason": where + f"Not repaired ({r.why}): fix it yourself."})
     return _say({"decision": "block",
                  "reason": where + f"Not repaired, a guess ({r.why}); best guess: "
                                    f"{'; '.join(changes)}. Fix the delimiters yourself."})
+
+
+def _usable(path: str) -> bool:
+    """A path the OS can take: no NUL, nothing that does not encode (a lone surrogate)."""
+    if "\0" in path:
+        return False
+    try:
+        os.fsencode(path)
+    except UnicodeError:
+        return False
+    return True
+
+
+def _inside(path, root) -> bool:
+    try:
+        path.resolve().relative_to(root)
+    except (ValueError, OSError, RuntimeError):
+        return False
+    return True
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -15,6 +15,7 @@ from __future__ import annotations
 import fcntl
 import json
 import os
+import re
 import secrets
 import time
 from contextlib import contextmanager
@@ -64,10 +65,25 @@ def _read(folder: Path) -> list[dict]:
     entries = []
     for line in lines:
         try:
-            entries.append(json.loads(line))
+            entry = json.loads(line)
         except ValueError:
             continue            # a torn line from a killed process: skip it, keep the rest
+        if _well_formed(entry):  # a crafted one (an id with ../) names no file of ours
+            entries.append(entry)
     return entries
+
+
+_ID = re.compile(r"[0-9a-f]{1,32}-[0-9a-f]{1,16}")
+
+
+def _well_formed(entry) -> bool:
+    return (isinstance(entry, dict) and isinstance(entry.get("id"), str)
+            and _ID.fullmatch(entry["id"]) is not None
+            and isinstance(entry.get("path"), str) and os.path.isabs(entry["path"])
+            and "\0" not in entry["path"]
+            and all(isinstance(entry.get(k), str) for k in ("before", "after"))
+            and isinstance(entry.get("time"), (int, float))
+            and isinstance(entry.get("size", 0), int))
 
 
 def _write(folder: Path, entries: list[dict]) -> None:
@@ -117,6 +133,10 @@ def undo(path: Path | None = None, root: Path | None = None) -> dict:
                 else "the journal is empty"))
         entry = candidates[-1]
         target = Path(entry["path"])
+        # The journal keeps real paths: walked from / without following any symlink, a
+        # directory swapped for a link since the change was made is refused, never written
+        # through.
+        root = root if root is not None else Path("/")
         try:
             current, _ = files.read_file(target, root)
         except files.FileError as exc:

@@ -126,3 +126,118 @@ def test_the_repl_gate_shows_the_escape_sequences_not_their_effect(tmp_path):
         finally:
             sh.close()
     assert not target.exists()
+
+
+# --- the hook, undo and check --fix write only where they were asked to -------------------------
+
+@pytest.fixture
+def own_journal(tmp_path, monkeypatch):
+    monkeypatch.setenv("LISPSHELL_STATE_DIR", str(tmp_path / "state"))
+
+
+def _hook(payload) -> tuple[int, str, str]:
+    import json
+    done = subprocess.run([LISPSHELL, "hook"], input=payload if isinstance(payload, str)
+                          else json.dumps(payload), capture_output=True, text=True, timeout=120)
+    return done.returncode, done.stdout, done.stderr
+
+
+def _event(path, cwd) -> dict:
+    return {"cwd": str(cwd), "hook_event_name": "PostToolUse", "tool_name": "Write",
+            "tool_input": {"file_path": str(path)}}
+
+
+@pytest.mark.parametrize("where", ["absolute", "dotdot", "symlinked-dir"])
+def test_the_hook_never_writes_outside_the_project(tmp_path, own_journal, where):
+    project, elsewhere = tmp_path / "project", tmp_path / "elsewhere"
+    project.mkdir()
+    elsewhere.mkdir()
+    victim = elsewhere / "init.lisp"
+    victim.write_text("(defun f (x)\n  (+ x 1)))\n")           # certain to repair, if allowed
+    path = {"absolute": victim, "dotdot": project / ".." / "elsewhere" / "init.lisp",
+            "symlinked-dir": project / "link" / "init.lisp"}[where]
+    (project / "link").symlink_to(elsewhere)
+    status, out, err = _hook(_event(path, project))
+    assert status == 0 and not err
+    assert '"decision": "block"' in out and "outside the project" in out
+    assert victim.read_text() == "(defun f (x)\n  (+ x 1)))\n"
+
+
+@pytest.mark.parametrize("payload", [
+    '{"cwd": "/tmp", "tool_input": {"file_path": "/tmp/a\\u0000b.lisp"}}',
+    '{"cwd": "/tmp", "tool_input": {"file_path": "/tmp/\\ud800.lisp"}}',
+    '{"cwd": "/tmp\\ud800", "tool_input": {"file_path": "x.lisp"}}',
+    "[" * 100000 + "]" * 100000,
+])
+def test_the_hook_takes_malformed_payloads_without_a_traceback(payload):
+    status, out, err = _hook(payload)
+    assert (status, out, err) == (0, "", "")
+
+
+def test_the_hook_gives_up_quickly_on_a_file_too_damaged_for_one_edit(tmp_path, own_journal):
+    """Thousands of unclosed forms are not one edit gone wrong: the repair search is not tried
+    (it took 83 s on 1 MiB, past Claude Code's 60 s for a hook)."""
+    path = tmp_path / "big.lisp"
+    body = "".join(f"(defun f{i} (x)\n  (let ((y x))\n    (+ y 1)\n" for i in range(20000))
+    path.write_text(body)
+    status, out, _ = _hook(_event(path, tmp_path))
+    assert status == 0 and '"decision": "block"' in out
+    assert "delimiters are unmatched, more than one edit's damage" in out
+    assert path.read_text() == body
+
+
+def test_undo_never_writes_through_a_directory_swapped_for_a_symlink(tmp_path, own_journal):
+    from lispshell import journal
+
+    src, elsewhere = tmp_path / "src", tmp_path / "elsewhere"
+    src.mkdir()
+    elsewhere.mkdir()
+    (src / "a.lisp").write_text("(a))\n")
+    assert subprocess.run([LISPSHELL, "check", "--fix", str(src / "a.lisp")],
+                          capture_output=True).returncode == 0
+    assert (src / "a.lisp").read_text() == "(a)\n"
+    (elsewhere / "a.lisp").write_text("(a)\n")                  # the same bytes, elsewhere
+    src.rename(tmp_path / "src-moved")
+    src.symlink_to(elsewhere)
+    with pytest.raises(journal.UndoError) as refused:
+        journal.undo()
+    assert refused.value.code == "OUTSIDE_ROOT"
+    assert (elsewhere / "a.lisp").read_text() == "(a)\n"
+
+
+def test_a_crafted_journal_entry_names_no_file(tmp_path, own_journal):
+    import json
+
+    from lispshell import journal
+
+    victim = tmp_path / "victim.txt"
+    victim.write_text("keep me")
+    folder = tmp_path / "state" / "journal"
+    (folder / "before").mkdir(parents=True)
+    (tmp_path / "payload").write_text("overwritten")
+    crafted = {"id": "../../payload", "time": 1.0, "path": str(victim), "before": "x",
+               "after": journal_digest(victim), "size": 1, "tool": "x"}
+    (folder / "index.jsonl").write_text(json.dumps(crafted) + "\n")
+    with pytest.raises(journal.UndoError) as nothing:
+        journal.undo()
+    assert nothing.value.code == "NOTHING_TO_UNDO"
+    assert victim.read_text() == "keep me" and (tmp_path / "payload").exists()
+
+
+def journal_digest(path):
+    from lispshell import files
+    return files.digest(path.read_bytes())
+
+
+def test_check_fix_of_a_tree_never_writes_through_a_symlink_out_of_it(tmp_path, own_journal):
+    tree, outside = tmp_path / "clone", tmp_path / "home"
+    tree.mkdir()
+    outside.mkdir()
+    target = outside / ".sbclrc.lisp"
+    target.write_text("(a))\n")
+    (tree / "init.lisp").symlink_to(target)
+    (tree / "own.lisp").write_text("(b))\n")
+    r = subprocess.run([LISPSHELL, "check", "--fix", str(tree)], capture_output=True, text=True)
+    assert target.read_text() == "(a))\n"
+    assert (tree / "own.lisp").read_text() == "(b)\n"
+    assert "cannot write" in r.stderr and "outside" in r.stderr
