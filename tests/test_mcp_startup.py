@@ -205,3 +205,17 @@ def test_an_edit_made_before_the_signal_can_be_undone_after_it(tmp_path, wire):
                             env=server_env(), cwd=tmp_path)
     assert undone.returncode == 0, undone.stderr
     assert source.read_text() == "(defun f (x) x)\n"
+
+
+def test_a_server_that_cannot_serve_tells_the_client_why(tmp_path, wire):
+    """Claude Code shows only `failed` for a server that exits at once; a failed tools/list
+    it shows in /mcp with the message. So the reason goes there, and the exit code stays 2."""
+    server = wire("--tools", "live,synatx")
+    server.send(CLAUDE_CODE_INITIALIZE)
+    assert "synatx" in server.answer(0)["result"]["instructions"]
+    server.send(INITIALIZED)
+    server.send({"method": "tools/list", "jsonrpc": "2.0", "id": 1})
+    error = server.answer(1)["error"]
+    assert "--tools" in error["message"] and "syntax" in error["message"]  # the closest name
+    server.proc.stdin.close()
+    assert server.proc.wait(timeout=60) == 2

@@ -197,3 +197,24 @@ class FastStart:
         self.write(json.dumps({"jsonrpc": "2.0", "id": id_, "result": result},
                               ensure_ascii=False))
 
+
+def serve_refusal(reason: str, wire_in, write) -> None:
+    """A server that cannot serve (a bad `--tools`, `--root`, config) still answers its client
+    until the client leaves, so that the reason reaches the person: Claude Code shows nothing
+    of a server that exits at once but `failed` (the reason only in its debug log), while a
+    failed `tools/list` is shown by its `/mcp` as the server's "Issue", with this message."""
+    from lispshell.mcp.wire import check
+
+    error = {"code": -32603, "message": reason}
+    while raw := wire_in.readline():
+        problem = check(raw)
+        message = json.loads(raw) if problem is None and raw.strip() else {}
+        if problem is not None:
+            write(json.dumps(problem, ensure_ascii=True))
+        elif "id" not in message or "method" not in message:
+            continue                          # notifications and answers need no reply
+        elif message["method"] == "initialize" and _answerable_initialize(message):
+            result = initialize_result(_answerable_initialize(message), reason)
+            write(json.dumps({"jsonrpc": "2.0", "id": message["id"], "result": result}))
+        else:
+            write(json.dumps({"jsonrpc": "2.0", "id": message["id"], "error": error}))

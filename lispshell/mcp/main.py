@@ -168,7 +168,7 @@ def main(argv: list[str] | None = None) -> int:
     except SystemExit as exc:  # argparse's own exit (help, bad flag) or a bad --root
         if isinstance(exc.code, str):
             print(exc.code, file=sys.stderr)
-            return 2
+            return _refuse(exc.code, argv)
         return exc.code or 0
 
     # Only warnings, and only on stderr: stdout belongs to the protocol.
@@ -195,6 +195,20 @@ def main(argv: list[str] | None = None) -> int:
     finally:
         runtime.close()
     return 0
+
+
+def _refuse(reason: str, argv: list[str]) -> int:
+    """Exit 2 for a configuration the server cannot serve; over stdio to a client (not a
+    terminal), only once the client has been told why (see handshake.serve_refusal)."""
+    if "--http" not in argv and not sys.stdin.isatty():
+        from lispshell.mcp.handshake import serve_refusal
+        from lispshell.mcp.wire import claimed_stdio
+
+        signal.signal(signal.SIGTERM, signal.SIG_DFL)
+        signal.signal(signal.SIGINT, signal.SIG_DFL)
+        with claimed_stdio() as (stdin, stdout):
+            serve_refusal(reason, stdin.file, stdout.write_now)
+    return 2
 
 
 def _end_on_signals(runtime) -> None:
