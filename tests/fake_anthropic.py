@@ -407,7 +407,7 @@ class FakeAnthropic:
 
     @property
     def message_requests(self) -> list[Recorded]:
-        return [r for r in self.requests if r.path.endswith("/v1/messages")]
+        return [r for r in self.requests if r.path.split("?")[0].endswith("/v1/messages")]
 
     def release_stalls(self) -> None:
         self._release.set()
