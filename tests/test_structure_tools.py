@@ -14,7 +14,7 @@ STRUCTURE_TOOLS = {
     "list_module_exports", "check_syntax", "sexp_wrap", "sexp_unwrap", "sexp_raise",
     "sexp_slurp_forward", "sexp_slurp_backward", "sexp_barf_forward", "sexp_barf_backward",
     "sexp_kill", "sexp_transpose", "sexp_split", "sexp_join", "sexp_show_structure",
-    "sexp_get_enclosing",
+    "sexp_get_enclosing", "sexp_splice_killing", "sexp_convolute",
 }
 READ_ONLY = {"read_module", "read_form", "find_references", "list_module_exports",
              "check_syntax", "sexp_show_structure", "sexp_get_enclosing"}

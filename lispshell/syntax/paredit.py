@@ -6,21 +6,32 @@ whitespace and comments between them are carried along, so the result is balance
 construction and every atom and comment outside the edited node is kept. `lispshell.syntax
 .edit` applies the Edit, re-indents its lines and checks the result parses.
 
-Two conventions from the paredit spec worth knowing:
-  - "head": a round, unquoted list whose first element is a symbol has that symbol as its
-    operator. Backward slurp puts the pulled element right after the head
-    (`(a) (list b)` -> `(list (a) b)`), backward barf ejects the first element after it, so
-    the two are inverses; unwrap keep=body, split clone_head and join drop_head use it too.
+The operations do what GNU Emacs paredit does (tests/test_paredit_emacs.py runs both on the
+Lisp sources Debian installs), with these differences, where lispshell is right:
+  - "head": a call (a round, unquoted list whose first element is a symbol, in a place where
+    the dialect evaluates it: `shapes.child_role`) keeps its operator first. Backward slurp
+    puts the pulled element right after it (`(a) (list b)` -> `(list (a) b)`), backward barf
+    ejects the first element after it, so the two are inverses. A lambda list, a binding, a
+    clause or any other data list behaves as paredit's (`keep_head` decides either way, and
+    the answer's `rule` says which applied). unwrap keep=body, split clone_head and join
+    drop_head use the head too.
   - Sibling operations (wrap, kill, raise, transpose, split) act on the node together with
-    its reader prefixes (`'x`, `#+sbcl (f)`), list operations on the list under them.
+    its reader prefixes (`'x`, `#+sbcl (f)`, `^meta form`), list operations on the list under
+    them; a `#(` or `#{` opener moves whole.
+  - Splicing a list under a quote (the quote would then apply to something else) and
+    splitting before the first element (nothing would stay in the first list) are refused.
+  - Spacing is what a person would type (`(env :type list)` after a kill, `() decls` after a
+    barf), where Emacs leaves the characters around the moved text as they were.
 """
 from __future__ import annotations
 
 from dataclasses import dataclass
 
+from lispshell.syntax import shapes
 from lispshell.syntax.address import path_of, scope_children, snippet
 from lispshell.syntax.cst import (
-    LineIndex, Node, StructureError, atom_kind, head_of, inner, is_top_level, outer,
+    LineIndex, Node, StructureError, atom_kind, head_of, inner, is_quoted, is_top_level, outer,
+    parse, walk,
 )
 from lispshell.syntax.dialects import CLOSE_CHAR, OPEN_CHAR, delimiter_chars
 from lispshell.syntax.lexer import tokenize
@@ -33,6 +44,7 @@ class Edit:
     start: int
     end: int
     text: str
+    rule: str | None = None      # which convention decided, for the answer (keep_head)
 
 
 def _s(node: Node, src: str, limit: int = 50) -> str:
@@ -84,6 +96,81 @@ def _count(count) -> int:
     return count
 
 
+def _signed_count(count) -> int:
+    if count is None:
+        return 1
+    if isinstance(count, bool) or not isinstance(count, int) or count == 0:
+        raise StructureError("BAD_INPUT", "count must be a non-zero integer (negative: the "
+                             "opposite operation)")
+    return count
+
+
+def _clamped(count: int, there: int, done: str) -> str | None:
+    """As paredit does, a count larger than what there is takes what there is; the answer
+    says so."""
+    return f"count {count}: only {there} {done}" if count > there else None
+
+
+def _spanning(old: str, new: str, start: int, end: int, rule: str | None) -> Edit:
+    """The Edit that turns `old` into `new`, which differ only inside `new[start:end]`."""
+    return Edit(start, len(old) - (len(new) - end), new[start:end], rule)
+
+
+def _list_at(src: str, dialect: str, start: int | None = None, from_end: int | None = None
+             ) -> Node:
+    """The list that starts at `start` (or ends `from_end` characters before the end) in `src`
+    parsed afresh: a repeated operation finds its list again after each step."""
+    end = len(src) - from_end if from_end is not None else None
+    for n in walk(parse(src, dialect)):
+        if n.kind == "list" and (n.start == start if start is not None else n.end == end):
+            return n
+    raise StructureError("INTERNAL", "the list was lost between two steps")
+
+
+_ARG_KIND = {"bracket": "vector", "brace": "map"}
+
+
+def _role(lst: Node, src: str, dialect: str):
+    """What the dialect says `lst` is where it stands (`shapes.child_role`): None for code."""
+    chain = []
+    n = lst
+    while True:
+        o = outer(n)
+        if o.parent is None or o.parent.kind != "list":
+            break
+        chain.append((o.parent, o))
+        n = o.parent
+    role = None
+    for parent, child in reversed(chain):
+        if is_quoted(parent, src):
+            return shapes.DATA
+        kids = parent.code_children
+        head = kids[0].text(src) if kids and kids[0].kind == "atom" else ""
+        i = kids.index(child)
+        prior = [shapes.Arg(_ARG_KIND.get(inner(k).delim, "list") if inner(k).kind == "list"
+                            else "atom", k.text(src)) for k in kids[:i]]
+        role = shapes.child_role(head, role, i, prior, dialect)
+    return role
+
+
+def _keeps_head(lst: Node, src: str, dialect: str, keep_head) -> tuple[Node | None, str]:
+    """The head a backward slurp or barf keeps first, and the rule that decided."""
+    head = head_of(lst, src)
+    text = _s(lst, src, 30)
+    if keep_head is not None:
+        if keep_head and head is None:
+            raise StructureError("BAD_INPUT", f"keep_head: {text!r} has no head symbol",
+                                 suggestion="call again without keep_head")
+        return (head if keep_head else None), f"keep_head={str(bool(keep_head)).lower()}"
+    if head is None:
+        return None, f"paredit: {text!r} has no operator"
+    if _role(lst, src, dialect) in (None, shapes.THREADED):
+        return head, (f"call: {text!r} is a call, so {head.text(src)!r} stays first "
+                      "(keep_head=false moves it too)")
+    return None, (f"paredit: {text!r} is data here (a lambda list, binding or clause), so its "
+                  "first element moves too (keep_head=true keeps it)")
+
+
 def _prefix_guard(lst: Node, src: str, op: str) -> None:
     if lst.parent is not None and lst.parent.kind == "prefixed":
         p = lst.parent
@@ -105,11 +192,8 @@ def wrap(src: str, node: Node, dialect: str, count=1, wrapper="round", head=None
         raise StructureError("BAD_INPUT", f"{wrapper} brackets are not lists in {dialect}",
                              suggestion="use wrapper \"round\"")
     o, parent, kids, i = _siblings(node, src)
-    if i + count > len(kids):
-        raise StructureError(
-            "NO_SIBLING", f"Cannot wrap {count} elements from {_s(o, src)!r}: only "
-            f"{len(kids) - i} element(s) from there to the end of its list",
-            suggestion=f"use count <= {len(kids) - i}")
+    rule = _clamped(count, len(kids) - i, "wrapped")
+    count = min(count, len(kids) - i)
     first, last = kids[i], kids[i + count - 1]
     lead = ""
     if head:
@@ -123,7 +207,8 @@ def wrap(src: str, node: Node, dialect: str, count=1, wrapper="round", head=None
             raise StructureError("BAD_INPUT", "head must not end with a comment")
         lead = head + " "
     body = src[first.start:last.end]
-    return Edit(first.start, last.end, OPEN_CHAR[delim] + lead + body + CLOSE_CHAR[delim])
+    return Edit(first.start, last.end, OPEN_CHAR[delim] + lead + body + CLOSE_CHAR[delim],
+                rule)
 
 
 def unwrap(src: str, node: Node, dialect: str, keep="all") -> Edit:
@@ -144,26 +229,93 @@ def unwrap(src: str, node: Node, dialect: str, keep="all") -> Edit:
     return Edit(lst.start, lst.end, _close_safely(body, dialect))
 
 
-def raise_(src: str, node: Node, dialect: str) -> Edit:
-    o = outer(node)
+def raise_(src: str, node: Node, dialect: str, count=1) -> Edit:
+    count = _count(count)
+    o, parent, kids, i = _siblings(node, src)
     parent = _need_list_parent(o, src, "raise",
                                "To replace a whole top-level form use replace_form")
-    return Edit(parent.start, parent.end, o.text(src))
+    if i + count > len(kids):
+        raise StructureError("NO_SIBLING", f"Cannot raise {count} elements from {_s(o, src)!r}: "
+                             f"only {len(kids) - i} from there to the end of its list",
+                             suggestion=f"use count <= {len(kids) - i}")
+    return Edit(parent.start, parent.end, src[o.start:kids[i + count - 1].end])
+
+
+def _taker(lst: Node, forward: bool) -> Node | None:
+    """The list that takes the next (previous) element when `lst` slurps: `lst` itself, or,
+    when it is the last (first) element of its list, the nearest list around it that is not,
+    as paredit climbs out (`(x (a (b c)) d)` slurping in `(b c)` -> `(x (a (b c) d))`)."""
+    n = lst
+    while True:
+        o = outer(n)
+        parent = o.parent
+        if parent is None:
+            return None
+        kids = parent.code_children
+        i = kids.index(o)
+        if (i + 1 < len(kids)) if forward else (i > 0):
+            return n
+        if parent.kind != "list":
+            return None
+        n = parent
+
+
+def _slurp_steps(src: str, lst: Node, dialect: str, count: int, forward: bool,
+                 keep_head=None) -> Edit:
+    """`count` slurps, one element each, as paredit repeats them, until there is nothing more
+    to take."""
+    text, cur, rule, span = src, lst, None, None
+    tail = len(src) - lst.end
+    for step in range(count):
+        if step:
+            cur = _list_at(text, dialect, start=lst.start) if forward else \
+                _list_at(text, dialect, from_end=tail)
+        taker = _taker(cur, forward)
+        if taker is None:
+            if step:
+                return _spanning(src, text, *span, "; ".join(filter(None, [
+                    rule, _clamped(count, step, "slurped")])))
+            raise StructureError(
+                "NO_SIBLING", f"Cannot slurp {'forward' if forward else 'backward'}: no "
+                f"sibling {'after' if forward else 'before'} {_s(outer(lst), src)!r} nor any "
+                "list around it", suggestion="Nothing to take: it is the "
+                f"{'last' if forward else 'first'} element all the way up")
+        if forward:
+            ed = _slurp_forward_one(text, taker, dialect)
+        else:
+            ed = _slurp_backward_one(text, taker, dialect, keep_head)
+        if taker is not cur:
+            ed.rule = "; ".join(filter(None, [
+                f"nothing {'after' if forward else 'before'} {_s(cur, text, 30)!r}: the list "
+                f"around it, {_s(taker, text, 30)!r}, took the next element, as paredit does",
+                ed.rule]))
+        rule = ed.rule or rule
+        text, span = _applied(text, ed, span)
+    return _spanning(src, text, *span, rule)
+
+
+def _applied(text: str, ed: Edit, span: tuple[int, int] | None) -> tuple[str, tuple[int, int]]:
+    """`text` with `ed` applied, and the span of everything changed so far in the new text
+    (so that the lines re-indented are all the lines the steps rewrote)."""
+    new_end = ed.start + len(ed.text)
+    if span is not None:
+        a, b = span
+        b = b + new_end - ed.end if b >= ed.end else max(b, new_end)
+        span = (min(a, ed.start), max(b, new_end))
+    return text[:ed.start] + ed.text + text[ed.end:], span or (ed.start, new_end)
 
 
 def slurp_forward(src: str, node: Node, dialect: str, count=1) -> Edit:
-    count = _count(count)
+    count = _signed_count(count)
     lst = _as_list(node, src, "slurp forward")
+    if count < 0:
+        return barf_forward(src, lst, dialect, -count)
+    return _slurp_steps(src, lst, dialect, count, True)
+
+
+def _slurp_forward_one(src: str, lst: Node, dialect: str) -> Edit:
     o, parent, kids, i = _siblings(lst, src)
-    after = len(kids) - i - 1
-    if after == 0:
-        raise StructureError(
-            "NO_SIBLING", f"Cannot slurp forward: no sibling after {_s(o, src)!r}",
-            suggestion="It is the last element of its list; slurp an enclosing list instead")
-    if count > after:
-        raise StructureError("NO_SIBLING", f"Cannot slurp {count}: only {after} sibling(s) "
-                             f"after {_s(o, src)!r}", suggestion=f"use count <= {after}")
-    last = kids[i + count]
+    last = kids[i + 1]
     body = src[lst.start:lst.close_start]
     moved = src[lst.end:last.end]
     if not src[lst.open_end:lst.close_start].strip():
@@ -173,18 +325,17 @@ def slurp_forward(src: str, node: Node, dialect: str, count=1) -> Edit:
     return Edit(lst.start, last.end, body + moved + src[lst.close_start:lst.end])
 
 
-def slurp_backward(src: str, node: Node, dialect: str, count=1) -> Edit:
-    count = _count(count)
+def slurp_backward(src: str, node: Node, dialect: str, count=1, keep_head=None) -> Edit:
+    count = _signed_count(count)
     lst = _as_list(node, src, "slurp backward")
+    if count < 0:
+        return barf_backward(src, lst, dialect, -count, keep_head)
+    return _slurp_steps(src, lst, dialect, count, False, keep_head)
+
+
+def _slurp_backward_one(src: str, lst: Node, dialect: str, keep_head=None) -> Edit:
     o, parent, kids, i = _siblings(lst, src)
-    if i == 0:
-        raise StructureError(
-            "NO_SIBLING", f"Cannot slurp backward: no sibling before {_s(o, src)!r}",
-            suggestion="It is the first element of its list; slurp an enclosing list instead")
-    if count > i:
-        raise StructureError("NO_SIBLING", f"Cannot slurp {count}: only {i} sibling(s) "
-                             f"before {_s(o, src)!r}", suggestion=f"use count <= {i}")
-    first = kids[i - count]
+    first = kids[i - 1]
     region = src[first.start:o.start]
     moved = region.rstrip()
     sep = region[len(moved):] or " "
@@ -192,7 +343,7 @@ def slurp_backward(src: str, node: Node, dialect: str, count=1) -> Edit:
         sep = "\n"
     opener = src[o.start:lst.open_end]       # reader prefixes + opener: "'(" "#(" "("
     closer = src[lst.close_start:lst.end]
-    head = head_of(lst, src)
+    head, rule = _keeps_head(lst, src, dialect, keep_head)
     if head is not None:
         after_head = src[head.end:lst.close_start]
         rest = after_head.lstrip()
@@ -202,12 +353,14 @@ def slurp_backward(src: str, node: Node, dialect: str, count=1) -> Edit:
         rest = src[lst.open_end:lst.close_start].lstrip()
         lead = ""
     tail = sep + rest if rest else ("\n" if _ends_in_line_comment(moved, dialect) else "")
-    return Edit(first.start, lst.end, opener + lead + moved + tail + closer)
+    return Edit(first.start, lst.end, opener + lead + moved + tail + closer, rule)
 
 
 def barf_forward(src: str, node: Node, dialect: str, count=1) -> Edit:
-    count = _count(count)
+    count = _signed_count(count)
     lst = _as_list(node, src, "barf forward")
+    if count < 0:
+        return slurp_forward(src, lst, dialect, -count)
     kids = lst.code_children
     if not kids:
         raise StructureError("EMPTY", f"Cannot barf: {_s(lst, src)!r} is empty",
@@ -223,18 +376,21 @@ def barf_forward(src: str, node: Node, dialect: str, count=1) -> Edit:
     return Edit(lst.start, lst.end, new)
 
 
-def barf_backward(src: str, node: Node, dialect: str, count=1) -> Edit:
-    count = _count(count)
+def barf_backward(src: str, node: Node, dialect: str, count=1, keep_head=None) -> Edit:
+    count = _signed_count(count)
     lst = _as_list(node, src, "barf backward")
+    if count < 0:
+        return slurp_backward(src, lst, dialect, -count, keep_head)
     o = outer(lst)
-    head = head_of(lst, src)
+    head, rule = _keeps_head(lst, src, dialect, keep_head)
     kids = lst.code_children
     avail = kids[1:] if head is not None else kids
     if not avail:
         raise StructureError(
             "EMPTY", f"Cannot barf backward: {_s(lst, src)!r} has no element"
             + (" after its head" if head is not None else ""),
-            suggestion="Nothing to push out; slurp instead")
+            suggestion="Nothing to push out; slurp instead" + (
+                "; keep_head=false pushes the head out too" if head is not None else ""))
     if count > len(avail):
         raise StructureError("BAD_INPUT", f"Cannot barf {count}: only {len(avail)} element(s) "
                              "can be pushed out", suggestion=f"use count <= {len(avail)}")
@@ -253,7 +409,54 @@ def barf_backward(src: str, node: Node, dialect: str, count=1) -> Edit:
     if head is not None:
         gap = src[head.end:first.start]
         lead = src[lst.open_end:head.end] + (gap if rest else _close_safely(gap.rstrip(), dialect))
-    return Edit(o.start, lst.end, ejected + opener + lead + rest + closer)
+    return Edit(o.start, lst.end, ejected + opener + lead + rest + closer, rule)
+
+
+def splice_killing(src: str, node: Node, dialect: str, direction="backward") -> Edit:
+    """paredit's splice-sexp-killing-backward/forward: the list around the target loses its
+    delimiters and the elements before the target (backward) or the target and the elements
+    after it (forward)."""
+    if direction not in ("backward", "forward"):
+        raise StructureError("BAD_INPUT", "direction must be \"backward\" or \"forward\"")
+    o = outer(node)
+    lst = _need_list_parent(o, src, "splice", "Target an element inside the list")
+    _prefix_guard(lst, src, "splice")
+    if direction == "backward":
+        kept = src[o.start:lst.close_start].strip()
+    else:
+        kept = src[lst.open_end:o.start].strip()
+    if not kept:
+        return kill(src, lst, dialect)
+    return Edit(outer(lst).start, lst.end, _close_safely(kept, dialect))
+
+
+def convolute(src: str, node: Node, dialect: str) -> Edit:
+    """paredit's convolute-sexp: the elements before the target leave its list, which is
+    spliced into the list around it, and that list is wrapped in a new list headed by them:
+    `(let ((x 5)) (frob (zwonk)) (wibble))` at `(zwonk)` ->
+    `(frob (let ((x 5)) (zwonk) (wibble)))`."""
+    o = outer(node)
+    inner_list = _need_list_parent(o, src, "convolute", "Target an element of a list that is "
+                                   "itself inside a list")
+    outer_list = _need_list_parent(outer(inner_list), src, "convolute",
+                                   "The list around the target must itself be inside a list")
+    _prefix_guard(inner_list, src, "convolute")
+    kids = inner_list.code_children
+    if kids.index(o) == 0:
+        raise StructureError("EMPTY", f"Cannot convolute at {_s(o, src)!r}: nothing before it "
+                             "in its list to wrap the list around it with",
+                             suggestion="Target a later element: the ones before it become "
+                                        "the new head")
+    before = src[inner_list.open_end:o.start]
+    lead = _close_safely(before.strip(), dialect)
+    rest = _close_safely(src[o.start:inner_list.close_start].rstrip(), dialect)
+    io = outer(inner_list)
+    body = src[outer_list.start:io.start] + rest + src[io.end:outer_list.end]
+    opener = src[inner_list.start:inner_list.open_end]
+    closer = src[inner_list.close_start:inner_list.end]
+    # The line break before the target stays where it was, between the new head and the body.
+    sep = "" if lead.endswith("\n") else "\n" if "\n" in before[len(before.rstrip()):] else " "
+    return Edit(outer_list.start, outer_list.end, opener + lead + sep + body + closer)
 
 
 # ---- tier 2 ---------------------------------------------------------------------------------

@@ -493,6 +493,8 @@ def _paredit(name: str, description: str, op, options: dict | None = None):
                 exc.extra.setdefault("target_path", resolved.path)
             raise
         change = editing.apply(src, ed)
+        if ed.rule:
+            note["rule"] = ed.rule
         return _finish(src, change, args, ctx, name, **note)
 
     register(name, description, _schema(addressing(*SOURCE, *FORM, *NODE), options,
@@ -509,15 +511,26 @@ _paredit("sexp_wrap", "Wrap the target node (and count-1 following siblings) in 
 _paredit("sexp_unwrap", "Remove the target list's delimiters, splicing its elements into the "
          "parent; keep \"body\" also drops its first element (the operator).", paredit.unwrap,
          {"keep": {"type": "string", "enum": ["all", "body"], "description": "Default all"}})
-_paredit("sexp_raise", "Replace the list enclosing the target with the target.", paredit.raise_)
-_paredit("sexp_slurp_forward", "Pull the next count sibling(s) into the end of the target list.",
-         paredit.slurp_forward, COUNT)
-_paredit("sexp_slurp_backward", "Pull the previous count sibling(s) into the target list, "
-         "right after its head symbol.", paredit.slurp_backward, COUNT)
+_paredit("sexp_raise", "Replace the list enclosing the target with the target (and count-1 "
+         "following siblings).", paredit.raise_, COUNT)
+SIGNED = {"count": {"type": "integer", "description": "Default 1; negative: the opposite op"}}
+KEEP_HEAD = {"keep_head": {"type": "boolean", "description": "Keep the operator first; "
+                           "default: only in a call"}}
+_paredit("sexp_slurp_forward", "Pull the next count sibling(s) into the target list (none left: "
+         "the nearest enclosing list that has one takes it).",
+         paredit.slurp_forward, SIGNED)
+_paredit("sexp_slurp_backward", "Pull the previous count sibling(s) into the target list (after "
+         "a call's operator).", paredit.slurp_backward, {**SIGNED, **KEEP_HEAD})
 _paredit("sexp_barf_forward", "Push the last count element(s) of the target list out after it.",
-         paredit.barf_forward, COUNT)
-_paredit("sexp_barf_backward", "Push the first count element(s) after the head of the target "
-         "list out before it.", paredit.barf_backward, COUNT)
+         paredit.barf_forward, SIGNED)
+_paredit("sexp_barf_backward", "Push the first count element(s) (after a call's operator) of "
+         "the target list out before it.", paredit.barf_backward, {**SIGNED, **KEEP_HEAD})
+_paredit("sexp_splice_killing", "Splice the list around the target into its parent, deleting "
+         "the elements before the target (backward) or the target and those after (forward).",
+         paredit.splice_killing, {"direction": {"type": "string",
+                                                "enum": ["backward", "forward"]}})
+_paredit("sexp_convolute", "Elements before the target leave its list (spliced) and wrap "
+         "the list around it: (let (b) (f (g))) at (g) -> (f (let (b) (g))).", paredit.convolute)
 _paredit("sexp_kill", "Delete the target node and count-1 following siblings.", paredit.kill,
          COUNT)
 _paredit("sexp_transpose", "Swap the target node with its next sibling.", paredit.transpose)
