@@ -4,6 +4,9 @@ Corpus: top-level forms from the Lisp sources Debian installs: SBCL's (`apt-get 
 sbcl-source`, /usr/share/sbcl-source), Guile's /usr/share/guile/3.0/**/*.scm and the .clj files
 inside /usr/share/java/clojure.jar. Each sampled form is damaged one way:
 
+  last-k         the last k closers of the form dropped (k = 1..4) wherever they stand: in
+                 its final closer run, at the end of earlier lines or mid-line; a third of
+                 the cases from each dialect, reported per dialect too
   trail-end-k    the last k closers dropped (k = 1..4), all from the form's final closer run
   trail-lines    the last k closers dropped, some of which ended other lines
   trail-midline  the last k closers dropped, some of which sat mid-line
@@ -124,6 +127,11 @@ def make_cases(per_class: int, seed: int):
         if len(cl) < 2:
             continue
         for k in (1, 2, 3, 4):
+            cls = "last-%d" % k
+            if len(cl) >= k + 1 and len(cases[cls]) < per_class and \
+                    sum(d == dialect for d, _, _ in cases[cls]) < -(-per_class // 3):
+                cases[cls].append((dialect, form, drop(form, [p for p, _, _ in cl[-k:]])))
+        for k in (1, 2, 3, 4):
             if len(cl) < k + 1:
                 break
             last = cl[-k:]
@@ -154,7 +162,8 @@ def make_cases(per_class: int, seed: int):
     return cases
 
 
-CLASSES = ["trail-end-1", "trail-end-2", "trail-end-3", "trail-end-4", "trail-lines",
+LAST = ["last-1", "last-2", "last-3", "last-4"]
+CLASSES = LAST + ["trail-end-1", "trail-end-2", "trail-end-3", "trail-end-4", "trail-lines",
            "trail-midline", "wrong-kind", "extra-end", "drop-line-end", "drop-mid-line"]
 
 
@@ -296,6 +305,18 @@ def main(argv=None):
             pww = sum(theirs[i][1] and not theirs[i][0] for i in idx)
             row += f" {100 * pe / n:14.1f}% {100 * pw / n:9.1f}% ({pww:4})"
         print(row)
+    print("\nper dialect: exact, and what --fix=likely writes (wrong among its writes):")
+    for cls in LAST:
+        for dialect in ("cl", "scheme", "clojure"):
+            idx = [i for i in by.get(cls, []) if flat[i][1] == dialect]
+            if not idx:
+                continue
+            exact = sum(ours[i][0] for i in idx)
+            written = [i for i in idx if ours[i][1] in ("certain", "likely")]
+            wrong = sum(not ours[i][0] for i in written)
+            print(f"{cls:8} {dialect:8} {len(idx):6} exact {100 * exact / len(idx):5.1f}%   "
+                  f"--fix=likely writes {100 * len(written) / len(idx):5.1f}%, wrong "
+                  f"{wrong:4} = {100 * wrong / max(1, len(written)):4.1f}% of its writes")
     if args.midline_ties:
         print("\nlikely repairs that a mid-line place on the same line fits as well (wrong "
               "among them), and --fix=likely if they were guesses instead:")
