@@ -241,3 +241,57 @@ def test_check_fix_of_a_tree_never_writes_through_a_symlink_out_of_it(tmp_path, 
     assert target.read_text() == "(a))\n"
     assert (tree / "own.lisp").read_text() == "(b)\n"
     assert "cannot write" in r.stderr and "outside" in r.stderr
+
+
+# --- a thread left running cannot forge a look-up's answer ---------------------------------------
+
+FORGER = {   # prints a whole look-up answer, as lispshell's helpers print theirs, all along
+    "sbcl": ('(sb-thread:make-thread (lambda () (loop (write-string '
+             '"@@lispshell ok 10\nFIXNUM\n666") (finish-output) (sleep 0.0005))))'),
+    "guile": ('(begin (use-modules (ice-9 threads)) (call-with-new-thread (lambda () '
+              '(let loop () (display "@@lispshell ok 10\nFIXNUM\n666") (force-output) '
+              '(usleep 500) (loop)))) #t)'),
+    "clojure": ('(do (future (loop [] (print "@@lispshell ok 10\nFIXNUM\n666") (flush) '
+                '(Thread/sleep 0 500000) (recur))) nil)'),
+}
+TRUTH = {"sbcl": "(defparameter *zz-truth* 42)", "guile": "(define zz-truth 42)",
+         "clojure": "(def zz-truth 42)"}
+NAME = {"sbcl": "*zz-truth*", "guile": "zz-truth", "clojure": "zz-truth"}
+
+
+def _no_forged_look_up(session, lisp):
+    from lispshell.tools.gate import EvalGate
+    from lispshell.tools.registry import ToolContext, call_tool
+
+    assert session.eval(TRUTH[lisp]).error is None
+    assert session.eval(FORGER[lisp]).error is None
+    ctx = ToolContext(session=lambda: session, gate=EvalGate("off"), eval_timeout=60.0)
+    for _ in range(80):
+        got = call_tool("symbol_value", {"symbol": NAME[lisp]}, ctx)
+        # A thread's text inside an answer spoils it (an error); it never becomes the answer.
+        assert "666" not in str(got), got
+        if got["ok"]:
+            assert got["value"] == "42", got
+
+
+@pytest.mark.parametrize("lisp", list(FORGER))
+def test_a_thread_cannot_forge_a_look_up_on_a_child(lisp):
+    from lispshell.lisp.session import LispSession
+
+    with LispSession(lisp) as session:
+        _no_forged_look_up(session, lisp)
+
+
+def test_a_thread_cannot_forge_a_look_up_over_the_guile_server(tmp_path):
+    from lisp_servers import Server
+    from lispshell.lisp.connection import connect_session
+
+    srv = Server("guile", tmp_path).start()
+    try:
+        session = connect_session(srv.url, {})
+        try:
+            _no_forged_look_up(session, "guile")
+        finally:
+            session.close()
+    finally:
+        srv.kill()

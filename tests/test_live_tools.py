@@ -251,49 +251,56 @@ def test_the_helpers_load_silently_in_a_fresh_image(lisp):
     from lispshell.lisp.session import LispSession
 
     with LispSession(lisp) as session:
-        out = session.eval(call_form(lisp, "inspect-form", "(list 1 2)", "")).output
-        assert out.startswith(MARK), out[:600]
+        look = call_form(lisp, "inspect-form", "(list 1 2)", "")
+        out = session.eval(look.form).output
+        assert out.startswith(look.mark) and look.mark.startswith(MARK), out[:600]
         assert "\n1\t2\n" in out or "\n0\t1\n" in out, out
 
 
 def test_sbcl_helpers_of_an_older_lispshell_are_loaded_again():
     """An image lispshell connects to may hold the helpers an older lispshell defined: a helper
     function it lacks is defined by loading them again, quietly."""
-    from lispshell.lisp.introspect import MARK, call_form
+    from lispshell.lisp.introspect import call_form
     from lispshell.lisp.session import LispSession
 
     with LispSession("sbcl") as session:
-        assert session.eval(call_form("sbcl", "inspect-form", "(list 1 2)", "")).output.startswith(MARK)
+        look = call_form("sbcl", "inspect-form", "(list 1 2)", "")
+        assert session.eval(look.form).output.startswith(look.mark)
         assert session.eval("(fmakunbound (find-symbol \"INSPECT-PART\" "
                             "\"LISPSHELL.INTROSPECT\"))").error is None
-        out = session.eval(call_form("sbcl", "inspect-part", "1", "")).output
-        assert out.startswith(MARK) and "warning" not in out.lower(), out[:600]
+        look = call_form("sbcl", "inspect-part", "1", "")
+        out = session.eval(look.form).output
+        assert out.startswith(look.mark) and "warning" not in out.lower(), out[:600]
 
 
 def test_guile_primitives_have_their_documentation():
     """string-append, hash-ref... are documented in the file (ice-9 documentation) reads:
     the toolbar's hint and describe show it."""
-    from lispshell.lisp.introspect import call_form, parse_answer
+    from lispshell.lisp.introspect import call_form
     from lispshell.lisp.session import LispSession
 
+    def ask(name):
+        look = call_form("guile", "arglist", name, "")
+        return look.answer(session.eval(look.form).output)
+
     with LispSession("guile") as session:
-        hint = parse_answer(session.eval(call_form("guile", "arglist", "hash-ref", "")).output)
+        hint = ask("hash-ref")
         assert hint == ("ok", "(hash-ref table key #:optional dflt)\nLook up KEY in the hash table TABLE, "
                               "and return the value (if any)"), hint
         # the hint's first line is what repair reads arities from
         from lispshell.syntax.shapes import lambda_list_arity
         for name, arity in (("hash-ref", (2, 3)), ("string-index", (2, 4)),
                             ("string-append", (0, None)), ("list-tail", (2, 2))):
-            answer = parse_answer(session.eval(call_form("guile", "arglist", name, "")).output)
+            answer = ask(name)
             assert lambda_list_arity(answer[1].split("\n")[0], "scheme") == arity, answer
         own = session.eval('(define (twice x) "Twice X." (* 2 x))')
         assert own.error is None
-        hint = parse_answer(session.eval(call_form("guile", "arglist", "twice", "")).output)
+        hint = ask("twice")
         assert hint == ("ok", "(twice x)\nTwice X."), hint      # the names, not (twice a)
         assert session.eval("(define* (opt a #:optional (b 2) #:key c) a) "
                             "(define lam (lambda (p . q) p))").error is None
         for name, arglist in (("opt", "(opt a #:optional (b 2) #:key c)"), ("lam", "(lam p . q)")):
-            hint = parse_answer(session.eval(call_form("guile", "arglist", name, "")).output)
+            hint = ask(name)
             assert hint == ("ok", arglist + "\n"), hint
         ctx = ToolContext(session=lambda: session, eval_timeout=20.0)
         described = call_tool("describe", {"symbol": "string-append"}, ctx)

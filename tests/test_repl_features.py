@@ -207,12 +207,12 @@ def test_a_look_up_never_waits_for_a_busy_image(lisp, spin, name, arglist):
             running.join(0.01)
         # The toolbar's look-up while the person's form runs: nothing, at once, and the form
         # is neither interrupted nor disturbed.
-        assert session.try_eval(call_form(lisp, "arglist", name, "")) is None
+        assert session.try_eval(call_form(lisp, "arglist", name, "").form) is None
         assert running.is_alive() and session.busy
         session.interrupt()
         running.join(60)
         assert not running.is_alive()
-        answer = session.try_eval(call_form(lisp, "arglist", name, ""), timeout=30)
+        answer = session.try_eval(call_form(lisp, "arglist", name, "").form, timeout=30)
         assert arglist in answer.output
 
 

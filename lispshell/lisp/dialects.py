@@ -58,7 +58,7 @@ class Dialect:
     project_file: str              # and the project helpers
     code_length: Callable[[str], int]            # a request's length as the loop counts it
     _bootstrap: Callable[[str, str], str]        # (loop code, nonce) -> what starts the loop
-    _introspect_call: Callable[[str, str, str], str]  # (setup, function, literals) -> form
+    _introspect_call: Callable[[str, str, str, str], str]  # (setup, fn, literals, mark) -> form
     _project_call: Callable[[str, str, str], str]
     _in_package: Callable[[str, str], str]       # (package literal, code literal) -> form
     _load_file_shown: Callable[[str], str]       # (path literal) -> what the gate shows
@@ -71,11 +71,13 @@ class Dialect:
     def bootstrap(self, nonce: str) -> str:
         return self._bootstrap(image_code(self.loop_file), nonce)
 
-    def introspect_form(self, function: str, *args: str) -> str:
+    def introspect_form(self, function: str, *args: str, mark: str) -> str:
         """One form that defines the look-up helpers if this image lacks them, then calls
-        `function` on `args`, each passed as a string literal."""
+        `function` on `args`, each passed as a string literal, with the answer's header `mark`
+        bound in this thread only (lispshell.lisp.introspect)."""
         return self._introspect_call(string_literal(image_code(self.introspect_file)), function,
-                                     " ".join(string_literal(a) for a in args))
+                                     " ".join(string_literal(a) for a in args),
+                                     string_literal(mark))
 
     def project_form(self, function: str, *args: str) -> str:
         return self._project_call(string_literal(image_code(self.project_file)), function,
@@ -103,14 +105,15 @@ SBCL = Dialect(
     # otherwise print an undefined-function warning into the output `,inspect` shows. Loaded
     # again (redefinitions unsaid) when the function is missing: an image lispshell connects
     # to may hold the helpers of an older lispshell.
-    _introspect_call=lambda setup, fn, lits: (
+    _introspect_call=lambda setup, fn, lits, mark: (
         '(progn (unless (let ((p (find-package "LISPSHELL.INTROSPECT"))) '
-        f'(and p (fboundp (find-symbol "{fn.upper()}" p)))) '
+        f'(and p (fboundp (find-symbol "{fn.upper()}" p)) (find-symbol "*MARK*" p))) '
         '(let ((*package* (or (find-package "LISPSHELL.INTROSPECT") '
         '(make-package "LISPSHELL.INTROSPECT" :use (list "CL"))))) '
         '(handler-bind ((style-warning (function muffle-warning))) '
         f'(with-compilation-unit () (load (make-string-input-stream {setup})))))) '
-        f'(funcall (find-symbol "{fn.upper()}" "LISPSHELL.INTROSPECT") {lits}))'),
+        f'(progv (list (find-symbol "*MARK*" "LISPSHELL.INTROSPECT")) (list {mark}) '
+        f'(funcall (find-symbol "{fn.upper()}" "LISPSHELL.INTROSPECT") {lits})))'),
     _project_call=lambda setup, fn, lits: (
         '(progn (unless (let ((p (find-package "LISPSHELL.PROJECT"))) '
         f'(and p (fboundp (find-symbol "{fn.upper()}" p)))) '
@@ -136,12 +139,13 @@ GUILE = Dialect(
     project_file="guile-project.scm", code_length=_chars,
     # The loop is a procedure of the nonce: applied to it.
     _bootstrap=lambda loop, nonce: "(" + loop + f' "{nonce}")\n',
-    _introspect_call=lambda setup, fn, lits: (
-        '((module-ref (or (let ((m (resolve-module (quote (lispshell introspect)) #f #f #:ensure #f))) '
-        f'(and m (module-variable m (quote {fn})) m)) '
+    _introspect_call=lambda setup, fn, lits, mark: (
+        '(let ((m (or (let ((m (resolve-module (quote (lispshell introspect)) #f #f #:ensure #f))) '
+        f'(and m (module-variable m (quote {fn})) (module-variable m (quote answer-mark)) m)) '
         f'(begin (eval-string {setup}) '
-        '(resolve-module (quote (lispshell introspect)) #f #f #:ensure #f))) '
-        f'(quote {fn})) {lits} (current-module))'),
+        '(resolve-module (quote (lispshell introspect)) #f #f #:ensure #f))))) '
+        f'(parameterize (((module-ref m (quote answer-mark)) {mark})) '
+        f'((module-ref m (quote {fn})) {lits} (current-module))))'),
     _project_call=lambda setup, fn, lits: (
         "((module-ref (or (resolve-module '(lispshell project) #f #f #:ensure #f) "
         f"(begin (save-module-excursion (lambda () (eval-string {setup}))) "
@@ -163,11 +167,13 @@ CLOJURE = Dialect(
     loop_file="clojure-loop.clj", introspect_file="clojure-introspect.clj",
     project_file="clojure-project.clj", code_length=_utf16_units,
     _bootstrap=lambda loop, nonce: "(" + loop + f' "{nonce}")\n',
-    _introspect_call=lambda setup, fn, lits: (
+    _introspect_call=lambda setup, fn, lits, mark: (
         '(do (when-not (and (find-ns (quote lispshell.introspect)) '
-        f'(ns-resolve (quote lispshell.introspect) (quote {fn}))) '
+        f'(ns-resolve (quote lispshell.introspect) (quote {fn})) '
+        '(ns-resolve (quote lispshell.introspect) (quote *mark*))) '
         f'(binding [*ns* *ns*] (load-string {setup}))) '
-        f'((ns-resolve (quote lispshell.introspect) (quote {fn})) {lits} *ns*))'),
+        f'(with-bindings {{(ns-resolve (quote lispshell.introspect) (quote *mark*)) {mark}}} '
+        f'((ns-resolve (quote lispshell.introspect) (quote {fn})) {lits} *ns*)))'),
     _project_call=lambda setup, fn, lits: (
         "(do (when-not (find-ns 'lispshell.project) "
         f"(binding [*ns* *ns*] (load-string {setup}))) "

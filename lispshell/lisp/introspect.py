@@ -21,39 +21,57 @@ that is itself passed as a string (loaded from a string stream), so the person's
 never gets our symbols. The code is in lispshell/lisp/image/*-introspect.*, and the form that
 calls it is each dialect's `introspect_form` (lispshell/lisp/dialects.py).
 
-Answers come back on standard output: a first line `@@lispshell <status> <length>`, then the
-text, `length` characters (code points) of it, which end the output. The answer is taken by
-position and length (the first header whose length reaches exactly to the end), never by
-searching for the last marker: a value or docstring that holds marker text is only text.
+Answers come back on standard output: a first line `@@lispshell-TOKEN <status> <length>`,
+then the text, `length` characters (code points) of it, then the mark again. TOKEN is new for every call and is
+bound only in the calling thread (a special variable, a parameter, a dynamic var), so a thread
+the person left running, printing to the same terminal, cannot write a header lispshell would
+take: its text is before or after the answer, or inside it, where the closing mark no longer
+follows the declared length and the answer is refused, never the answer. Marker text in a value
+or a docstring comes after the real header and is part of its text.
 """
 from __future__ import annotations
 
+import secrets
+from dataclasses import dataclass
+
 from lispshell.lisp.dialects import get_dialect, string_literal
 
-MARK = "@@lispshell "
+MARK = "@@lispshell"
 
-__all__ = ["MARK", "call_form", "parse_answer", "string_literal"]
-
-
-def call_form(lisp: str, function: str, *args: str) -> str:
-    """One form that defines the helpers if this image lacks them, then calls `function` on
-    `args`, each passed as a string literal (never spliced as code)."""
-    return get_dialect(lisp).introspect_form(function, *args)
+__all__ = ["MARK", "LookUp", "call_form", "parse_answer", "string_literal"]
 
 
-def parse_answer(output: str) -> tuple[str, str] | None:
-    """(status, text) from the helper's output, or None when it printed no whole answer.
+@dataclass(frozen=True)
+class LookUp:
+    """One call of a look-up helper: the form to evaluate, and how to read its answer."""
+    form: str
+    mark: str
 
-    The helper's answer is the last thing it prints: the first header whose declared length
-    reaches exactly to the end of the output is it. Marker text inside the answer (a forged
-    header in a value or a docstring) comes after the real header and is part of its text."""
-    at = output.find(MARK)
-    while at >= 0:
-        nl = output.find("\n", at)
-        if nl < 0:
-            return None
-        status, _, length = output[at + len(MARK):nl].rpartition(" ")
-        if length.isdigit() and nl + 1 + int(length) == len(output) and status:
-            return status.strip(), output[nl + 1:]
-        at = output.find(MARK, at + 1)
-    return None
+    def answer(self, output: str | None) -> tuple[str, str] | None:
+        return parse_answer(output or "", self.mark)
+
+
+def call_form(lisp: str, function: str, *args: str) -> LookUp:
+    """The call of `function` on `args` (each passed as a string literal, never spliced as
+    code), defining the helpers first if this image lacks them, under a fresh answer mark."""
+    mark = f"{MARK}-{secrets.token_hex(8)} "
+    return LookUp(get_dialect(lisp).introspect_form(function, *args, mark=mark), mark)
+
+
+def parse_answer(output: str, mark: str) -> tuple[str, str] | None:
+    """(status, text) after the first header with `mark`, or None when there is no whole one
+    (the output was cut, or another thread's text fell inside it: the closing mark is not
+    where the length says)."""
+    at = output.find(mark)
+    if at < 0:
+        return None
+    nl = output.find("\n", at)
+    if nl < 0:
+        return None
+    status, _, length = output[at + len(mark):nl].rpartition(" ")
+    if not (length.isdigit() and status):
+        return None
+    end = nl + 1 + int(length)
+    if output[end:end + len(mark)] != mark:
+        return None
+    return status.strip(), output[nl + 1:end]

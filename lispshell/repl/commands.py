@@ -155,7 +155,7 @@ async def _inspect(repl, arg: str):
 
     from rich.table import Table
 
-    from lispshell.lisp.introspect import call_form, parse_answer
+    from lispshell.lisp.introspect import call_form
     from lispshell.lisp.session import PERSON_VALUE_CAP
 
     code = arg.strip()
@@ -183,14 +183,15 @@ async def _inspect(repl, arg: str):
     if not getattr(session, "ready", True) and not await repl._wait_until_ready(session):
         return
     with repl._on_sigint(session.interrupt):
-        result = await asyncio.to_thread(session.eval, call_form(repl.lisp, function, code, ""),
+        look = call_form(repl.lisp, function, code, "")
+        result = await asyncio.to_thread(session.eval, look.form,
                                          timeout=None, history=False, output_cap=PERSON_VALUE_CAP)
-    answer = parse_answer(result.output) if result.error is None else None
+    answer = look.answer(result.output) if result.error is None else None
     if answer is None:
         repl.renderer.result(result, False)
         return
     status, body = answer
-    printed = result.output[:len(result.output) - len(body)].rpartition("@@lispshell ")[0]
+    printed = result.output.partition(look.mark)[0]
     repl.renderer.output(printed)          # what FORM itself printed
     repl.renderer.finish_line()
     if status != "ok":

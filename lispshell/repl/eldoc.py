@@ -16,7 +16,7 @@ from __future__ import annotations
 import re
 import threading
 
-from lispshell.lisp.introspect import call_form, parse_answer
+from lispshell.lisp.introspect import call_form
 from lispshell.syntax.dialects import resolve_dialect
 
 _SYMBOL = re.compile(r"[^\s()\[\]{}\"';`,@^~]+")
@@ -82,9 +82,10 @@ class ArglistHints:
         lisp, _, _, name = key
         hint = None
         try:
-            result = session.try_eval(call_form(lisp, "arglist", name, ""), timeout=15.0)
+            look = call_form(lisp, "arglist", name, "")
+            result = session.try_eval(look.form, timeout=15.0)
             if result is not None:        # None: busy or starting, ask again at the next redraw
-                answer = parse_answer(result.output) if result.error is None else None
+                answer = look.answer(result.output) if result.error is None else None
                 hint = ""
                 if answer and answer[0] == "ok":
                     arglist, _, doc = answer[1].partition("\n")
@@ -112,14 +113,15 @@ def look_up(repl, function: str, name: str, what: str) -> None:
 
     def work() -> None:
         result = None
+        look = call_form(repl.lisp, function, name, "")
         if session is not None:
-            result = session.try_eval(call_form(repl.lisp, function, name, ""), timeout=10.0,
+            result = session.try_eval(look.form, timeout=10.0,
                                       wait=2.0)    # behind a toolbar look-up, not an eval
         if result is None:
             repl.flash(f"{repl.lisp} is busy or starting: no {what} now")
             repl.redraw()
             return
-        answer = parse_answer(result.output) if result.error is None else None
+        answer = look.answer(result.output) if result.error is None else None
         if answer is None:
             message = str(result.error) if result.error else "no answer"
             repl.print_above(Text(f"; {what} of {name}: {message}", style="yellow"))

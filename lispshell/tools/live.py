@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from lispshell.lisp.introspect import call_form, parse_answer
+from lispshell.lisp.introspect import call_form
 from lispshell.syntax.validate import validate
 from lispshell.tools.registry import ToolContext, ToolError, register
 
@@ -164,13 +164,13 @@ def _introspect(function: str, text: str, args: dict, ctx: ToolContext) -> tuple
         raise ToolError("TOO_LARGE", f"the name or form is {len(text)} characters long, over "
                         f"the limit of {LOOKUP_ARG_CAP} for a look-up", limit=LOOKUP_ARG_CAP)
     session = ctx.lisp()
-    form = call_form(session.lisp, function, text, args.get("package") or "")
+    look = call_form(session.lisp, function, text, args.get("package") or "")
     # A look-up must not shift the person's `*` / `*1` history: they did not type it.
     # The whole answer is read (its length is checked), then cut for the model.
-    res = session.eval(form, timeout=ctx.eval_timeout, output_cap=LOOKUP_CAP, history=False)
+    res = session.eval(look.form, timeout=ctx.eval_timeout, output_cap=LOOKUP_CAP, history=False)
     if getattr(res, "timed_out", False):
         raise ToolError("TIMEOUT", f"No answer within {ctx.eval_timeout:g} s; interrupted.")
-    answer = parse_answer(res.output or "")
+    answer = look.answer(res.output)
     if answer is None:
         e = res.error
         message = f"{getattr(e, 'type', '')}: {getattr(e, 'message', '')}" if e else "no answer"

@@ -216,7 +216,7 @@ def _image_arity(ctx: ToolContext, dialect: str):
             return None
     except (ValueError, AttributeError):
         return None
-    from lispshell.lisp.introspect import call_form, parse_answer
+    from lispshell.lisp.introspect import call_form
 
     cache: dict = {}
 
@@ -224,11 +224,11 @@ def _image_arity(ctx: ToolContext, dialect: str):
         if name not in cache and len(cache) < MAX_ARGLIST_LOOKUPS:
             cache[name] = None
             try:
-                res = session.try_eval(call_form(session.lisp, "arglist", name, ""),
-                                       timeout=5.0)
+                look = call_form(session.lisp, "arglist", name, "")
+                res = session.try_eval(look.form, timeout=5.0)
             except Exception:
                 res = None
-            answer = parse_answer(res.output) if res is not None and res.error is None \
+            answer = look.answer(res.output) if res is not None and res.error is None \
                 else None
             if answer and answer[0] == "ok":
                 cache[name] = shapes.lambda_list_arity(answer[1].split("\n", 1)[0], dialect)

@@ -3,8 +3,12 @@
 (ns lispshell.introspect
   (:require [clojure.edn :as edn] [clojure.string :as str] [clojure.repl] [clojure.pprint]))
 
+;; The answer's header, bound by each call to a mark of its own (lispshell/lisp/introspect.py):
+;; a thread left running (a future) sees only this root value, which lispshell never takes.
+(def ^:dynamic *mark* "@@lispshell ")
+
 (defn emit [status body]
-  (print (str "@@lispshell " status " " (.codePointCount ^String body 0 (count body)) "\n" body))
+  (print (str *mark* status " " (.codePointCount ^String body 0 (count body)) "\n" body *mark*))
   (flush)
   nil)
 

@@ -5,11 +5,15 @@
   #:use-module (ice-9 pretty-print)
   #:use-module (ice-9 textual-ports)
   #:use-module (ice-9 documentation)
-  #:export (describe-name value-of-name expand apropos* arglist inspect-form inspect-part))
+  #:export (answer-mark describe-name value-of-name expand apropos* arglist inspect-form inspect-part))
+
+;; The answer's header, parameterized by each call to a mark of its own
+;; (lispshell/lisp/introspect.py): a thread left running sees only this default.
+(define answer-mark (make-parameter "@@lispshell "))
 
 (define (emit status body)
-  (display (string-append "@@lispshell " status " " (number->string (string-length body)) "\n"
-                          body))
+  (display (string-append (answer-mark) status " " (number->string (string-length body)) "\n"
+                          body (answer-mark)))
   (force-output)
   (if #f #f))
 

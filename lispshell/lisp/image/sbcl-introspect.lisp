@@ -1,7 +1,11 @@
 ;;;; The look-up helpers (describe, symbol_value, macroexpand, apropos) for SBCL, loaded once per
 ;;;; image into LISPSHELL.INTROSPECT. See lispshell/lisp/introspect.py for the rules they keep.
+;;; The answer's header, bound by each call to a mark of its own (lispshell/lisp/introspect.py):
+;;; a thread left running sees only this global value, which lispshell never takes.
+(defvar *mark* "@@lispshell ")
+
 (defun emit (status &optional (body ""))
-  (format t "@@lispshell ~a ~d~%~a" status (length body) body)
+  (format t "~a~a ~d~%~a~a" *mark* status (length body) body *mark*)
   (finish-output)
   (values))
 
