@@ -295,3 +295,58 @@ def test_a_thread_cannot_forge_a_look_up_over_the_guile_server(tmp_path):
             session.close()
     finally:
         srv.kill()
+
+
+# --- macroexpand leaves no trace -----------------------------------------------------------------
+
+def test_sbcl_macroexpand_interns_nothing_anywhere():
+    """Reading interns keywords and otherpkg::x; expanding FORMATTER interns the function a
+    ~/name/ directive names. All of it is uninterned once the expansion is printed."""
+    from lispshell.lisp.session import LispSession
+    from lispshell.tools.gate import EvalGate
+    from lispshell.tools.registry import ToolContext, call_tool
+
+    with LispSession("sbcl") as session:
+        assert session.eval('(defpackage "ZZ-OTHER" (:use))').error is None
+        ctx = ToolContext(session=lambda: session, gate=EvalGate("off"), eval_timeout=60.0)
+        for form in ('(formatter "~/cl-user::zz-fmt-fn/")', "(when :zz-new-keyword 1)",
+                     "(when zz-other::zz-in-other 1)"):
+            expanded = call_tool("macroexpand", {"form": form}, ctx)
+            assert expanded["ok"] is True, expanded
+        found = session.eval(
+            '(list (find-symbol "ZZ-FMT-FN" "CL-USER") (find-symbol "ZZ-NEW-KEYWORD" "KEYWORD") '
+            '(find-symbol "ZZ-IN-OTHER" "ZZ-OTHER"))', history=False)
+        assert found.values == ["(NIL NIL NIL)"], found
+
+
+def test_clojure_macroexpand_never_initialises_a_class(tmp_path):
+    """A macro that resolves its argument (clojure.spec's `and` does) would initialise the
+    class a symbol names, running its static initialiser: such a form is refused."""
+    from lispshell.lisp.session import LispSession
+    from lispshell.tools.gate import EvalGate
+    from lispshell.tools.registry import ToolContext, call_tool
+
+    marker, classes = tmp_path / "ran", tmp_path / "classes"
+    (tmp_path / "src" / "evil").mkdir(parents=True)
+    classes.mkdir()
+    (tmp_path / "src" / "evil" / "pwn.clj").write_text(
+        f'(ns evil.pwn (:gen-class :name evil.Pwn))\n(spit "{marker}" "static initialiser ran")\n')
+    compiled = subprocess.run(
+        ["java", "-cp", f"/usr/share/java/clojure.jar:{tmp_path / 'src'}:{classes}",
+         "clojure.main", "-e", f'(binding [*compile-path* "{classes}"] (compile (quote evil.pwn)))'],
+        capture_output=True, text=True, timeout=240)
+    assert compiled.returncode == 0 and (classes / "evil" / "Pwn.class").exists(), compiled.stderr
+    marker.unlink()                                  # compiling ran it; from now on it must not
+    command = ["java", "-cp", f"/usr/share/java/clojure.jar:{classes}", "clojure.main"]
+    with LispSession("clojure", command) as session:
+        assert session.eval("(require 'clojure.spec.alpha)").error is None
+        assert session.eval("(defmacro zz-resolves [x] (str (resolve x)))").error is None
+        ctx = ToolContext(session=lambda: session, gate=EvalGate("off"), eval_timeout=60.0)
+        for form in ("(clojure.spec.alpha/and evil.Pwn)", "(zz-resolves evil.Pwn)",
+                     "(zz-resolves [1 {:k (evil.Pwn.)}])"):
+            refused = call_tool("macroexpand", {"form": form}, ctx)
+            assert refused["ok"] is False and "evil.Pwn, not initialised" in str(refused), refused
+        assert not marker.exists()
+        # Classes already initialised expand as before.
+        done = call_tool("macroexpand", {"form": "(zz-resolves java.lang.String)"}, ctx)
+        assert done["ok"] is True and "java.lang.String" in done["expansion"], done

@@ -89,6 +89,33 @@
   (let [n (name op)]
     (or (str/starts-with? n "def") (contains? never-expanded n))))
 
+;; A macro may resolve the symbols it is given (clojure.spec's `and` does), and resolving a class
+;; name initialises the class: its static initialiser runs. A form naming a class that is not
+;; initialised yet is not expanded. Loading a class without initialising it runs none of its
+;; code; whether it is initialised is asked of sun.misc.Unsafe, and where that cannot be asked,
+;; only the JDK's and Clojure's own classes pass.
+(def ^:private unsafe
+  (try (let [f (.getDeclaredField (Class/forName "sun.misc.Unsafe") "theUnsafe")]
+         (.setAccessible f true)
+         (.get f nil))
+       (catch Throwable _ nil)))
+
+(defn- class-not-initialised? [^String name]
+  (when-let [c (try (Class/forName name false (clojure.lang.RT/baseLoader))
+                    (catch Throwable _ nil))]
+    (if unsafe
+      (try (boolean (clojure.lang.Reflector/invokeInstanceMethod
+                     unsafe "shouldBeInitialized" (object-array [c])))
+           (catch Throwable _ true))
+      (not (re-find #"^(java|javax|jdk|sun|clojure)\." name)))))
+
+(defn uninitialised-class [form]
+  (some (fn [x]
+          (when (and (symbol? x) (nil? (namespace x)))
+            (let [n (str/replace (name x) #"^\.+|\.+$" "")]
+              (when (and (str/includes? n ".") (class-not-initialised? n)) n))))
+        (tree-seq coll? seq form)))
+
 (defn expand [s nsname cur]
   ;; One step of a macro the image defines, its arguments as data: the macro's own function
   ;; is called with the form, as macroexpand-1 would, after the checks below.
@@ -114,6 +141,10 @@
             (not (:macro (meta v))) (emit "not_macro" (pr-str form))
             (refused? (:name (meta v)))
             (emit "refused" (str op " defines things (or runs code when expanded): it is not expanded"))
+            (uninitialised-class form)
+            (emit "refused" (str "the form names the class " (uninitialised-class form)
+                                 ", not initialised yet: expanding could initialise it, which "
+                                 "runs its code; it is not expanded"))
             :else
             (let [e (apply @v form nil (rest form))]
               (emit "ok" (binding [*print-length* 200 *print-level* 30]

@@ -141,17 +141,17 @@ nothing is interned anywhere else, also for PKG::NAME (which the reader would in
     "LOAD-TIME-VALUE")
   "Operators that define or bind macros or evaluate at expansion time: refused, not expanded.")
 
-(defun present-symbols (package)
-  (let ((seen (make-hash-table :test 'eq)))
-    (do-symbols (s package seen)
-      (when (eq (symbol-package s) package) (setf (gethash s seen) t)))))
+;;; Reading the form interns its symbols (keywords, otherpkg::x), and so may expanding it
+;;; (FORMATTER interns the function a ~/name/ directive names). Every symbol new anywhere in the
+;;; image after the expansion was printed is uninterned again: a look-up leaves no trace.
+(defun all-symbols ()
+  (let ((seen (make-hash-table :test 'eq :size 65536)))
+    (do-all-symbols (s seen) (setf (gethash s seen) t))))
 
-(defun new-symbols (package before)
-  "The symbols present in PACKAGE now that were not in BEFORE."
+(defun unintern-new-symbols (before)
   (let ((new '()))
-    (do-symbols (s package new)
-      (when (and (eq (symbol-package s) package) (not (gethash s before)))
-        (pushnew s new)))))
+    (do-all-symbols (s) (unless (gethash s before) (pushnew s new)))
+    (dolist (s new) (let ((home (symbol-package s))) (when home (unintern s home))))))
 
 (defun expand (text package-name)
   "One step of expansion of a form whose operator is a macro defined in the image: its
@@ -161,13 +161,10 @@ define, and reader tricks are refused; nothing the form names is interned."
     (if (null package)
         (emit "unknown_package" (format nil "no package named ~a" package-name))
         (handler-case
-            (let* ((before (present-symbols package))
-                   (form nil) (end 0) (read-created '()))
+            (let ((before (all-symbols)) (form nil) (end 0))
               (unwind-protect
                    (let ((*package* package) (*read-eval* nil) (*readtable* (form-readtable)))
-                     (unwind-protect (multiple-value-setq (form end) (read-from-string text))
-                       ;; what reading interned goes again once the expansion is printed
-                       (setf read-created (new-symbols package before)))
+                     (multiple-value-setq (form end) (read-from-string text))
                      (let ((op (and (consp form) (car form))))
                        (cond ((not (blank-from text end))
                               (emit "bad_form" "more than one form: give exactly one"))
@@ -191,7 +188,7 @@ define, and reader tricks are refused; nothing the form names is interned."
                              (t (emit "refused" (format nil "~a is not defined in the image: ~
                                                              only macros it defines are expanded"
                                                         op))))))
-                (dolist (s read-created) (unintern s package))))
+                (unintern-new-symbols before)))
           (error (e) (emit "error" (princ-to-string e)))))))
 
 (defun apropos* (pattern package-name)
