@@ -42,9 +42,35 @@ def state_dir() -> Path:
 SECRET_PREFIXES = ("ANTHROPIC_", "LISPSHELL_MCP_TOKEN")
 
 
-def child_environment() -> dict[str, str]:
-    """lispshell's environment without its credentials: what every child process starts with."""
-    return {k: v for k, v in os.environ.items() if not k.startswith(SECRET_PREFIXES)}
+def child_environment(config: dict | None = None) -> dict[str, str]:
+    """What every child process (a Lisp, a build tool) starts with: lispshell's environment
+    without its credentials, then the person's `[session.env]` rules: `strip`, names or glob
+    patterns (`AWS_*`) of more variables to keep from the child, and `set`, variables to give
+    it. lispshell's own credentials are never given, whatever the rules say."""
+    from fnmatch import fnmatchcase
+
+    env = {k: v for k, v in os.environ.items() if not k.startswith(SECRET_PREFIXES)}
+    rules = ((config or {}).get("session") or {}).get("env") or {}
+    strip, given = env_rules(rules)
+    for name in [k for k in env if any(fnmatchcase(k, p) for p in strip)]:
+        del env[name]
+    env.update((k, v) for k, v in given.items() if not k.startswith(SECRET_PREFIXES))
+    return env
+
+
+def env_rules(rules) -> tuple[list[str], dict[str, str]]:
+    """(strip, set) of a `[session.env]` table; ConfigError naming the key when malformed."""
+    if not isinstance(rules, dict) or set(rules) - {"strip", "set"}:
+        raise ConfigError("[session.env] takes `strip` (a list of names or patterns) and `set` "
+                          "(a table of NAME = \"value\")")
+    strip, given = rules.get("strip", []), rules.get("set", {})
+    if not (isinstance(strip, list) and all(isinstance(p, str) and p for p in strip)):
+        raise ConfigError(f"[session.env] strip = {strip!r}: give a list of variable names or "
+                          'patterns, e.g. ["AWS_*", "GITHUB_TOKEN"]')
+    if not (isinstance(given, dict) and all(isinstance(v, str) and k and "=" not in k
+                                            for k, v in given.items())):
+        raise ConfigError(f"[session.env] set = {given!r}: give a table of NAME = \"value\"")
+    return strip, given
 
 
 def seal_credentials() -> None:
@@ -108,5 +134,6 @@ def _read(path) -> dict:
 
 def load(overrides: dict | None = None) -> dict[str, Any]:
     """The effective configuration: defaults, then the user's file, then `overrides` (from flags)."""
-    cfg = merge(_read(DEFAULT_CONFIG), _read(user_config_path()))
-    return merge(cfg, overrides or {})
+    cfg = merge(merge(_read(DEFAULT_CONFIG), _read(user_config_path())), overrides or {})
+    env_rules(((cfg.get("session") or {}).get("env")) or {})     # a bad table is said at start
+    return cfg

@@ -203,7 +203,7 @@ def _deps_edn(root: Path) -> Project:
 def _prepare_deps_edn(project: Project, config: dict) -> Project:
     root = project.root
     command = _project_cfg(config, "clojure_classpath", ["clojure", "-Spath"])
-    classpath = _official_cli_classpath(root, command)
+    classpath = _official_cli_classpath(root, command, config)
     if classpath:
         return dataclasses.replace(project, classpath=classpath,
                                    summary=f"Clojure project {root.name} (deps.edn): classpath "
@@ -215,7 +215,7 @@ def _prepare_deps_edn(project: Project, config: dict) -> Project:
                 "classpath; dependencies are not resolved")
 
 
-def _official_cli_classpath(root: Path, command: list[str]) -> str:
+def _official_cli_classpath(root: Path, command: list[str], config: dict) -> str:
     """The classpath the official Clojure CLI computes, or "" when it is not the official CLI.
 
     Debian's `clojure` is a wrapper around clojure.main that knows no `-Spath`; it is told apart
@@ -234,7 +234,7 @@ def _official_cli_classpath(root: Path, command: list[str]) -> str:
         return ""
     try:
         done = subprocess.run(command, cwd=root, capture_output=True, text=True, timeout=120,
-                              stdin=subprocess.DEVNULL, env=_child_env())
+                              stdin=subprocess.DEVNULL, env=_child_env(config))
     except (OSError, subprocess.TimeoutExpired):
         return ""
     out = done.stdout.strip()
@@ -287,12 +287,12 @@ def _prepare_lein(project: Project, config: dict) -> Project:
             project, classpath=str(root / "src"),
             summary=f"Clojure project {root.name} (project.clj, Leiningen not installed): src "
                     "on the classpath; dependencies are not resolved")
-    return dataclasses.replace(project, classpath=_cached_classpath(root, command),
+    return dataclasses.replace(project, classpath=_cached_classpath(root, command, config),
                                summary=f"Clojure project {root.name} (project.clj): classpath "
                                        f"from `{shlex.join(command)}`")
 
 
-def _cached_classpath(root: Path, command: list[str]) -> str:
+def _cached_classpath(root: Path, command: list[str], config: dict) -> str:
     """Leiningen's classpath, cached until project.clj (or the command) changes: lein takes
     seconds to start, the cache makes the next start as fast as a bare Clojure."""
     from lispshell.config import state_dir
@@ -307,7 +307,7 @@ def _cached_classpath(root: Path, command: list[str]) -> str:
           "afterwards until project.clj changes)...", file=sys.stderr, flush=True)
     try:
         done = subprocess.run(command, cwd=root, capture_output=True, text=True, timeout=600,
-                              stdin=subprocess.DEVNULL, env=_child_env())
+                              stdin=subprocess.DEVNULL, env=_child_env(config))
     except subprocess.TimeoutExpired:
         raise ProjectError(f"`{shlex.join(command)}` in {root} did not finish in 600 s") from None
     except OSError as exc:
@@ -324,9 +324,9 @@ def _cached_classpath(root: Path, command: list[str]) -> str:
     return classpath
 
 
-def _child_env() -> dict[str, str]:
+def _child_env(config: dict) -> dict[str, str]:
     from lispshell.config import child_environment
-    return child_environment()
+    return child_environment(config)
 
 
 # --- Guile ------------------------------------------------------------------------------------

@@ -350,3 +350,31 @@ def test_clojure_macroexpand_never_initialises_a_class(tmp_path):
         # Classes already initialised expand as before.
         done = call_tool("macroexpand", {"form": "(zz-resolves java.lang.String)"}, ctx)
         assert done["ok"] is True and "java.lang.String" in done["expansion"], done
+
+
+# --- what the child's environment holds is the person's to choose ---------------------------------
+
+def test_session_env_strips_and_sets_and_never_gives_the_key(tmp_path):
+    config = tmp_path / "config"
+    config.mkdir()
+    (config / "config.toml").write_text(
+        '[session.env]\nstrip = ["AWS_*"]\nset = { ZZ_GIVEN = "given", ANTHROPIC_API_KEY = "x" }\n')
+    env = dict(os.environ, LISPSHELL_CONFIG_DIR=str(config), AWS_SECRET_ACCESS_KEY="aws-secret",
+               ZZ_KEPT="kept", ANTHROPIC_API_KEY=KEY)
+    code = ('(mapcar (function sb-ext:posix-getenv) '
+            '(list "AWS_SECRET_ACCESS_KEY" "ZZ_KEPT" "ZZ_GIVEN" "ANTHROPIC_API_KEY"))')
+    r = subprocess.run([LISPSHELL, "--no-project", "-e", code], capture_output=True, text=True,
+                       timeout=120, env=env, stdin=subprocess.DEVNULL)
+    assert r.returncode == 0, r.stderr
+    assert r.stdout == '(NIL "kept" "given" NIL)\n'
+
+
+def test_a_malformed_session_env_is_a_clear_start_up_error(tmp_path):
+    config = tmp_path / "config"
+    config.mkdir()
+    (config / "config.toml").write_text('[session.env]\nstrip = "AWS_*"\n')
+    r = subprocess.run([LISPSHELL, "--no-project", "-e", "1"], capture_output=True, text=True,
+                       timeout=120, env=dict(os.environ, LISPSHELL_CONFIG_DIR=str(config)),
+                       stdin=subprocess.DEVNULL)
+    assert r.returncode == 2 and "[session.env] strip = 'AWS_*': give a list" in r.stderr
+    assert "Traceback" not in r.stderr

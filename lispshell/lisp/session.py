@@ -199,7 +199,8 @@ class LispSession:
 
     def __init__(self, lisp: str, command: list[str] | None = None, *,
                  eval_timeout: float = 30.0, output_cap: int = 65536,
-                 interrupt_grace: float = 2.0, boot_timeout: float = 60.0):
+                 interrupt_grace: float = 2.0, boot_timeout: float = 60.0,
+                 env: dict[str, str] | None = None):
         self.dialect = get_dialect(lisp)
         self.lisp = lisp
         self.command = list(command or self.dialect.command)
@@ -207,6 +208,7 @@ class LispSession:
         self.output_cap = output_cap
         self.interrupt_grace = interrupt_grace
         self.boot_timeout = boot_timeout
+        self.env = env          # the child's environment (config.child_environment), None: default
         self.package = ""
         self.restarts: list[str] = []        # SBCL: restarts of the last error, on offer
         self.busy = False
@@ -274,7 +276,8 @@ class LispSession:
         self._kill_child()
         nonce = secrets.token_hex(12)
         from lispshell.config import child_environment
-        env = dict(child_environment(), LC_ALL="C.UTF-8", LANG="C.UTF-8", TERM="dumb")
+        base = self.env if self.env is not None else child_environment()
+        env = dict(base, LC_ALL="C.UTF-8", LANG="C.UTF-8", TERM="dumb")
         try:
             child = pexpect.spawn(self.command[0], self.command[1:], env=env, echo=False,
                                   encoding=None, maxread=1 << 20, timeout=None,
@@ -798,6 +801,8 @@ def _raw_stdin() -> None:
 
 def make_session(lisp: str, config: dict) -> LispSession:
     """A session for `lisp` built from the effective configuration (see config/default.toml)."""
+    from lispshell.config import child_environment
+
     dialect = get_dialect(lisp)
     lisp_cfg = (config.get("lisp") or {}).get(lisp) or {}
     sess_cfg = config.get("session") or {}
@@ -809,4 +814,5 @@ def make_session(lisp: str, config: dict) -> LispSession:
                        eval_timeout=float(sess_cfg.get("eval_timeout", 30.0)),
                        output_cap=int(sess_cfg.get("output_cap", 65536)),
                        interrupt_grace=float(sess_cfg.get("interrupt_grace", 2.0)),
-                       boot_timeout=float(sess_cfg.get("boot_timeout", 60.0)))
+                       boot_timeout=float(sess_cfg.get("boot_timeout", 60.0)),
+                       env=child_environment(config))
