@@ -95,7 +95,8 @@ def start(root: str, *flags: str) -> tuple[subprocess.Popen, float]:
     began = time.perf_counter()
     proc = subprocess.Popen([str(BIN / "lispshell"), "mcp", "--lisp", "sbcl", "--no-project",
                              "--root", root, *flags], stdin=subprocess.PIPE,
-                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, cwd=root, env=env)
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, cwd=root, env=env,
+                            bufsize=0)   # unbuffered: select() sees every line
     return proc, began
 
 

@@ -38,7 +38,7 @@ class Wire:
         self.proc = subprocess.Popen(
             [LISPSHELL, "mcp", "--root", str(root), "--no-project", *flags],
             stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-            cwd=str(root), env=server_env())
+            cwd=str(root), env=server_env(), bufsize=0)  # unbuffered: select() sees every line
         self.lines: list[dict] = []   # every line the server sent, in order
 
     def send(self, message: dict) -> None:
