@@ -178,6 +178,21 @@ def test_a_signal_ends_the_server_and_its_lisp_during_an_eval(tmp_path, wire, si
     assert all(wait_gone(pid) for pid in children)
 
 
+def test_a_signal_while_the_lisp_starts_leaves_no_lisp(tmp_path, wire):
+    server = wire("--lisp", "sbcl", "--allow-eval")
+    server.send(CLAUDE_CODE_INITIALIZE)
+    server.answer(0)
+    server.send(INITIALIZED)
+    server.send({"method": "tools/call", "jsonrpc": "2.0", "id": 1, "params": {
+        "name": "eval", "arguments": {"code": "(+ 1 2)"}}})
+    while not (children := lisp_pids(tmp_path)):    # the child exists, booting or not
+        assert server.proc.poll() is None
+        time.sleep(0.01)
+    server.proc.send_signal(signal.SIGTERM)
+    assert server.proc.wait(timeout=60) == 0
+    assert all(wait_gone(pid) for pid in children)
+
+
 @pytest.mark.parametrize("sig", [signal.SIGINT, signal.SIGTERM])
 def test_a_signal_ends_the_server_before_the_sdk_is_loaded(tmp_path, wire, sig):
     server = wire("--lisp", "sbcl")
