@@ -31,8 +31,7 @@ def sessions():
 
 
 @pytest.mark.parametrize("lisp", list(CASES))
-def test_an_image_arglist_makes_a_mid_line_drop_a_guess_with_the_right_candidate(sessions,
-                                                                                lisp):
+def test_an_image_arglist_decides_where_a_closer_dropped_mid_line_goes(sessions, lisp):
     define, dialect, damaged, original = CASES[lisp]
     session = sessions[lisp]
     assert session.eval(define).error is None
@@ -40,16 +39,17 @@ def test_an_image_arglist_makes_a_mid_line_drop_a_guess_with_the_right_candidate
     alone = call_tool("replace_form", {"code": "(foo)\n", "dialect": dialect, "line": 1,
                                        "new_source": damaged}, ToolContext())
     assert alone["ok"] and alone["repaired"]["level"] == "likely"
-    # with it, `area` takes 2 arguments: refused, and the best candidate is the original
+    assert alone["code"] == damaged + ")\n"
+    # with it, `area` takes 2 arguments, and the one other place on the line keeps every
+    # shape: the shapes decide, and the original comes back
     ctx = ToolContext(session=lambda: session)
     r = call_tool("replace_form", {"code": "(foo)\n", "dialect": dialect, "line": 1,
                                    "new_source": damaged}, ctx)
-    err = r["error"]
-    assert err["code"] == "INVALID_SOURCE" and err["level"] == "guess"
-    assert "the running image's arglist" in err["message"]
-    assert err["best_candidate"] == original
+    assert r["ok"] and r["repaired"]["level"] == "likely", r
+    assert "the running image's arglist" in r["repaired"]["why"]
+    assert r["code"] == original + "\n"
     check = call_tool("check_syntax", {"code": damaged, "dialect": dialect}, ctx)
-    assert check["repair_level"] == "guess" and check["repaired_source"] == original
+    assert check["repair_level"] == "likely" and check["repaired_source"] == original
     assert session.eval("(+ 1 2)").values == ["3"]       # the look-ups left it as it was
 
 

@@ -87,16 +87,16 @@ def test_the_hooks_repair_is_journaled_and_undone_as_the_agent_is_told(tmp_path)
 
 
 def test_hook_blocks_a_guess_with_the_position_and_candidate(tmp_path):
-    path = tmp_path / "mid.lisp"     # a closer dropped mid-line: `if` with one argument
-    text = "(defun f (x)\n  (if (null x nil (car x)))\n"
+    path = tmp_path / "mid.lisp"     # a declaration must be a list; two places keep that
+    text = "(defun f (cond x)\n  (declare (ignore cond) x)\n"
     path.write_text(text)
     status, out, _ = hook(claude_code_event("Write", path, tmp_path, content=text))
     assert status == 0
     said = json.loads(out)
     assert said["decision"] == "block"
     assert said["reason"].startswith(f"{path}:1:1: ")
-    assert "a guess (form shape: (null ...)" in said["reason"]
-    assert "best guess: 2:14 inserted ')'" in said["reason"]
+    assert "a guess (form shape: (declare ...)" in said["reason"]
+    assert "best guess: 2:25 inserted ')'" in said["reason"]
     assert path.read_text() == text           # a guess is never written
 
 

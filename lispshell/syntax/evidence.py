@@ -13,7 +13,9 @@ that splits a form or glues two together is no repair at all.
   definitions and calls give, `text_arities`), and moving any one edit to another trail
   gives no other result that does all this. Closers one too many after a complete form need
   not agree with the indentation (the form's own lines are left as written) when no other
-  removal agrees better (`_weigh_stray_end`).
+  removal agrees better (`_weigh_stray_end`). Or the shapes decide: the indentation's
+  placement leaves an impossible shape and exactly one other place on the line of one
+  inserted closer keeps every shape (`_reshape`, `_shapes_decide`): every rival breaks one.
 - **guess**: anything else. The best candidate is still returned, with the rivals found.
 
 "Agrees with the indentation" is parinfer's rule for closer trails: each line that starts
@@ -23,7 +25,8 @@ form the closers just before it closed; and no line but the first starts outside
 Why trails: indentation decides closers at line ends and says nothing about closers in the
 middle of a line. A closer dropped mid-line leaves text that a closer dropped at the line end
 could have left too; what tells them apart is the shape of the forms, so a repair that leaves
-a form of an impossible shape (an `if` with one argument) is never more than a guess.
+a form of an impossible shape (an `if` with one argument) is never more than a guess, and a
+placement the shapes alone single out is likely.
 """
 from __future__ import annotations
 
@@ -494,6 +497,11 @@ def weigh(text: str, chunk: list, edits: list, dialect: str) -> Verdict:
         return Verdict(CERTAIN, edits, "no other one-edit repair reads")
     if problems:
         better, rivals = _reshape(text, chunk, edits, best, dialect, closers)
+        if better is not edits and not rivals[1:] and not best.disagreements and \
+                _shapes_decide(text, chunk, better, dialect, closers):
+            return Verdict(LIKELY, better, f"the shapes decide: the indentation's placement "
+                           f"breaks one ({problems[0]}), and so does every other place on the "
+                           "line but this one", [edits])
         return Verdict(GUESS, better, f"form shape: {problems[0]}", rivals)
     if not all(in_trail(text, chunk, e) for e in edits):
         return Verdict(GUESS, edits, "a closer in the middle of a line: indentation cannot "
@@ -695,9 +703,12 @@ def same_line_rivals(text: str, chunk: list, edits: list, dialect: str) -> list:
 
 def _reshape(text, chunk, edits, best: Judged, dialect, closers):
     """The best repair leaves a form of an impossible shape: try each inserted closer at the
-    other places of its line. One place that reads, agrees with the indentation as well and
-    leaves no impossible shape is taken (still a guess); the others are rivals."""
-    found = _same_line_moves(text, chunk, edits, best, dialect, closers)
+    other places of its line, and only when none fits, right after an opener too (`(lambda
+    () exp)`: an empty list is rarer than a closer dropped after an atom, but it is a place).
+    The nearest place that reads, agrees with the indentation as well and leaves no
+    impossible shape is taken; the others are rivals."""
+    found = _same_line_moves(text, chunk, edits, best, dialect, closers) or \
+        _same_line_moves(text, chunk, edits, best, dialect, closers, after_opener=True)
     if not found:
         return edits, []
     # the nearest to where the indentation put it first: the smallest change of structure
@@ -705,9 +716,22 @@ def _reshape(text, chunk, edits, best: Judged, dialect, closers):
     return found[0], ([edits] + found[1:])[:3]
 
 
-def _same_line_moves(text, chunk, edits, best: Judged, dialect, closers) -> list:
+def _shapes_decide(text, chunk, chosen: list, dialect, closers) -> bool:
+    """Is a repair that the shapes chose (one closer moved mid-line because the indentation's
+    placement breaks a form's shape) still what everything else says: its other edits in
+    closer trails, and no other trail placement of any edit that fits as well?"""
+    moved = [e for e in chosen if not in_trail(text, chunk, e)]
+    if len(moved) > 1:
+        return False
+    judged = judge(virtual(text, chunk, chosen))
+    return not _trail_rivals(text, chunk, chosen, judged, dialect, closers)
+
+
+def _same_line_moves(text, chunk, edits, best: Judged, dialect, closers,
+                     after_opener: bool = False) -> list:
     """Each repair that moves one inserted closer of `edits` to an earlier place on its line
-    and reads, agrees with the indentation as well as `best` and leaves no impossible shape."""
+    and reads, agrees with the indentation as well as `best` and leaves no impossible shape.
+    after_opener: the places right after an opener, and only those."""
     found = []
     for idx, e in enumerate(edits):
         if e["start"] != e["end"]:
@@ -717,9 +741,10 @@ def _same_line_moves(text, chunk, edits, best: Judged, dialect, closers) -> list
         # from the line's first token, unless the closer sits on a line of its own
         lo = line_start if text[line_start:e["start"]].strip() else \
             text.rfind("\n", 0, max(0, line_start - 1)) + 1
-        # not right after an opener: a dropped closer seldom left `()` behind
+        # not right after an opener unless asked: a dropped closer seldom left `()` behind
         spots = [t.end for t in chunk
-                 if lo <= t.start and t.end < e["start"] and t.code not in "([{"]
+                 if lo <= t.start and t.end < e["start"] and
+                 (t.code in "([{") == after_opener]
         for p in spots:
             for ch in closers:
                 trial = sorted(others + [{"start": p, "end": p, "text": ch}],
