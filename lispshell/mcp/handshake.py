@@ -29,6 +29,7 @@ from lispshell.mcp.runtime import Runtime
 from lispshell.tools.registry import Tool
 
 SERVER_NAME = "lispshell"
+LOAD_SDK_AFTER = 0.2   # seconds after the initialize answer (see FastStart._answer)
 
 
 def _sdk_versions() -> tuple[tuple[str, ...], str]:
@@ -120,14 +121,17 @@ class FastStart:
         self.ended = False           # the client closed the wire before the SDK took over
         self._loaded = threading.Event()
         self._loader: threading.Thread | None = None
+        self._loader_lock = threading.Lock()
         self.server = None
         self._error: BaseException | None = None
 
     # -- the SDK, loaded beside the first answers ---------------------------------------------
     def start_loading(self) -> None:
-        if self._loader is None:
-            self._loader = threading.Thread(target=self._load, name="mcp-sdk-import", daemon=True)
-            self._loader.start()
+        with self._loader_lock:
+            if self._loader is None:
+                self._loader = threading.Thread(target=self._load, name="mcp-sdk-import",
+                                                daemon=True)
+                self._loader.start()
 
     def _load(self) -> None:
         try:
@@ -155,7 +159,6 @@ class FastStart:
             if not raw:
                 self.ended = True
                 return
-            self.start_loading()
             problem = check(raw)
             if problem is not None:
                 self.write(json.dumps(problem, ensure_ascii=True))
@@ -176,6 +179,12 @@ class FastStart:
                 return False
             self._result(id_, initialize_result(requested, instructions(self.runtime)))
             self.initialized = True
+            # The import holds the interpreter for long stretches: begun now, it would delay
+            # the tools/list that follows by as much again. It begins after that answer, or
+            # at the latest after this pause, for a client that asks something else first.
+            timer = threading.Timer(LOAD_SDK_AFTER, self.start_loading)
+            timer.daemon = True
+            timer.start()
             self.replay.append((json.dumps(dict(message, id=self.swallow_id)) + "\n").encode())
             return True
         if not self.initialized:
@@ -190,6 +199,7 @@ class FastStart:
         if (method == "tools/list" and "id" in message
                 and not (isinstance(params, dict) and params.get("cursor"))):
             self._result(id_, {"tools": [tool_definition(t) for t in self.runtime.tools()]})
+            self.start_loading()
             return True
         return False
 
