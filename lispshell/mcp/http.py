@@ -8,6 +8,8 @@ Two locks on the door, both before any MCP code runs:
 """
 from __future__ import annotations
 
+import contextlib
+
 import hmac
 import os
 import secrets
@@ -103,4 +105,15 @@ def serve(server: Server, host: str, port: int) -> None:
               "stands between the network and these tools (plain HTTP, no TLS)",
               file=sys.stderr, flush=True)
     config = uvicorn.Config(BearerTokenGate(app, token), log_level="warning", lifespan="on")
-    uvicorn.Server(config).run(sockets=[sock])
+
+    class KeepSignals(uvicorn.Server):
+        """uvicorn's own SIGINT/SIGTERM handling shuts down gracefully, waiting for open
+        streams (a client's event stream stays open as long as the client): seconds, or
+        forever. lispshell mcp's handler (main._end_on_signals) stays in place instead."""
+
+        @contextlib.contextmanager
+        def capture_signals(self):
+            yield
+
+    KeepSignals(config).run(sockets=[sock])
+
