@@ -33,6 +33,7 @@ price of "no `likely` ever wrong" on closers dropped mid-line.
 
     .venv/bin/python bench/repair_corpus.py [--per-class N] [--seed S] [--no-parinfer]
                                             [--image-arglists] [--midline-ties]
+                                            [--only CLASS,...]
 """
 from __future__ import annotations
 
@@ -229,6 +230,7 @@ def main(argv=None):
     ap.add_argument("--no-parinfer", action="store_true")
     ap.add_argument("--image-arglists", action="store_true",
                     help="repair Common Lisp cases knowing a running SBCL's arglists")
+    ap.add_argument("--only", help="comma-separated classes to run (default: all)")
     ap.add_argument("--midline-ties", action="store_true",
                     help="count likely repairs a same-line mid-line place fits as well")
     args = ap.parse_args(argv)
@@ -257,7 +259,9 @@ def main(argv=None):
     if not total:
         print("no corpus: apt-get install sbcl-source guile-3.0 clojure", file=sys.stderr)
         return 1
-    flat = [(cls, d, orig, dmg) for cls in CLASSES for d, orig, dmg in cases.get(cls, [])]
+    only = args.only.split(",") if args.only else CLASSES
+    flat = [(cls, d, orig, dmg) for cls in CLASSES if cls in only
+            for d, orig, dmg in cases.get(cls, [])]
     ours = []
     t0 = time.perf_counter()
     tied = []
