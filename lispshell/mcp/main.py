@@ -61,8 +61,8 @@ def make_parser(default_lisp: str) -> argparse.ArgumentParser:
                              "and/or tool names, comma-separated, -NAME drops one "
                              "(default: [mcp] tools in the config, else all)")
     parser.add_argument("--allow-eval", action="store_true",
-                        help="run eval without asking; otherwise each eval is shown to the person "
-                             "(MCP elicitation) and refused if the client cannot ask")
+                        help="run eval without asking; otherwise each eval runs only when the MCP "
+                             "client's confirmation (elicitation) accepts it")
     parser.add_argument("--http", metavar="[HOST:]PORT", type=parse_http, default=None,
                         help="serve streamable HTTP at http://HOST:PORT/mcp (host 127.0.0.1 by "
                              "default) behind a bearer token printed at start, instead of stdio")
