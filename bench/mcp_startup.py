@@ -142,12 +142,17 @@ def shutdown(root: str, sig: int) -> float:
         send(proc, {"method": "tools/call", "jsonrpc": "2.0", "id": 1, "params": {
             "name": "eval", "arguments": {"code": "(+ 1 2)"}}})
         answer(proc, 1)
+        started = Path(root) / f"started-{proc.pid}"
         send(proc, {"method": "tools/call", "jsonrpc": "2.0", "id": 2, "params": {
-            "name": "eval", "arguments": {"code": "(sleep 60)"}}})
+            "name": "eval", "arguments": {"code": f'(progn (with-open-file (s "{started}" '
+                                                  ':direction :output) (print 1 s)) (sleep 60))'}}})
+        while not started.exists():   # the signal must interrupt real work in the image
+            if proc.poll() is not None:
+                raise Fail("the server died during the eval")
+            time.sleep(0.005)
         children = lisps(proc.pid)
         if not children:
             raise Fail("no child Lisp to end")
-        time.sleep(0.3)   # let the sleep start in the image: the signal must interrupt real work
         began = time.perf_counter()
         proc.send_signal(sig)
         code = proc.wait(timeout=5)

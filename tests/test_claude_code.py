@@ -11,12 +11,12 @@ import time
 
 import pytest
 
-from claude_code import PINNED, VERSION, Claude, after, installed_version, tool_results
+from claude_code import (PINNED, ROOT, VERSION, Claude, after, installed_version,
+                         tool_results)
 from fake_anthropic import FakeAnthropic, Reply
 
 from lispshell.tools.registry import all_tools
 
-ROOT = __import__("claude_code").ROOT
 PREFIX = PINNED["mcp_tool_prefix"]
 # Claude Code asks its own permission before any MCP or file tool in print mode.
 ALLOW_LISPSHELL = ("--allowedTools", "mcp__lispshell")
