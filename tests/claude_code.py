@@ -37,6 +37,9 @@ PINNED = {
     "stopping": 'MCP server "lispshell": Sending SIGINT to MCP server process',
     "stopped": 'MCP server "lispshell": MCP server process exited cleanly',
     "sigint_failed": 'MCP server "lispshell": SIGINT failed',
+    # `claude mcp list` / `claude mcp get` output
+    "pending_approval": "Pending approval",
+    "tools_fetch_failed": "Connected · tools fetch failed",
 }
 
 QUIET = {
@@ -84,13 +87,23 @@ class Claude:
     def mcp_json(self, config: dict) -> None:
         (self.project / ".mcp.json").write_text(json.dumps(config))
 
-    def settings(self, settings: dict) -> None:
-        (self.project / ".claude").mkdir(exist_ok=True)
-        (self.project / ".claude" / "settings.json").write_text(json.dumps(settings))
+    def settings(self, settings: dict, user: bool = False) -> None:
+        """The project's `.claude/settings.json`, or with `user` your `~/.claude/settings.json`."""
+        folder = (self.home if user else self.project) / ".claude"
+        folder.mkdir(exist_ok=True)
+        (folder / "settings.json").write_text(json.dumps(settings))
 
     # -- runs ------------------------------------------------------------------------------
     def command(self, *flags: str) -> list[str]:
         return [str(CLAUDE), "-p", *flags, "--debug-file", str(self.debug_file)]
+
+    def cli(self, *args: str) -> str:
+        """`claude ARGS` (`mcp list`, `mcp get NAME`): what it prints."""
+        done = subprocess.run([str(CLAUDE), *args], cwd=self.project, env=self.env,
+                              capture_output=True, text=True, timeout=300,
+                              stdin=subprocess.DEVNULL)
+        assert done.returncode == 0, done.stderr
+        return done.stdout
 
     def print(self, prompt: str, *flags: str) -> dict:
         """`claude -p PROMPT --output-format json`: its result."""

@@ -98,6 +98,21 @@ def test_the_readmes_mcp_json_starts_the_server_with_the_registrys_tools(claude,
     assert_server_stopped_by_sigint(claude)
 
 
+def test_a_projects_mcp_json_waits_for_approval_outside_print_mode(claude):
+    """What docs/mcp.md says: the TUI asks first (and `claude -p` does not: the test above)."""
+    claude.mcp_json(json_block("README.md", "mcpServers"))
+    assert PINNED["pending_approval"] in claude.cli("mcp", "list")
+
+
+def test_a_server_that_cannot_serve_says_why_where_claude_code_shows_it(claude):
+    claude.mcp_json(server_args("--tools", "live,synatx"))
+    # Approved, as in the TUI (a project's own settings cannot approve its servers).
+    claude.settings({"enableAllProjectMcpServers": True}, user=True)
+    shown = claude.cli("mcp", "get", "lispshell")
+    assert PINNED["tools_fetch_failed"] in shown
+    assert "unknown tool or group 'synatx'" in shown and "syntax" in shown
+
+
 def test_describe_and_eval_with_allow_eval(claude, api, tmp_path):
     claude.mcp_json(server_args("--allow-eval"))
     api.script(Reply.tool(PREFIX + "describe", {"symbol": "car"}, id="toolu_describe"),
