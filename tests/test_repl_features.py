@@ -77,8 +77,12 @@ def test_a_silent_form_shows_a_busy_status_until_interrupted(shell):
     sh.expect("sbcl busy · ")
     sh.expect(" s · Ctrl-C interrupts")
     sh.send(CTRL_C)
-    sh.expect("Interrupted")
-    sh.expect(PROMPT)
+    # SBCL: the interrupt waits in a debug level, where CONTINUE would resume the loop.
+    sh.expect("SB-SYS:INTERACTIVE-INTERRUPT")
+    sh.expect("0: [CONTINUE] Return from SB-UNIX:SIGINT.")
+    sh.expect("[1] " + PROMPT)
+    sh.submit(",top")
+    sh.expect("Back at the top level.")
     sh.submit("(* 6 7)")
     sh.expect("42")
 
@@ -222,7 +226,8 @@ def test_sbcl_restarts_are_listed_and_invoked_by_number(shell):
     sh.expect(PROMPT)
     sh.submit("(+ 1 undefined-zz)")
     sh.expect("The variable UNDEFINED-ZZ is unbound")
-    sh.expect("Restarts (,invoke N [FORM]; anything else returns to the top level):")
+    sh.expect("Restarts (,invoke N [FORM]; forms evaluate inside the error; ,abort leaves "
+              "level 1, ,top all):")
     sh.expect("0: [CONTINUE] Retry using UNDEFINED-ZZ.")
     sh.expect("1: [USE-VALUE] Use specified value.")
     sh.expect("3: [ABORT] Return to lispshell's top level.")
@@ -235,18 +240,22 @@ def test_sbcl_restarts_are_listed_and_invoked_by_number(shell):
     sh.submit(",invoke 0")
     sh.expect("121")
     sh.expect(PROMPT)
-    # The default: anything else returns to the top level, and the offer is gone.
+    # The error waits: a form evaluates inside it, an error there nests, ,abort leaves one.
     sh.submit('(error "again ~a" (* 7 7))')
     sh.expect("again 49")
-    sh.expect("0: [ABORT]")
+    sh.expect("0: [ABORT] Return to lispshell's top level.")
+    sh.expect("[1] " + PROMPT)
     sh.submit("(* 6 7)")
     sh.expect("42")
-    sh.submit(",invoke 0")
-    sh.expect("No error is waiting with restarts")
     sh.submit('(error "third")')
-    sh.expect("0: [ABORT]")
+    sh.expect("0: [ABORT] Return to debug level 1.")
+    sh.expect("[2] " + PROMPT)
+    sh.submit(",abort")
+    sh.expect("Back at debug level 1.")
     sh.submit(",invoke 0")
     sh.expect("Back at the top level")
+    sh.submit(",invoke 0")
+    sh.expect("No error is waiting with restarts")
 
 
 def test_invoke_says_plainly_where_there_are_no_restarts(shell):

@@ -185,17 +185,49 @@ def test_restart_on_demand(lisp):
     assert lisp.eval("(+ 1 2)").values == ["3"]
 
 
-def test_a_child_ignoring_the_interrupt_is_killed_after_the_grace_period():
-    # SIGINT is blocked while SBCL runs WITHOUT-INTERRUPTS: the session must not hang.
+def test_a_child_ignoring_the_interrupt_is_never_killed_on_a_timer():
+    """SIGINT is blocked while SBCL runs WITHOUT-INTERRUPTS: the eval with a deadline returns
+    (the session does not hang) and says so, but the image, the person's, keeps running with
+    its definitions; only the person's word kills it."""
     s = LispSession("sbcl", interrupt_grace=0.5)
     s.start()
     try:
         old = s.pid
+        assert s.eval("(defvar *kept* 42)").error is None
         r = s.eval("(sb-sys:without-interrupts (loop))", timeout=0.3)
-        assert r.timed_out and r.restarted
-        assert "did not respond" in r.error.message
+        assert r.timed_out and not r.restarted
+        assert "still running in the image" in r.error.message
+        assert s.pid == old and s.alive
+        s.restart()                                   # the person's `,restart`
         assert s.pid != old and _gone(old)
         assert s.eval("(+ 1 2)").values == ["3"]
+    finally:
+        s.close()
+
+
+def test_a_second_interrupt_after_the_grace_period_kills_at_the_persons_word():
+    import threading
+
+    s = LispSession("sbcl", interrupt_grace=0.3)
+    s.start()
+    try:
+        old = s.pid
+        results = []
+        runner = threading.Thread(target=lambda: results.append(
+            s.eval("(sb-sys:without-interrupts (loop))", keep_levels=True)))
+        runner.start()
+        while not s.busy:
+            runner.join(0.01)
+        assert s.interrupt() == "interrupted"
+        while s.interrupt_pending < s.interrupt_grace:    # it has not landed, and never will
+            runner.join(0.05)
+        assert runner.is_alive() and s.pid == old         # no timer killed it meanwhile
+        assert s.interrupt() == "killed"                  # Ctrl-C again: the person's word
+        runner.join(60)
+        (r,) = results
+        assert r.restarted and r.error.type == "killed"
+        assert "You asked for the Lisp to be killed" in r.error.message
+        assert _gone(old) and s.eval("(+ 1 2)").values == ["3"]
     finally:
         s.close()
 

@@ -28,6 +28,7 @@ from pathlib import Path
 import time
 
 from lispshell.lisp.dialects import get_dialect
+from lispshell.lisp.levels import Session
 from lispshell.lisp.session import EvalResult, LispError, LispStartError, _Answer
 
 
@@ -181,7 +182,7 @@ def open_socket(target: Target, timeout: float) -> socket.socket:
     return sock
 
 
-class Connection:
+class Connection(Session):
     """What every transport shares: the address, the state the REPL shows, the locks, and
     the rule that a lost connection is reported and never 'restarted'."""
 
@@ -192,6 +193,7 @@ class Connection:
                  interrupt_grace: float = 2.0, connect_timeout: float = 10.0):
         self.target = target
         self.url = target.url
+        self.transport = f"{target.scheme} ({target.url})"
         self.lisp = target.lisp
         self.dialect = get_dialect(self.lisp)
         self.eval_timeout = eval_timeout
@@ -262,7 +264,8 @@ class Connection:
 
     # -- eval -------------------------------------------------------------------------------------
     def eval(self, code: str, *, timeout: float | None = None, output_cap: int | None = None,
-             on_output=None, history: bool = True, value_cap: int | None = None) -> EvalResult:
+             on_output=None, history: bool = True, value_cap: int | None = None,
+             keep_levels: bool = False) -> EvalResult:
         """As `LispSession.eval`: one eval at a time; a lost connection is an error result."""
         with self._lock:
             return self._eval_holding_lock(code, timeout, output_cap, on_output, history,

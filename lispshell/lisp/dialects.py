@@ -65,6 +65,8 @@ class Dialect:
     # A form that returns no values gets "; No values", as SBCL's REPL says; Guile's REPL
     # prints nothing (after define, set!, (values)), and neither does lispshell there.
     says_no_values: bool = True
+    # An error waits in a debug level, with frames (lispshell/lisp/levels.py).
+    levels: bool = False
     # "type: message" of the error a lone unbound symbol gets (a word of prose typed as Lisp).
     unbound_error: str = r"\AUNBOUND-VARIABLE: "
 
@@ -100,7 +102,8 @@ SBCL = Dialect(
     loop_file="sbcl-loop.lisp", introspect_file="sbcl-introspect.lisp",
     project_file="sbcl-project.lisp", code_length=_chars,
     _bootstrap=lambda loop, nonce: (
-        loop + f'\n(in-package "COMMON-LISP-USER")\n(%lispshell::main "{nonce}")\n'),
+        loop + "\n" + image_code("sbcl-debug.lisp")
+        + f'\n(in-package "COMMON-LISP-USER")\n(%lispshell::main "{nonce}")\n'),
     # One compilation unit: a helper may call one defined further down, and SBCL would
     # otherwise print an undefined-function warning into the output `,inspect` shows. Loaded
     # again (redefinitions unsaid) when the function is missing: an image lispshell connects
@@ -129,6 +132,7 @@ SBCL = Dialect(
         "(loop for form = (read s nil eof) until (eq form eof) "
         "do (setf vals (multiple-value-list (eval form)))) (values-list vals))))"),
     _load_file_shown=lambda path: f"(load (compile-file {path}))",
+    levels=True,
 )
 
 GUILE = Dialect(

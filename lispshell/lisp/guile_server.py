@@ -53,6 +53,7 @@ class Session(LispSession):
                          boot_timeout=max(connect_timeout, 60.0))
         self.target = target
         self.url = target.url
+        self.transport = f"Guile's REPL server ({target.url})"
         self.connect_timeout = connect_timeout
         self.lost_reason = ""
         self._token = ""

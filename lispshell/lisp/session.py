@@ -19,9 +19,14 @@ How it works
   memory on either side: we scan for the marker with a window of a few bytes and apply the
   output cap while reading (a form printing forever costs CPU, not memory).
 - Interrupts: the child is a session leader, so Ctrl-C in our terminal does not reach it; we
-  send SIGINT ourselves. Each bootstrap turns SIGINT into an unwind of the running eval (and
-  ignores it between evals). If the child does not answer within `interrupt_grace` seconds
-  it is killed and restarted, so one wedged eval can never wedge the session.
+  send SIGINT ourselves. Each bootstrap turns SIGINT into an unwind of the running eval, or
+  on SBCL into a debug level with a CONTINUE restart (and ignores it between evals). An image
+  is never killed on a timer: an interrupt that has not landed within `interrupt_grace`
+  seconds is sent again; only the person's word (a Ctrl-C after that, or `,restart`) kills it
+  (`interrupt` says which). An eval with a deadline that the interrupt does not end returns a
+  timeout and leaves the image running; its late answer is dropped by its request id.
+- Debug levels (SBCL; lispshell/lisp/levels.py): an error waits inside the loop with its stack;
+  the answer's L field says how many levels are open.
 - Death (EOF on the pty, or the process gone) ends the eval with an error saying so,
   `restarted=True`, and a fresh child.
 """
@@ -45,6 +50,7 @@ from typing import Callable
 import pexpect
 
 from lispshell.lisp.dialects import NAMES as LISPS, get_dialect  # noqa: F401 (LISPS: API)
+from lispshell.lisp.levels import LevelStack, Session, parse_frames, parse_locals
 
 MARK = "\x1e"
 # The person's own values are shown whole up to this many characters each (a value that prints
@@ -80,6 +86,7 @@ class EvalResult:
     package: str = ""                # current package / module / namespace after the eval
     elapsed: float = 0.0             # seconds
     exit_code: int | None = None     # the code made the Lisp exit, with this status
+    level: int = 0                   # debug levels open after it (an error that waits: SBCL)
 
     @property
     def ok(self) -> bool:
@@ -192,7 +199,7 @@ def _close_all() -> None:
             pass
 
 
-class LispSession:
+class LispSession(Session):
     """One child Lisp. Thread-safe: evals run one at a time (a second caller waits);
     `interrupt`, `busy`, `ready`, `package` and `completions` may be used from any thread.
     `eval_timeout` is only remembered here, for programmatic callers to pass as `timeout`."""
@@ -210,7 +217,8 @@ class LispSession:
         self.boot_timeout = boot_timeout
         self.env = env          # the child's environment (config.child_environment), None: default
         self.package = ""
-        self.restarts: list[str] = []        # SBCL: restarts of the last error, on offer
+        self._levels = LevelStack()          # the errors of the open debug levels
+        self.transport = f"a {self.dialect.display} child"
         self.busy = False
         self.ready = False
         self.generation = 0                  # counts children started; a restart bumps it
@@ -225,6 +233,7 @@ class LispSession:
         self._interrupt_at: float | None = None
         self._closed = False
         self._answered_at = 0.0              # when the last eval ended
+        self._killed_by_person = False       # interrupt() killed it: said as such
         self._code_length = self.dialect.code_length
         _live_sessions.add(self)
 
@@ -314,7 +323,7 @@ class LispSession:
             raise LispStartError(f"{self.lisp} ({' '.join(self.command)}) {why} before it was "
                                  f"ready. It printed:\n{out[-2000:]}") from None
         self.package = answer.one("P") or ""
-        self.restarts = []
+        self._levels.clear()
         self.ready = True
 
     def restart(self) -> None:
@@ -404,7 +413,8 @@ class LispSession:
     # ------------------------------------------------------------------ eval
     def eval(self, code: str, *, timeout: float | None = None, output_cap: int | None = None,
              on_output: Callable[[str], None] | None = None, history: bool = True,
-             value_cap: int | None = None, _kind: str | None = None) -> EvalResult:
+             value_cap: int | None = None, keep_levels: bool = False,
+             _kind: str | None = None) -> EvalResult:
         """Evaluate `code` (one or more forms, in order) and return what happened.
         Values are those of the last form. timeout=None waits as long as it takes (a person's
         own eval, which Ctrl-C can interrupt); a number interrupts the form when exceeded.
@@ -413,7 +423,9 @@ class LispSession:
         `output_dropped` (for the model and MCP, which are told). Each value is kept up to
         `value_cap` characters (default: `output_cap`; the person's evals pass PERSON_VALUE_CAP).
         history=False leaves the REPL variables (* ** *** + / in CL, *1 *2 *3 *e in Clojure)
-        alone: for look-ups the person did not type.
+        alone: for look-ups the person did not type. keep_levels: an error opens a debug level
+        that waits (the REPL); otherwise a level the eval opened is left before returning
+        (batch runs, MCP, programmatic callers), and so is one a timeout's interrupt opened.
         Raises LispStartError only if the Lisp cannot be started at all."""
         if self._boot_thread is not None or self._boot_error is not None:
             self._wait_booted()
@@ -434,29 +446,98 @@ class LispSession:
                 self._boot()
             self.busy = True
             self._interrupt_at = None
+            self._killed_by_person = False
             started = time.monotonic()
             kind = _kind or ("E" if history else "N")
+            before = self._levels.depth
             try:
                 result = self._eval_locked(code, timeout, output_cap, on_output, started,
                                            kind, value_cap)
                 result.restarted = result.restarted or restarted
-                if kind != "N":      # an E or I request ends or replaces what was on offer
-                    self.restarts = [] if result.error is None or result.restarted \
-                        else list(result.error.restarts)
+                self._track_levels(result)
+                if self._levels.depth > before and (not keep_levels or result.timed_out):
+                    self._leave_to(before)
+                    result.level = self._levels.depth
                 return result
             finally:
                 self.busy = False
                 self._interrupt_at = None
                 self._answered_at = time.monotonic()
 
+    # ------------------------------------------------------------------ debug levels
+    @property
+    def level(self) -> int:
+        return self._levels.depth
+
+    @property
+    def waiting(self):
+        return self._levels.waiting
+
+    @property
+    def restarts(self) -> list[str]:
+        """The restarts of the error the innermost level waits in ("NAME\tdescription")."""
+        waiting = self._levels.waiting
+        return list(waiting.restarts) if waiting is not None else []
+
+    def _track_levels(self, result: EvalResult) -> None:
+        if result.restarted:
+            self._levels.clear()
+        else:
+            self._levels.after(result.level, result.error)
+
+    def _leave_to(self, depth: int) -> None:
+        """Leave levels until `depth` are open (called with the lock held)."""
+        while self._levels.depth > depth and self._child is not None:
+            r = self._eval_locked("", None, 4096, None, time.monotonic(), "A", None)
+            stuck = r.level >= self._levels.depth
+            self._track_levels(r)
+            if stuck:
+                break
+
+    def _supports_levels(self) -> None:
+        if not self.dialect.levels:
+            self._refuse("a debug level")
+
     def invoke_restart(self, index: int, argument: str = "", *, on_output=None,
-                       value_cap: int | None = None) -> EvalResult:
-        """Invoke restart `index` of the error whose `restarts` are on offer (SBCL only): the
+                       value_cap: int | None = None, keep_levels: bool = True) -> EvalResult:
+        """Invoke restart `index` of the error the innermost level waits in (SBCL): the
         failed form carries on from there (its values, or a new error, are the result).
-        `argument` is a form for a restart that asks for a value (USE-VALUE, STORE-VALUE).
-        Any other eval unwinds the offered error to the top level instead."""
+        `argument` is a form for a restart that asks for a value (USE-VALUE, STORE-VALUE)."""
         return self.eval(f"{int(index)} {argument}", timeout=None, on_output=on_output,
-                         value_cap=value_cap, _kind="I")
+                         value_cap=value_cap, keep_levels=keep_levels, _kind="I")
+
+    def _frame_request(self, text: str, **kw) -> EvalResult:
+        self._supports_levels()
+        result = self.eval(text, timeout=kw.pop("timeout", None), keep_levels=True, _kind="F",
+                           **kw)
+        if result.error is not None and result.error.type in ("LISPSHELL-NO-SUCH-FRAME",
+                                                              "LISPSHELL-NO-LEVEL"):
+            raise ValueError(result.error.message)
+        return result
+
+    def backtrace(self):
+        return parse_frames(self._frame_request("bt").values)
+
+    def frame_locals(self, index: int):
+        return parse_locals(self._frame_request(f"locals {int(index)}").values)
+
+    def frame_source(self, index: int) -> str:
+        values = self._frame_request(f"source {int(index)}").values
+        return values[0] if values else ""
+
+    def eval_in_frame(self, index: int, code: str, **kw) -> EvalResult:
+        return self._frame_request(f"eval {int(index)} {code}", **kw)
+
+    def restart_frame(self, index: int, **kw) -> EvalResult:
+        return self._frame_request(f"restart {int(index)}", **kw)
+
+    def leave_level(self, **kw) -> EvalResult:
+        self._supports_levels()
+        return self.eval("", timeout=None, keep_levels=True, _kind="A", **kw)
+
+    def top(self, **kw) -> EvalResult:
+        self._supports_levels()
+        return self.eval("", timeout=None, keep_levels=True, _kind="T", **kw)
 
     def _eval_locked(self, code, timeout, output_cap, on_output, started, kind,
                      value_cap=None) -> EvalResult:
@@ -493,7 +574,12 @@ class LispSession:
                 now = time.monotonic()
                 if self._interrupt_at is not None:
                     if now >= self._interrupt_at + self.interrupt_grace:
-                        raise _Unresponsive()
+                        # Not landed yet (a busy machine, a JVM at a safepoint): send it
+                        # again, never kill. A deadline's eval gives up waiting here.
+                        if timed_out and now >= deadline + 2 * self.interrupt_grace:
+                            raise _Unresponsive()
+                        self._interrupt_at = now
+                        self._send_sigint()
                 elif deadline is not None and now >= deadline:
                     timed_out = True   # the form's own deadline: interrupt it
                     self._signal_interrupt()
@@ -511,10 +597,12 @@ class LispSession:
         elif timed_out:
             timed_out = False  # the answer won the race with the interrupt
         self.package = answer.one("P") or self.package
+        level = answer.one("L")
         return EvalResult(output=answer.text_output(), values=[] if error else answer.values(),
                           error=error, output_dropped=answer.dropped, timed_out=timed_out,
                           interrupted=interrupted and not timed_out, restarted=False,
-                          package=self.package, elapsed=time.monotonic() - started)
+                          package=self.package, elapsed=time.monotonic() - started,
+                          level=int(level) if level and level.isdigit() else 0)
 
     def _quick(self, text: str, cap: int, on_output, started: float,
                value_cap: int) -> EvalResult | None:
@@ -547,12 +635,20 @@ class LispSession:
     def _after_death(self, answer, exc, timed_out, timeout, started) -> EvalResult:
         exit_code = None
         if isinstance(exc, _Unresponsive):
-            what = (f"Evaluation timed out after {timeout:g} s" if timed_out
-                    else "Evaluation was interrupted")
-            msg = (f"{what}; the Lisp did not respond to the interrupt within "
-                   f"{self.interrupt_grace:g} s, so it was killed and restarted. "
-                   "Definitions from before are gone.")
-            etype = "timeout" if timed_out else "interrupt"
+            # The image is left running, its definitions kept: lispshell never kills it on a
+            # timer. Its late answer will carry this request's id, and be dropped.
+            return EvalResult(
+                output=answer.text_output(), values=[], output_dropped=answer.dropped,
+                error=LispError("timeout", f"Evaluation timed out after {timeout:g} s and did "
+                                "not answer the interrupt; it is still running in the image, "
+                                "which lispshell never kills on a timer. Later evals wait for "
+                                "it; `,restart` in the REPL kills and restarts the Lisp."),
+                timed_out=True, package=self.package, elapsed=time.monotonic() - started,
+                level=self._levels.depth)
+        if self._killed_by_person:
+            msg = ("You asked for the Lisp to be killed (Ctrl-C again after the interrupt did "
+                   "not land): a fresh one was started. Definitions from before are gone.")
+            etype = "killed"
         else:
             status = self._exit_status()
             exit_code = self._child.exitstatus if self._child is not None else None
@@ -579,14 +675,34 @@ class LispSession:
                           elapsed=time.monotonic() - started,
                           exit_code=exit_code if etype == "lisp-exited" else None)
 
-    def interrupt(self) -> None:
-        """Interrupt the running eval (safe from any thread); it returns interrupted=True."""
-        if self.busy and self._child is not None:
-            self._signal_interrupt()
+    def interrupt(self) -> str:
+        """Interrupt the running eval (safe from any thread); it returns interrupted=True, or
+        on SBCL opens a debug level whose CONTINUE restart resumes it. Called again after an
+        interrupt that has not landed within `interrupt_grace` seconds, it kills the Lisp and
+        starts a fresh one: the person's word, never a timer's. Returns what it did:
+        "interrupted", "killed" or "" (nothing was running)."""
+        if not self.busy or self._child is None:
+            return ""
+        at = self._interrupt_at
+        if at is not None and time.monotonic() - at >= self.interrupt_grace:
+            self._killed_by_person = True
+            self._kill_child(reap=False)
+            return "killed"
+        self._signal_interrupt()
+        return "interrupted"
+
+    @property
+    def interrupt_pending(self) -> float:
+        """Seconds since an interrupt was sent that has not landed yet (0: none)."""
+        at = self._interrupt_at
+        return time.monotonic() - at if at is not None and self.busy else 0.0
 
     def _signal_interrupt(self) -> None:
         if self._interrupt_at is None:
             self._interrupt_at = time.monotonic()
+        self._send_sigint()
+
+    def _send_sigint(self) -> None:
         try:
             os.kill(self._child.pid, signal.SIGINT)
         except (OSError, AttributeError):

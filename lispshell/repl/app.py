@@ -161,7 +161,7 @@ class Repl:
             if self.start_session(self.lisp):
                 self.renderer.notice(f"Started {self.lisp}.")
             return None
-        if getattr(session, "is_connection", False):
+        if session.is_connection:
             self.renderer.notice(f"{session.url} is someone's image, not one lispshell started: "
                                  "it is never restarted from here. ,reconnect opens a new "
                                  "connection; ,lisp NAME starts a Lisp of lispshell's own.")
@@ -227,7 +227,7 @@ class Repl:
 
     async def disconnect(self):
         session = self.session
-        if not getattr(session, "is_connection", False):
+        if not session.is_connection:
             self.renderer.notice("Not connected to an image (the current Lisp is lispshell's "
                                  "own; ,quit ends it).")
             return None
@@ -243,7 +243,7 @@ class Repl:
 
     async def reconnect(self):
         session = self.session
-        if not getattr(session, "is_connection", False):
+        if not session.is_connection:
             self.renderer.notice("The current Lisp is not a connection (,connect URL makes one).")
             return None
         try:
@@ -284,13 +284,15 @@ class Repl:
         return getattr(self.session, "package", "") or _starting_package(self.lisp)
 
     def prompt_message(self):
-        return [("bold ansigreen", self.package), ("", "> ")]
+        level = self.session.level if self.session is not None else 0
+        at = [("bold ansired", f"[{level}] ")] if level else []
+        return at + [("bold ansigreen", self.package), ("", "> ")]
 
     def toolbar(self):
         session = self.session
         if session is None:
             state = "no Lisp (,restart)"
-        elif getattr(session, "is_connection", False):
+        elif session.is_connection:
             state = ("busy" if session.busy else "connected" if session.ready
                      else "not connected (,reconnect)")
         elif self.lisp in self._start_failed and not getattr(session, "ready", True):
@@ -304,6 +306,8 @@ class Repl:
         else:
             state = "ready"
         parts = [self.key, self.package if session else "-", state]
+        if session is not None and session.level:
+            parts.append(f"debug level {session.level}: ,bt ,frame N ,invoke N ,abort ,top")
         llm = self._llm_toolbar()
         if llm:
             parts.append(llm)
@@ -370,6 +374,11 @@ class Repl:
             except KeyboardInterrupt:
                 continue
             except EOFError:
+                if self.session is not None and self.session.level:
+                    watcher.cancel()
+                    from lispshell.repl.debugger import leave_level
+                    await leave_level(self)     # Ctrl-D at a level leaves it, as in SBCL
+                    continue
                 break
             finally:
                 watcher.cancel()
@@ -450,7 +459,7 @@ class Repl:
             session = self.start_session(self.lisp)
             if session is None:
                 return None
-        if getattr(session, "is_connection", False):
+        if session.is_connection:
             pass    # a lost connection answers not-connected at once; it is never started here
         elif not getattr(session, "ready", True) and not await self._wait_until_ready(session):
             return None
@@ -466,11 +475,11 @@ class Repl:
         # No prompt (so no toolbar) while a form runs: a form silent for a while gets a status.
         self.renderer.status(lambda: f"{self.lisp} busy · {time.monotonic() - started:.1f} s · "
                                      "Ctrl-C interrupts", delay=0.5)
-        with self._on_sigint(session.interrupt):
+        with self._on_sigint(lambda: self.interrupt(session)):
             try:
                 result = await loop.run_in_executor(
                     None, partial(session.eval, code, timeout=None, on_output=on_output,
-                                  value_cap=PERSON_VALUE_CAP))
+                                  value_cap=PERSON_VALUE_CAP, keep_levels=True))
             except Exception as exc:
                 self.renderer.finish_line()
                 self.renderer.notice(f"Could not evaluate: {exc}")
@@ -649,6 +658,27 @@ class Repl:
         await llm.ask(text)
 
     # Plumbing ---------------------------------------------------------------------------
+    def interrupt(self, session) -> None:
+        """Ctrl-C while a form runs: interrupt it. An interrupt that has not landed within the
+        grace period is said, and only a Ctrl-C after that kills the Lisp: the person's word,
+        never a timer's (a connection is never killed at all)."""
+        did = session.interrupt()
+        if did == "killed":
+            self.print_notice("Killing the Lisp, as you asked: a fresh one starts.")
+            return
+        grace = getattr(session, "interrupt_grace", 2.0)
+
+        def late() -> None:
+            if session.busy and getattr(session, "interrupt_pending", 0) >= grace:
+                self.print_notice(
+                    f"The interrupt has not landed yet ({self.lisp} keeps trying). Ctrl-C "
+                    "again kills the Lisp and starts a fresh one (definitions are lost)."
+                    if not session.is_connection else
+                    "The interrupt has not landed yet; lispshell keeps waiting (a connected "
+                    "image is never killed).")
+        if did and self._loop is not None:
+            self._loop.call_later(grace + 0.1, late)
+
     @contextmanager
     def _on_sigint(self, callback):
         """While no prompt is reading, Ctrl-C arrives as SIGINT: route it to `callback`.

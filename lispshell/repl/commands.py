@@ -61,7 +61,7 @@ def _lisp(repl, arg: str):
 
 def _connect(repl, arg: str):
     if not arg.strip():
-        links = [k for k, s in repl.sessions.items() if getattr(s, "is_connection", False)]
+        links = [k for k, s in repl.sessions.items() if s.is_connection]
         if links:
             repl.renderer.notice("Connections: " + ", ".join(
                 k + (" (current)" if k == repl.key else "") for k in links)
@@ -122,8 +122,8 @@ async def _invoke(repl, arg: str):
                              "FORM: the value a restart such as USE-VALUE asks for)")
         return
     if not session.restarts:
-        repl.renderer.notice("No error is waiting with restarts: they are offered right after "
-                             "an error, until the next eval.")
+        repl.renderer.notice("No error is waiting with restarts: an error opens a debug level "
+                             "that offers them, until ,abort or ,top leaves it.")
         return
     streamed = False
 
@@ -133,7 +133,7 @@ async def _invoke(repl, arg: str):
         repl.renderer.output(chunk)
 
     from lispshell.lisp.session import PERSON_VALUE_CAP
-    with repl._on_sigint(session.interrupt):
+    with repl._on_sigint(lambda: repl.interrupt(session)):
         result = await asyncio.to_thread(session.invoke_restart, int(number), form.strip(),
                                          on_output=on_output, value_cap=PERSON_VALUE_CAP)
     if result.error is not None and result.error.type == "LISPSHELL-ABORTED":
@@ -348,6 +348,11 @@ BUILTIN = [
     Command("undo", "put back the last change lispshell's tools made to FILE (or to any file)",
             _undo, "[FILE]"),
 ]
+
+
+from lispshell.repl.debugger import COMMANDS as DEBUGGER  # noqa: E402 (needs Command)
+
+BUILTIN += DEBUGGER
 
 
 class CommandTable:

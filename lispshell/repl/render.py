@@ -152,14 +152,18 @@ class Renderer:
                         "(earlier definitions are gone).")
             if died_now:
                 return
-        if result.interrupted:
+        if result.interrupted and result.level and err is not None:
+            if self.at_line_start:      # write over the terminal's own "^C" echo
+                self.console.file.write("\r")
+            self.error(err, result.level)   # a level waits where it stopped: CONTINUE resumes
+        elif result.interrupted:
             if self.at_line_start:      # write over the terminal's own "^C" echo
                 self.console.file.write("\r")
             self.notice("Interrupted.")
         elif result.timed_out:
             self.notice(err.message if err is not None else "Evaluation timed out.")
         elif err is not None:
-            self.error(err)
+            self.error(err, result.level)
         elif not result.values:
             if says_no_values:
                 self.print(Text("; No values", style=STYLE_DIM))
@@ -168,13 +172,19 @@ class Renderer:
             if not self.page_if_tall(self.last, "\n".join(result.values)):
                 self.print(*self.last, sep="\n")
 
-    def error(self, err) -> None:
+    def error(self, err, level: int = 0) -> None:
+        """An error: its type and message, its frames (numbered at a debug level, as ,frame N
+        takes them) and, while a level waits in it, its restarts."""
         head = Text()
         if err.type:
             head.append(f"{err.type}: ", style=STYLE_ERROR)
         head.append(err.message or "", style="red")
-        trace = [Text("  " + line, style=STYLE_BACKTRACE) for line in err.backtrace or []]
-        restarts = self.restarts(getattr(err, "restarts", None) or [])
+        frames = err.backtrace or []
+        trace = ([Text(f"Backtrace (level {level}; ,bt for all, ,frame N for locals):",
+                       style=STYLE_DIM)] if level and frames else []) + [
+            Text(f"  {n:>2}: {line}" if level else "  " + line, style=STYLE_BACKTRACE)
+            for n, line in enumerate(frames)]
+        restarts = self.restarts(getattr(err, "restarts", None) or [], level)
         self.last = [head, *trace, *restarts]
         if self.page_if_tall([head], head.plain):
             return
@@ -189,12 +199,13 @@ class Renderer:
             self.print(line)
 
     @staticmethod
-    def restarts(restarts: list[str]) -> list:
-        """SBCL's restarts, numbered as SLDB numbers them (the last is back to the top level)."""
-        if not restarts:
+    def restarts(restarts: list[str], level: int = 1) -> list:
+        """SBCL's restarts, numbered as SLDB numbers them (the last leaves the level); none
+        once the error's level was left (a batch run)."""
+        if not restarts or not level:
             return []
-        lines = [Text("Restarts (,invoke N [FORM]; anything else returns to the top level):",
-                      style=STYLE_DIM)]
+        lines = [Text(f"Restarts (,invoke N [FORM]; forms evaluate inside the error; ,abort "
+                      f"leaves level {level}, ,top all):", style=STYLE_DIM)]
         for number, restart in enumerate(restarts):
             name, _, report = restart.partition("\t")
             line = Text(f"  {number}: ", style=STYLE_DIM)

@@ -11,6 +11,7 @@
    second value frame). With a buffer of its own, another thread's text can only land between
    two writes, as content, never inside a frame marker.")
 (defvar *evaluating* nil "True while user code runs: only then does an interrupt unwind.")
+(defvar *level* 0 "The debug levels open: errors waiting, each inside the one before.")
 
 (defun seg (marker tag)
   ;; The marker is the session's secret: it lives only in MAIN's frame and is passed down,
@@ -83,14 +84,15 @@
                 /// // // / / vals
                 *** ** ** * * (first vals)))))))
 
-;;; Restarts. When a form the person or the model sent (an E request) signals an ERROR, the
-;;; loop answers with the condition, its frames and its restarts (R fields, innermost first,
-;;; ending with our own ABORT), then waits for the next request INSIDE the handler, so the
-;;; stack, and with it the restarts, are still there, as in SLDB. I N [FORM] invokes restart N
-;;; (FORM answers what an interactive restart such as USE-VALUE reads from *QUERY-IO*); C and N
-;;; (completions, look-ups) are served in place; any other request first unwinds to the top
-;;; level (the default: the debugger is never left open) and then runs there. STATE is
-;;; (request-id . request-read-while-restarts-were-offered), passed down like the marker.
+;;; Debug levels. When a form the person or the model sent (an E request) signals an ERROR
+;;; (or BREAK, or is interrupted), the loop answers with the condition, its frames, its
+;;; restarts (R fields, innermost first, ending with our own ABORT) and the level (L), then
+;;; waits for the next request INSIDE the handler, so the stack, and with it the restarts and
+;;; the frames, are still there, as in SLDB. There: E evaluates in the error's dynamic extent
+;;; (an error there opens the next level), I N [FORM] invokes restart N (FORM answers what an
+;;; interactive restart reads), F asks about a frame (sbcl-debug.lisp), A leaves this level
+;;; (back to the one below), T leaves them all; C and N (completions, look-ups) are served in
+;;; place. STATE is (request-id . request-to-run-at-the-top-level), passed down like the marker.
 
 (defun write-error (err marker)
   (seg marker #\E) (write-string (first err) *out*)
@@ -100,6 +102,7 @@
 (defun end-answer (marker state)
   "The end of every answer: the package, then D and the request's id."
   (seg marker #\P) (write-string (package-label *package*) *out*)
+  (when (plusp *level*) (seg marker #\L) (format *out* "~d" *level*))
   (seg marker #\D) (write-string (car state) *out*)
   (terpri *out*)  ; also puts the column back to 0 (FRESH-LINE, ~&)
   (finish-output *out*))
@@ -125,7 +128,9 @@
    with the stack kept until one picks a restart or a new eval unwinds it."
   (let ((restarts (loop for r in (compute-restarts c)
                         collect r
-                        until (eq r top))))
+                        until (eq r top)))
+        (frames (user-frames 200))
+        (*level* (1+ *level*)))
     (write-error (describe-condition c) marker)
     (dolist (r restarts) (seg marker #\R) (write-string (restart-line r) *out*))
     (end-answer marker state)
@@ -160,8 +165,13 @@
                     marker)
                    ;; still on offer: say so again
                    (dolist (r restarts) (seg marker #\R) (write-string (restart-line r) *out*))))
+            (#\E (answer-eval text t marker state))
+            (#\F (answer-frames frames text marker))
+            (#\A (throw 'abort-eval :left-level))
+            (#\T (throw 'top-level :left-all))
+            (#\Q (sb-ext:exit :code 0 :abort t))
             (t (setf (cdr state) (list kind text request-id))
-               (throw 'abort-eval :unwound)))
+               (throw 'top-level :unwound)))
           (end-answer marker state))))))
 
 (defun run-eval (code history marker state)
@@ -171,18 +181,27 @@
          (io (make-two-way-stream empty *out*))
          (*standard-input* empty) (*standard-output* *out*) (*error-output* *out*)
          (*trace-output* *out*) (*terminal-io* io) (*query-io* io) (*debug-io* io)
-         (top-values (mapcar #'symbol-value *top-level-syntax*)))
+         (top-values (mapcar #'symbol-value *top-level-syntax*))
+         ;; Said now, at the level it returns to (a report is made when it is shown).
+         (back (if (plusp *level*)
+                   (format nil "Return to debug level ~d." *level*)
+                   "Return to lispshell's top level.")))
     (catch 'abort-eval
       (multiple-value-bind (result aborted)
-          (with-simple-restart (abort "Return to lispshell's top level.")
+          (with-simple-restart (abort "~a" back)
             (let ((top (find-restart 'abort)))
               (flet ((fail (c offer)
-                       ;; Not offered: look-ups, interrupts and timeouts, exhausted storage.
-                       (if (and history offer
-                                (not (typep c '(or sb-sys:interactive-interrupt storage-condition))))
+                       ;; Not offered: look-ups (N requests) and exhausted storage. An interrupt
+                       ;; is offered with its CONTINUE restart, which resumes the form.
+                       (if (and history offer (not (typep c 'storage-condition)))
                            (offer-restarts c top marker state top-values)
                            (throw 'abort-eval (describe-condition c)))))
-                (handler-bind ((serious-condition (lambda (c) (fail c (typep c 'error)))))
+                (handler-bind ((serious-condition
+                                 ;; An interrupt is first signalled, then BREAKs with its
+                                 ;; CONTINUE restart: it is taken there, by the debugger hook.
+                                 (lambda (c)
+                                   (unless (typep c 'sb-sys:interactive-interrupt)
+                                     (fail c (typep c 'error))))))
                   (let ((sb-ext:*invoke-debugger-hook*      ; BREAK, INVOKE-DEBUGGER
                           (lambda (c hook) (declare (ignore hook)) (fail c t)))
                         (*debugger-hook* nil)
@@ -199,7 +218,11 @@
                         (prin1 v *out*))))))))
         (declare (ignore result))
         (when aborted
-          (list "LISPSHELL-ABORTED" "Back at the top level; the error's stack is gone." nil))))))
+          (list "LISPSHELL-ABORTED"
+                (if (plusp *level*)
+                    (format nil "Back at debug level ~d." *level*)
+                    "Back at the top level; the error's stack is gone.")
+                nil))))))
 
 (defun answer-eval (code history marker state)
   (let ((err (run-eval code history marker state)))
@@ -295,14 +318,16 @@
               (setf (cdr state) (multiple-value-list (read-request))))
             (destructuring-bind (kind text request-id) (shiftf (cdr state) nil)
               (setf (car state) request-id)
-              (case kind
+              (catch 'top-level
+               (case kind
                 (#\E (answer-eval text t marker state))
                 (#\N (answer-eval text nil marker state))   ; N: an eval that leaves * ** *** alone
                 (#\C (answer-completions text marker))
-                (#\I (write-error (list "LISPSHELL-NO-SUCH-RESTART"
-                                        "no error is waiting with restarts" nil)
-                                  marker))
-                (#\Q (sb-ext:exit :code 0 :abort t)))))
+                ((#\I #\F #\A #\T)
+                 (write-error (list "LISPSHELL-NO-LEVEL"
+                                    "no error is waiting: no debug level is open" nil)
+                              marker))
+                (#\Q (sb-ext:exit :code 0 :abort t))))))
         (error (c)
           (ignore-errors
            (seg marker #\E) (write-string "LISPSHELL-PROTOCOL-ERROR" *out*)
