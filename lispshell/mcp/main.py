@@ -162,7 +162,7 @@ def main(argv: list[str] | None = None) -> int:
         config = config_mod.load()
     except config_mod.ConfigError as exc:
         print(f"lispshell mcp: {exc}", file=sys.stderr)
-        return 2
+        return _refuse(f"lispshell mcp: {exc}", argv)
     try:
         options, config = parse_args(argv, config)
     except SystemExit as exc:  # argparse's own exit (help, bad flag) or a bad --root
