@@ -163,7 +163,9 @@ class FastStart:
             if problem is not None:
                 self.write(json.dumps(problem, ensure_ascii=True))
                 continue
-            if not raw.strip() or not self._answer(json.loads(raw), raw):
+            if not raw.strip():
+                continue                      # a blank line asks nothing
+            if not self._answer(json.loads(raw), raw):
                 self.replay.append(raw)
                 return
 
