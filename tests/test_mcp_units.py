@@ -135,3 +135,14 @@ def test_only_the_mcp_command_pays_for_the_sdk():
     out = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, timeout=60)
     assert out.returncode == 0, out.stderr
     assert out.stdout.strip() == "[]"
+
+
+def test_the_instructions_claim_only_what_the_server_enforces(tmp_path):
+    """The server cannot know whether a person sees the client's questions."""
+    from lispshell.mcp.handshake import instructions
+    from lispshell.mcp.runtime import Options, Runtime
+
+    asking = instructions(Runtime(Options(lisp="sbcl", root=tmp_path), {}))
+    assert "NO_ONE_TO_ASK" in asking and "shown to the person" not in asking
+    trusting = instructions(Runtime(Options(lisp="sbcl", root=tmp_path, allow_eval=True), {}))
+    assert "without confirmation" in trusting and "NO_ONE_TO_ASK" not in trusting
