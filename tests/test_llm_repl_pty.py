@@ -20,12 +20,13 @@ class Shell(pty_shell.Shell):
     """The shared pty driver, pointed at the fake API, with the gate's helpers."""
 
     def __init__(self, tmp: Path, api: FakeAnthropic | None, *args: str, key: bool = True,
-                 editor: str = "true", config: str = "", cpr: bool = False):
+                 editor: str = "true", config: str = "", cpr: bool = False,
+                 groups: tuple[str, ...] = ("live",)):
         (tmp / "anthropic").mkdir(exist_ok=True)
         (tmp / "config").mkdir(exist_ok=True)
         (tmp / "config" / "config.toml").write_text(    # `config`: more TOML, from the test
             "[gate]\ngrace_ms = 150\n[llm]\ntimeout = 20.0\nmax_retries = 2\n"
-            'tool_groups = ["live"]\n' + config)
+            f"tool_groups = {list(groups)!r}\n".replace("'", '"') + config)
         env = {"EDITOR": editor, "ANTHROPIC_CONFIG_DIR": str(tmp / "anthropic")}
         if api is not None:
             env["ANTHROPIC_BASE_URL"] = api.url

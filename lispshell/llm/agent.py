@@ -63,7 +63,8 @@ class LLMSettings:
     max_retries: int = 2
     max_tool_rounds: int = 20
     context_tokens: int = 200_000
-    tool_groups: list[str] = field(default_factory=lambda: ["live", "project", "syntax", "delimiters", "structure"])
+    tool_groups: list[str] = field(default_factory=lambda: ["live", "debug", "project", "syntax",
+                                                            "delimiters", "structure"])
     base_url: str = ""
 
     @classmethod

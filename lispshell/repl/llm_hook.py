@@ -71,6 +71,7 @@ class LLM:
         self.gate = EvalGate(initial_gate_mode(cfg, options), self.confirm)
         session_cfg = cfg.get("session") or {}
         self.ctx = ToolContext(session=self._session, gate=self.gate, root=Path.cwd(),
+                               keep_levels=True,
                                dialect=repl.dialect,
                                eval_timeout=float(session_cfg.get("eval_timeout", 30.0)),
                                output_cap=int(session_cfg.get("output_cap", 65536)))

@@ -83,6 +83,13 @@ def eval_result(res: Any, timeout: float | None = None, text_cap: int = OUTPUT_C
                        "earlier definitions are gone.")
     if getattr(res, "package", None):
         out["package"] = res.package
+    if error is not None and getattr(res, "level", 0):
+        error["debug_level"] = res.level
+        error["restarts"] = [f"{n}: [{r.partition(chr(9))[0]}] {r.partition(chr(9))[2]}"
+                             for n, r in enumerate(getattr(res.error, "restarts", []))]
+        error["waits"] = ("The error waits in debug level %d with its stack: backtrace shows "
+                          "its frames and locals; after the missing piece is defined, "
+                          "invoke_restart (e.g. CONTINUE) retries where it failed." % res.level)
     out = {"ok": error is None, **({"error": error} if error else {}), **out}
     return out
 
@@ -147,7 +154,8 @@ def eval_tool(args: dict, ctx: ToolContext) -> dict:
     if package and ran.startswith(shown.split("\n", 1)[0] + "\n"):
         ran = ran.split("\n", 1)[1]        # the header we added is not code
     to_eval = in_package(session.lisp, package, ran) if package else ran
-    res = session.eval(to_eval, timeout=ctx.eval_timeout, output_cap=ctx.output_cap)
+    res = session.eval(to_eval, timeout=ctx.eval_timeout, output_cap=ctx.output_cap,
+                       keep_levels=ctx.keep_levels)
     result = eval_result(res, ctx.eval_timeout)
     if package:
         result["evaluated_in"] = package

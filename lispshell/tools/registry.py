@@ -23,6 +23,7 @@ TOOL_MODULES = (
     "lispshell.tools.syntax_tools",  # validate_syntax (and repair)
     "lispshell.tools.structure",     # forms by name and paredit edits
     "lispshell.tools.live",          # eval, describe, symbol_value, macroexpand, apropos
+    "lispshell.tools.debugging",     # backtrace, eval_in_frame, invoke_restart
     "lispshell.tools.project_tools",  # load_file, find_definition, who_calls, list_package...
 )
 
@@ -66,6 +67,9 @@ class ToolContext:
     dialect: str | None = None  # default dialect for text tools ("cl", "scheme", "clojure")
     eval_timeout: float = 30.0
     output_cap: int = 65536
+    # An error of the model's eval waits in a debug level (the REPL, where a person is), or
+    # is unwound at once (MCP, tests): lispshell/lisp/levels.py.
+    keep_levels: bool = False
     extra: dict = field(default_factory=dict)
 
     def __post_init__(self):
