@@ -2,7 +2,7 @@
 Claude Code waits 2 s for its MCP servers, then starts without their tools; it stops a server
 with SIGINT, SIGTERM 100 ms later and SIGKILL 400 ms after that. Targets on this 2-core
 machine: the `initialize` answer within 300 ms of the start, and exit within 100 ms of SIGINT
-or SIGTERM, with an eval running. `python -c pass`, started in the same run, is the floor.
+or SIGTERM, with an eval running (and over `--http`, with a client's event stream open). `python -c pass`, started in the same run, is the floor.
 
     .venv/bin/python bench/mcp_startup.py [--runs N]
 
@@ -78,6 +78,15 @@ def alive(pid: int) -> bool:
         return Path(f"/proc/{pid}/stat").read_text().rpartition(")")[2].split()[0] not in "ZX"
     except OSError:
         return False
+
+
+def gone(pid: int) -> bool:
+    """True once `pid` has exited (given a second: the signal is on its way)."""
+    for _ in range(100):
+        if not alive(pid):
+            return True
+        time.sleep(0.01)
+    return False
 
 
 def floor(runs: int) -> float:
@@ -159,18 +168,77 @@ def shutdown(root: str, sig: int) -> float:
         took = time.perf_counter() - began
         if code != 0:
             raise Fail(f"exit code {code} after {signal.Signals(sig).name}")
-        for pid in children:
-            for _ in range(100):
-                if not alive(pid):
-                    break
-                time.sleep(0.01)
-            else:
-                raise Fail(f"the child Lisp {pid} outlived the server")
+        if not all(gone(pid) for pid in children):
+            raise Fail(f"a child Lisp of {children} outlived the server")
         return took
     finally:
         if proc.poll() is None:
             proc.kill()
             proc.wait()
+
+
+def http_shutdown(root: str, sig: int) -> float:
+    """Seconds from `sig` to the exit of `lispshell mcp --http`, a client's event stream open
+    and a child SBCL started."""
+    import re
+    import threading
+
+    import httpx2
+
+    env = {k: v for k, v in os.environ.items() if not k.startswith("ANTHROPIC_")}
+    env["LISPSHELL_STATE_DIR"] = str(Path(root) / ".state")
+    proc = subprocess.Popen([str(BIN / "lispshell"), "mcp", "--http", "127.0.0.1:0", "--lisp",
+                             "sbcl", "--allow-eval", "--no-project", "--root", root],
+                            stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
+                            stderr=subprocess.PIPE, text=True, env=env)
+    try:
+        said = ""
+        while not (m := re.search(r"serving (\S+)\n.*token (\S+)\n", said, re.S)):
+            line = proc.stderr.readline()
+            if not line:
+                raise Fail(f"--http did not start: {said}")
+            said += line
+        url, token = m.groups()
+        headers = {"Authorization": f"Bearer {token}", "Content-Type": "application/json",
+                   "Accept": "application/json, text/event-stream"}
+        with httpx2.Client(timeout=60) as http:
+            opened = http.post(url, headers=headers, json=INITIALIZE)
+            headers["mcp-session-id"] = opened.headers["mcp-session-id"]
+            headers["mcp-protocol-version"] = INITIALIZE["params"]["protocolVersion"]
+            http.post(url, headers=headers, json={"method": "notifications/initialized",
+                                                  "jsonrpc": "2.0"})
+            called = http.post(url, headers=headers, json={
+                "method": "tools/call", "jsonrpc": "2.0", "id": 1,
+                "params": {"name": "eval", "arguments": {"code": "(+ 1 2)"}}})
+            children = lisps(proc.pid)
+            if '\\"values\\":[\\"3\\"]' not in called.text.replace(" ", "") or not children:
+                raise Fail(f"the eval over HTTP did not run in a child Lisp: {called.text}")
+            listening = threading.Event()
+
+            def listen():
+                try:
+                    with http.stream("GET", url, headers=headers) as stream:
+                        listening.set()
+                        for _ in stream.iter_bytes():
+                            pass
+                except httpx2.HTTPError:
+                    pass
+
+            threading.Thread(target=listen, daemon=True).start()
+            if not listening.wait(60):
+                raise Fail("the event stream did not open")
+            began = time.perf_counter()
+            proc.send_signal(sig)
+            code = proc.wait(timeout=30)
+            took = time.perf_counter() - began
+        if code != 0 or not all(gone(pid) for pid in children):
+            raise Fail(f"--http: exit code {code}, or its Lisp outlived it")
+        return took
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait()
+        proc.stderr.close()
 
 
 def main() -> int:
@@ -186,6 +254,7 @@ def main() -> int:
             shakes = [handshake(root, expected) for _ in range(runs)]
             stops = {sig: [shutdown(root, sig) for _ in range(max(3, runs // 3))]
                      for sig in (signal.SIGINT, signal.SIGTERM)}
+            http_stops = [http_shutdown(root, signal.SIGINT) for _ in range(3)]
     except Fail as exc:
         print(f"FAIL: {exc}", file=sys.stderr)
         return 1
@@ -200,6 +269,9 @@ def main() -> int:
         print(f"exit after {signal.Signals(sig).name:7}            {statistics.median(times) * 1000:6.1f} ms"
               f"   (worst {worst * 1000:.1f} ms of {len(times)}, eval running)   "
               f"target 100 ms: {'met' if worst < 0.100 else 'MISSED'}")
+    print(f"exit after SIGINT, --http       {statistics.median(http_stops) * 1000:6.1f} ms"
+          f"   (worst {max(http_stops) * 1000:.1f} ms of 3, a client stream open)   "
+          f"target 100 ms: {'met' if max(http_stops) < 0.100 else 'MISSED'}")
     return 0
 
 

@@ -234,3 +234,59 @@ def test_a_server_that_cannot_serve_tells_the_client_why(tmp_path, wire):
     assert "--tools" in error["message"] and "syntax" in error["message"]  # the closest name
     server.proc.stdin.close()
     assert server.proc.wait(timeout=60) == 2
+
+
+@pytest.mark.parametrize("sig", [signal.SIGINT, signal.SIGTERM])
+def test_a_signal_ends_the_http_server_with_a_client_stream_open(tmp_path, sig):
+    """uvicorn's own shutdown would wait for the open event stream as long as the client
+    keeps it; lispshell's handler ends the server and its Lisp at once."""
+    import re
+    import threading
+
+    import httpx2
+
+    proc = subprocess.Popen([LISPSHELL, "mcp", "--http", "127.0.0.1:0", "--lisp", "sbcl",
+                             "--allow-eval", "--no-project", "--root", str(tmp_path)],
+                            stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
+                            stderr=subprocess.PIPE, text=True, env=server_env())
+    try:
+        said = ""
+        while not (m := re.search(r"serving (\S+)\n.*token (\S+)\n", said, re.S)):
+            line = proc.stderr.readline()
+            assert line, said
+            said += line
+        url, token = m.groups()
+        headers = {"Authorization": f"Bearer {token}", "Content-Type": "application/json",
+                   "Accept": "application/json, text/event-stream"}
+        with httpx2.Client(timeout=60) as http:
+            opened = http.post(url, headers=headers, json=CLAUDE_CODE_INITIALIZE)
+            headers["mcp-session-id"] = opened.headers["mcp-session-id"]
+            headers["mcp-protocol-version"] = "2025-11-25"
+            http.post(url, headers=headers, json=INITIALIZED)
+            called = http.post(url, headers=headers, json={
+                "method": "tools/call", "jsonrpc": "2.0", "id": 1,
+                "params": {"name": "eval", "arguments": {"code": "(+ 1 2)"}}})
+            assert '\\"values\\":[\\"3\\"]' in called.text.replace(" ", ""), called.text
+            children = lisp_pids(tmp_path)
+            assert children
+            listening = threading.Event()
+
+            def listen():     # the client's event stream, held open like a client holds it
+                try:
+                    with http.stream("GET", url, headers=headers) as stream:
+                        listening.set()
+                        for _ in stream.iter_bytes():
+                            pass
+                except httpx2.HTTPError:
+                    pass
+
+            threading.Thread(target=listen, daemon=True).start()
+            assert listening.wait(60)
+            proc.send_signal(sig)
+            assert proc.wait(timeout=60) == 0
+        assert all(wait_gone(pid) for pid in children)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait()
+        proc.stderr.close()
