@@ -189,3 +189,35 @@ def test_mcp_evals_never_leave_a_level(tmp_path):
             assert ok["values"] == ["3"]
     run(scenario)
     assert os.path.isdir(tmp_path)
+
+
+WRAPPED = ('(try (throw (ex-info "db down" {:db :down})) '
+           '(catch Exception e (throw (ex-info "bad order" {:order 7} e))))')
+
+
+def _says_the_whole_chain(error):
+    assert error.type == "clojure.lang.ExceptionInfo"
+    assert error.message == ("bad order {:order 7}\n"
+                             "  caused by clojure.lang.ExceptionInfo: db down {:db :down}")
+    assert not any("lispshell" in f for f in error.backtrace), error.backtrace
+
+
+def test_clojure_says_a_wrapped_ex_info_whole_on_a_child():
+    with LispSession("clojure") as s:
+        _says_the_whole_chain(s.eval(WRAPPED).error)
+        assert "Unable to resolve symbol: zz-nothing" in str(s.eval("(zz-nothing 1)").error)
+
+
+def test_clojure_says_a_wrapped_ex_info_whole_over_nrepl(tmp_path):
+    from lisp_servers import Server
+    from lispshell.lisp.connection import connect_session
+
+    srv = Server("nrepl", tmp_path).start()
+    try:
+        session = connect_session(srv.url, {})
+        try:
+            _says_the_whole_chain(session.eval(WRAPPED).error)
+        finally:
+            session.close()
+    finally:
+        srv.kill()

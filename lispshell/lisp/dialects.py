@@ -170,7 +170,11 @@ CLOJURE = Dialect(
     interrupt_type="interrupt",
     loop_file="clojure-loop.clj", introspect_file="clojure-introspect.clj",
     project_file="clojure-project.clj", code_length=_utf16_units,
-    _bootstrap=lambda loop, nonce: "(" + loop + f' "{nonce}")\n',
+    # The error helpers first: a top-level `do` compiles its forms one at a time, so the loop
+    # can name lispshell.errors/describe.
+    _bootstrap=lambda loop, nonce: (
+        "(do (binding [*ns* *ns*] (load-string "
+        + string_literal(image_code("clojure-errors.clj")) + ")) (" + loop + f' "{nonce}"))\n'),
     _introspect_call=lambda setup, fn, lits, mark: (
         '(do (when-not (and (find-ns (quote lispshell.introspect)) '
         f'(ns-resolve (quote lispshell.introspect) (quote {fn})) '

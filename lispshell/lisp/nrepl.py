@@ -66,6 +66,7 @@ class Session(Connection):
             # The helper namespace, unless an earlier connection loaded it already.
             setup = ("(binding [*ns* *ns*] (when-not (resolve '" + HISTORY + ") "
                      "(load-string "
+                     + string_literal(image_code("clojure-errors.clj")) + ") (load-string "
                      + string_literal(image_code("clojure-nrepl.clj")) + ")) (str *ns*))")
             rid = self._send_new({"op": "eval", "code": setup, "session": self._quiet})
             values, failed = [], False

@@ -93,17 +93,11 @@
                           ;; Java code may print to System/out; ours is flushed with the frame.
                           (.flush System/out)
                           (.flush System/err))))))
+        ;; clojure-errors.clj, loaded before this loop by the bootstrap
         describe (fn [^Throwable t]
                    (if (instance? ThreadDeath t)
                      ["interrupt" "Interrupted" (frame-lines @stopped-trace)]
-                     (let [m (Throwable->map t)
-                           tri (clojure.main/ex-triage m)
-                           ^Throwable root (loop [^Throwable c t] (if-let [n (.getCause c)] (recur n) c))
-                           data (ex-data root)]
-                       [(str (or (:clojure.error/class tri) (.getName (class root))))
-                        (str (or (:clojure.error/cause tri) (.getMessage root) "")
-                             (if data (str " " (pr-str data)) ""))
-                        (frame-lines (.getStackTrace root))])))
+                     (lispshell.errors/describe t)))
         answer-eval (fn [code history]
                       (when-let [r (run-job code history)]
                         (when (instance? ThreadDeath r)

@@ -7,22 +7,8 @@
 
 (defonce ^:private errors (atom {}))
 
-(defn- frame-lines [elements]
-  (->> elements
-       (map (fn [^StackTraceElement e]
-              (str (clojure.lang.Compiler/demunge (.getClassName e)) "."
-                   (.getMethodName e) " (" (.getFileName e) ":" (.getLineNumber e) ")")))
-       (take-while (fn [^String s] (not (.startsWith s "clojure.lang.Compiler"))))
-       (take 12)))
-
 (defn- describe [^Throwable t]
-  (let [tri (clojure.main/ex-triage (Throwable->map t))
-        ^Throwable root (loop [^Throwable c t] (if-let [n (.getCause c)] (recur n) c))
-        data (ex-data root)]
-    (list* (str (or (:clojure.error/class tri) (.getName (class root))))
-           (str (or (:clojure.error/cause tri) (.getMessage root) "")
-                (if data (str " " (pr-str data)) ""))
-           (frame-lines (.getStackTrace root)))))
+  (apply list* (lispshell.errors/describe t)))   ; clojure-errors.clj, loaded first
 
 (defn caught [^Throwable t]
   (let [msg (some-> (resolve 'nrepl.middleware.interruptible-eval/*msg*) deref)
