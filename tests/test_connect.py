@@ -643,7 +643,7 @@ FEATURES = {
                  "(lispshell-load.l/twice 21)"),
     },
     "sbcl": {
-        "invoke": "offers no restarts",
+        "invoke": "Back at the top level.",       # the error waited in Swank's debugger: left
         "typed": "(let ((x 1)) (mapcar ", "arglist": "(mapcar function list &rest more-lists)",
         "value": "(list 1 (* 6 7))", "inspect_last": ",inspect", "inspected": "1  42",
         "inspect_form": ",inspect (vector 1 (* 6 7))", "form_inspected": "1  42",
@@ -708,7 +708,7 @@ def test_repl_features_over_the_connection(server, tmp_path, monkeypatch):
             sh.expect(CODE[lisp]["error_message"])
             sh.submit(",last")                           # the last error, whole
             sh.expect(CODE[lisp]["error_message"])
-            sh.submit(",invoke 0")                       # no restarts wait over a connection
+            sh.submit(",invoke 0")                       # only Swank keeps restarts waiting
             sh.expect(f["invoke"])
             sh.submit(f",load {tmp_path / name}")
             if warning:

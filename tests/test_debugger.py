@@ -221,3 +221,63 @@ def test_clojure_says_a_wrapped_ex_info_whole_over_nrepl(tmp_path):
             session.close()
     finally:
         srv.kill()
+
+
+# --- Swank: SLDB kept as a level --------------------------------------------------------------
+
+@pytest.fixture(scope="module")
+def swank(tmp_path_factory):
+    from lisp_servers import Server
+
+    srv = Server("swank", tmp_path_factory.mktemp("swank")).start()
+    yield srv
+    srv.kill()
+
+
+def test_define_then_retry_over_swank(swank):
+    from lispshell.lisp.connection import connect_session
+
+    s = connect_session(swank.url, {})
+    try:
+        assert s.eval("(defun sw-caller () (list :got (sw-missing 2)))").ok
+        r = s.eval("(sw-caller)", keep_levels=True)
+        assert r.level == 1 and r.error.type == "UNDEFINED-FUNCTION", r
+        assert s.restarts[0] == "CONTINUE\tRetry calling SW-MISSING."
+        assert [f.call for f in s.backtrace()] == ['("undefined function" 2)', "(SW-CALLER)"]
+        defined = s.eval("(defun sw-missing (x) (* x 10))", keep_levels=True)
+        assert defined.values == ["SW-MISSING"] and defined.level == 1
+        retried = s.invoke_restart(0)
+        assert retried.values == ["(:GOT 20)"] and s.level == 0, retried
+        # Locals, eval in a frame, a nested level, leaving one, then all.
+        assert s.eval("(defun sw-f (x) (car x)) (defun sw-g (x) (1+ (sw-f x)))").ok
+        assert s.eval("(sw-g 5)", keep_levels=True).level == 1
+        assert s.frame_locals(1)[0].name == "x" and s.frame_locals(1)[0].value == "5"
+        assert s.eval_in_frame(1, "(* x 3)").values == ["15"]
+        assert s.eval("(car 7)", keep_levels=True).level == 2
+        assert "Back at debug level 1" in s.leave_level().error.message and s.level == 1
+        s.top()
+        assert s.level == 0 and s.eval("(+ 1 2)").values == ["3"]
+    finally:
+        s.close()
+
+
+def test_another_swank_threads_debugger_is_listed_not_aborted(swank):
+    from lispshell.lisp.connection import connect_session
+
+    s = connect_session(swank.url, {})
+    try:
+        r = s.eval('(let ((th (sb-thread:make-thread (lambda () (error "boom in bg"))))) '
+                   "(sb-thread:join-thread th :default :still-waiting :timeout 5))",
+                   keep_levels=True)
+        # The thread waits in its debugger (the join gave up); it is listed, not left.
+        assert r.values[0] == ":STILL-WAITING", r
+        assert "another thread" in r.output and "boom in bg" in r.output
+        assert ",thread 0 enters it" in r.output
+        assert len(s.other_debuggers) == 1
+        error = s.enter_thread(0)
+        assert "boom in bg" in error.message and s.level == 1
+        assert any("abort thread" in line for line in error.restarts)
+        left = s.leave_level()
+        assert s.level == 0 and "Back at the top level" in left.error.message
+    finally:
+        s.close()

@@ -209,6 +209,7 @@ class Connection(Session):
         self._send_lock = threading.Lock()     # interrupts are sent from other threads
         self._closed = False
         self._interrupt_at: float | None = None
+        self._keep_levels = False          # set for the duration of one eval (see eval)
 
     # -- lifecycle ------------------------------------------------------------------------
     @property
@@ -266,10 +267,15 @@ class Connection(Session):
     def eval(self, code: str, *, timeout: float | None = None, output_cap: int | None = None,
              on_output=None, history: bool = True, value_cap: int | None = None,
              keep_levels: bool = False) -> EvalResult:
-        """As `LispSession.eval`: one eval at a time; a lost connection is an error result."""
+        """As `LispSession.eval`: one eval at a time; a lost connection is an error result.
+        `keep_levels`: a transport with debug levels (Swank) keeps an error waiting."""
         with self._lock:
-            return self._eval_holding_lock(code, timeout, output_cap, on_output, history,
-                                           value_cap, busy=True)
+            self._keep_levels = keep_levels
+            try:
+                return self._eval_holding_lock(code, timeout, output_cap, on_output, history,
+                                               value_cap, busy=True)
+            finally:
+                self._keep_levels = False
 
     def try_eval(self, code: str, timeout: float = 2.0, output_cap: int = 1 << 16,
                  wait: float = 0.0):

@@ -88,6 +88,9 @@ class Session:
     is_connection = False      # a connection's image is the person's: never restarted by us
     lisp = ""
     transport = "this transport"
+    # Debuggers other threads of the image entered, waiting for the person (Swank):
+    # (thread, level, condition, restarts); `enter_thread(n)` makes one the current level.
+    other_debuggers: list = []
 
     @property
     def level(self) -> int:
@@ -124,3 +127,6 @@ class Session:
 
     def top(self, **kw):
         self._refuse("leaving the debug levels")
+
+    def enter_thread(self, index: int):
+        self._refuse("another thread's debugger")

@@ -10,17 +10,28 @@ then opens its debugger in it.
 
 On connecting, lispshell loads its SBCL loop's functions (image/sbcl-loop.lisp, never started
 here) and image/sbcl-swank.lisp into the image's %LISPSHELL package. Every eval is then one
-`(%lispshell::swank-eval CODE PACKAGE HISTORY CAP)`: the forms are read and evaluated as by the
-child's loop, output goes out as :write-string a line at a time, and an error comes back as
-type, message and frames without entering the debugger. What does reach the debugger (a
-`break`, Ctrl-C's interrupt) is answered at once by invoking its abort restart ("Return to
-SLIME's top level"), and the condition is shown: no debugger is left waiting.
+`(%lispshell::swank-eval CODE PACKAGE HISTORY CAP DEBUG REQUEST)`: the forms are read and
+evaluated as by the child's loop, output goes out as :write-string a line at a time.
+
+Debug levels (lispshell/lisp/levels.py): in the REPL (`keep_levels`) an error, a `break` or
+Ctrl-C's interrupt enters Swank's own debugger (SLDB), and lispshell keeps it as a level: the
+`:debug` event's restarts and frames, `swank:backtrace`, `frame-locals-and-catch-tags`,
+`eval-string-in-frame`, restarts invoked in that thread, `sldb-abort`, `throw-to-toplevel`.
+Forms typed at the level are sent to that thread, which evaluates them inside the error. A
+debugger another thread enters is listed for the person (`,threads`, `,thread N`), never left
+without their word. Batch runs and `lispshell mcp` (no `keep_levels`) keep today's rule: an
+error comes back as type, message and frames without entering the debugger, and what does
+reach it is left at once through its abort restart, which the answer says.
+
+Whether a debugger is this eval's own is asked of its thread: `swank-eval` binds the request's
+id there (`%lispshell::*swank-request*`), which another thread does not have.
 
 If ~/.slime-secret exists, its first line is sent first, as SLIME does.
 """
 from __future__ import annotations
 
 import re
+import secrets
 import select
 import time
 from pathlib import Path
@@ -28,12 +39,26 @@ from pathlib import Path
 from lispshell.lisp.connection import ConnectError, Connection, Lost, open_socket, quick_ack
 from lispshell.lisp.dialects import string_literal
 from lispshell.lisp.image import code as image_code
+from lispshell.lisp.levels import LevelStack, parse_frames
 from lispshell.lisp.session import EvalResult, LispError, _Answer
 
 READ_SIZE = 1 << 16
 # One Swank message holds at most 2^24 - 1 bytes; a value is cut well below that (UTF-8 and
 # escapes can triple its size).
 VALUE_LIMIT = 4 * 1024 * 1024
+
+
+def _machinery(frame: str) -> bool:
+    """Where the person's frames end: the evaluator lispshell's loop called them through."""
+    return any(m in frame for m in ("(EVAL ", "%LISPSHELL::", "SIMPLE-EVAL-IN-LEXENV"))
+
+
+class _Debugged(Exception):
+    """A `:debug` event while levels are kept: (thread, level, condition, restarts, frames)."""
+
+    def __init__(self, event):
+        super().__init__("debugger entered")
+        self.event = event
 
 
 class Symbol(str):
@@ -113,6 +138,10 @@ class Session(Connection):
         self._running = False
         self._next_id = 0
         self._notes: list[str] = []      # other threads' debuggers, not yet told
+        self._returns: dict = {}         # answers to requests not waited for yet (a level's)
+        self._sldb: list[dict] = []      # the levels kept: thread, Swank's level, pending rid
+        self._levels = LevelStack()
+        self.other_debuggers: list[tuple] = []   # (thread, level, condition, restarts)
         deadline = time.monotonic() + max(self.connect_timeout, 60.0)
         try:
             secret = self._secret()
@@ -159,10 +188,16 @@ class Session(Connection):
         except (OSError, IndexError, UnicodeDecodeError):
             return None
 
+    def close(self) -> None:
+        self.leave_all()
+        super().close()
+
     def _drop(self) -> None:
         sock = getattr(self, "_sock", None)
         self._sock = None
         self.ready = False
+        self._sldb, self._returns = [], {}
+        self._levels.clear()
         if sock is not None:
             try:
                 sock.close()
@@ -237,6 +272,8 @@ class Session(Connection):
             self._send_raw(f"(:emacs-pong {self._thread_text(message[1])} {message[2]})")
         elif _is(head, ":debug") and len(message) >= 6:
             thread, level, condition, restarts, frames = message[1:6]
+            if self._keep_levels:
+                raise _Debugged((thread, level, condition, restarts, frames))
             debug.append((condition, frames))
             self._abort(thread, level, restarts)
         elif (_is(head, ":eval") or _is(head, ":y-or-n-p") or _is(head, ":read-from-minibuffer")
@@ -261,22 +298,47 @@ class Session(Connection):
         """(ok, value) of request `rid`, handling events meanwhile. Raises TimeoutError."""
         debug = [] if debug is None else debug
         while True:
+            if rid in self._returns:
+                return self._returns.pop(rid)
             m = self._next(deadline)
             if m is None:
                 raise TimeoutError
-            if isinstance(m, list) and len(m) >= 3 and _is(m[0], ":return") and m[-1] == rid:
-                outcome = m[1] if isinstance(m[1], list) and m[1] else [Symbol(":abort")]
-                return _is(outcome[0], ":ok"), (outcome[1] if len(outcome) > 1 else None)
+            if self._is_return(m):
+                if m[-1] == rid:
+                    return self._outcome(m)
+                self._keep_return(m)
+                continue
             self._handle_event(m, answer, debug)
+
+    @staticmethod
+    def _is_return(m) -> bool:
+        return isinstance(m, list) and len(m) >= 3 and _is(m[0], ":return")
+
+    @staticmethod
+    def _outcome(m) -> tuple[bool, object]:
+        outcome = m[1] if isinstance(m[1], list) and m[1] else [Symbol(":abort")]
+        return _is(outcome[0], ":ok"), (outcome[1] if len(outcome) > 1 else None)
+
+    def _keep_return(self, m) -> None:
+        """An answer to a request nobody waits for now: a level's pending eval, read while
+        something else was asked, is taken from here when its level ends."""
+        pending = {lv["rid"] for lv in self._sldb}
+        if m[-1] in pending or len(self._returns) < 64:
+            self._returns[m[-1]] = self._outcome(m)
 
     # -- eval ---------------------------------------------------------------------------------
     def _eval_ended(self) -> None:
         self._running = False
 
     def _eval_locked(self, code, timeout, answer, history, value_cap, started) -> EvalResult:
+        keep = self._keep_levels and history
+        request = secrets.token_hex(6)
         form = (f"(%lispshell::swank-eval {string_literal(code)} {string_literal(self.package)} "
-                f"{'t' if history else 'nil'} {max(1, min(value_cap, VALUE_LIMIT))})")
-        rid = self._rex(form, self.package or "COMMON-LISP-USER")
+                f"{'t' if history else 'nil'} {max(1, min(value_cap, VALUE_LIMIT))} "
+                f"{'t' if keep else 'nil'} {string_literal(request)})")
+        # At a level, the form goes to the thread waiting in it: it runs inside the error.
+        thread = self._sldb[-1]["thread"] if self._sldb else None
+        rid = self._rex(form, self.package or "COMMON-LISP-USER", thread)
         self._running = True
         deadline = None if timeout is None else started + timeout
         debug: list = []
@@ -292,6 +354,11 @@ class Session(Connection):
                 break
             except TimeoutError:
                 pass
+            except _Debugged as entered:
+                opened = self._entered(entered.event, rid, request, answer)
+                if opened is not None:
+                    return self._level_result(opened, answer, started)
+                continue
             now = time.monotonic()
             if self._interrupt_at is not None and now >= self._interrupt_at + self.interrupt_grace:
                 gave_up, ok, value = True, False, None
@@ -336,7 +403,250 @@ class Session(Connection):
         return EvalResult(output=answer.text_output(), values=[] if error else values,
                           error=error, output_dropped=answer.dropped, timed_out=timed_out,
                           interrupted=interrupted and not timed_out,
-                          package=self.package, elapsed=time.monotonic() - started)
+                          package=self.package, elapsed=time.monotonic() - started,
+                          level=self.level)
+
+    # -- debug levels ------------------------------------------------------------------------
+    @property
+    def level(self) -> int:
+        return self._levels.depth
+
+    @property
+    def waiting(self):
+        return self._levels.waiting
+
+    @property
+    def restarts(self) -> list[str]:
+        waiting = self._levels.waiting
+        return list(waiting.restarts) if waiting is not None else []
+
+    def _entered(self, event, rid, request, answer) -> LispError | None:
+        """A debugger was entered while request `rid` ran: its level's error if it is that
+        request's own (kept), else None (another thread's: listed for the person, said)."""
+        thread, level, condition, restarts, frames = event
+        ours = bool(self._sldb) and thread == self._sldb[-1]["thread"]
+        if not ours:
+            try:
+                ok, value = self._wait_return(
+                    self._rex("(%lispshell::swank-request)", "COMMON-LISP-USER", thread),
+                    time.monotonic() + max(self.connect_timeout, 30.0))
+                ours = ok and str(value) == request
+            except (TimeoutError, _Debugged):
+                ours = False
+        kind, text = self._condition_text(condition)
+        if not ours:
+            self.other_debuggers.append((thread, level, condition, restarts))
+            answer.add(f"; another thread ({thread}) entered the debugger: {text} [{kind}]; "
+                       f",threads lists it, ,thread {len(self.other_debuggers) - 1} enters it\n")
+            return None
+        error = LispError(kind, text, self._frame_lines(frames), self._restart_lines(restarts))
+        while self._sldb and self._sldb[-1]["thread"] == thread \
+                and self._sldb[-1]["level"] >= int(level):
+            self._sldb.pop()          # re-entered after a restart left the old level
+        self._sldb.append({"thread": thread, "level": int(level), "rid": rid})
+        self._levels.errors = self._levels.errors[:len(self._sldb) - 1] + [error]
+        return error
+
+    def _level_result(self, error, answer, started) -> EvalResult:
+        return EvalResult(output=answer.text_output(), error=error,
+                          output_dropped=answer.dropped, package=self.package,
+                          elapsed=time.monotonic() - started, level=self.level)
+
+    @staticmethod
+    def _restart_lines(restarts) -> list[str]:
+        return [f"{r[0]}\t{r[1]}" if isinstance(r, list) and len(r) > 1 else str(r)
+                for r in restarts or []]
+
+    @staticmethod
+    def _frame_lines(frames) -> list[str]:
+        lines = []
+        for f in frames or []:
+            line = str(f[1]) if isinstance(f, list) and len(f) > 1 else ""
+            if _machinery(line) or len(lines) == 12:
+                break     # the rest is lispshell's and Swank's own machinery
+            lines.append(line)
+        return lines
+
+    def _ask_level(self, form: str):
+        """Evaluate a Swank function in the innermost level's thread; its value."""
+        if not self._sldb:
+            raise ValueError("no error is waiting: no debug level is open")
+        with self._lock:
+            try:
+                ok, value = self._wait_return(
+                    self._rex(form, self.package or "COMMON-LISP-USER", self._sldb[-1]["thread"]),
+                    time.monotonic() + max(self.eval_timeout, 30.0))
+            except TimeoutError:
+                raise ValueError("the image did not answer") from None
+            except Lost as exc:
+                self._lost(str(exc))
+                raise ValueError(f"the connection was lost: {exc}") from None
+        if not ok:
+            raise ValueError(f"Swank could not answer: {value}")
+        return value
+
+    def backtrace(self):
+        value = self._ask_level("(swank:backtrace 0 200)")
+        lines = []
+        for f in value or []:
+            if not (isinstance(f, list) and len(f) > 1):
+                continue
+            text = str(f[1])
+            if _machinery(text):
+                break
+            lines.append(f"{f[0]}\t{text}\t")
+        return parse_frames(lines)
+
+    def frame_locals(self, index: int):
+        from lispshell.lisp.levels import Local
+        value = self._ask_level(f"(swank:frame-locals-and-catch-tags {int(index)})")
+        found = []
+        for plist in (value[0] if isinstance(value, list) and value else []) or []:
+            fields = dict(zip(plist[::2], plist[1::2])) if isinstance(plist, list) else {}
+            name = next((v for k, v in fields.items() if _is(k, ":name")), "")
+            shown = next((v for k, v in fields.items() if _is(k, ":value")), "")
+            found.append(Local(str(name).lower(), str(shown)))
+        return found
+
+    def eval_in_frame(self, index: int, code: str, **kw) -> EvalResult:
+        # Swank's backend evaluates in the frame; the values are printed as the REPL prints
+        # them (eval-string-in-frame would give the echo area's "=> 15 (4 bits, #xF...)").
+        value = self._ask_level(
+            '(cl:mapcar (cl:function cl:prin1-to-string) (cl:multiple-value-list (cl:funcall '
+            '(cl:find-symbol "EVAL-IN-FRAME" "SWANK/BACKEND") '
+            f"(cl:read-from-string {string_literal(code)}) {int(index)})))")
+        return EvalResult(values=[str(v) for v in value or []], package=self.package,
+                          level=self.level)
+
+    def frame_source(self, index: int) -> str:
+        value = self._ask_level('(cl:funcall (cl:find-symbol "FRAME-SOURCE-LOCATION" '
+                                f'"SWANK/BACKEND") {int(index)})')
+        parts = {str(p[0]).lower(): p[1:] for p in value[1:] if isinstance(p, list) and p} \
+            if isinstance(value, list) and value and _is(value[0], ":location") else {}
+        path = str(parts.get(":file", [""])[0]) if ":file" in parts else ""
+        position = parts.get(":position", [None])[0]
+        if not path:
+            return ""
+        try:
+            with open(path, encoding="utf-8", errors="replace") as f:
+                line = f.read(int(position) if isinstance(position, int) else 0).count("\n") + 1
+        except OSError:
+            return ""
+        return f"{path}:{line}"
+
+    def _control(self, form: str, **kw) -> EvalResult:
+        """Send `form` to the innermost level's thread and wait for what it leads to: a level's
+        pending eval answering (that level and those inside it are over), a new level, or the
+        form's own answer (it did not leave the level)."""
+        if not self._sldb:
+            raise ValueError("no error is waiting: no debug level is open")
+        answer = _Answer(self.output_cap, kw.get("on_output"))
+        started = time.monotonic()
+        with self._lock:
+            self._keep_levels = True
+            self.busy = True
+            try:
+                rid = self._rex(form, self.package or "COMMON-LISP-USER",
+                                self._sldb[-1]["thread"])
+                own = None
+                while True:
+                    pending = [lv["rid"] for lv in self._sldb]
+                    done = next((i for i, r in enumerate(pending) if r in self._returns), None)
+                    if done is not None:
+                        ok, value = self._returns.pop(pending[done])
+                        del self._sldb[done:]
+                        del self._levels.errors[done:]
+                        self._returns.pop(rid, None)
+                        return self._ended_level(ok, value, answer, started)
+                    if own is not None and not self._sldb:
+                        break
+                    if rid in self._returns:
+                        own = self._returns.pop(rid)
+                        if self._sldb[-1]["rid"] is None and not own[0]:
+                            # Another thread's debugger, entered with ,thread: nothing of
+                            # ours is pending there; the restart unwound our request.
+                            self._sldb.pop()
+                            del self._levels.errors[len(self._sldb):]
+                            return self._ended_level(False, None, answer, started)
+                        if own[0]:      # answered without leaving: said, the level stays
+                            break
+                        continue        # unwound by the restart: its level answers next
+                    m = self._next(None)
+                    if self._is_return(m):
+                        self._keep_return(m)
+                        continue
+                    try:
+                        self._handle_event(m, answer, [])
+                    except _Debugged as entered:
+                        thread = entered.event[0]
+                        if thread == self._sldb[-1]["thread"]:
+                            error = self._entered(entered.event, self._sldb[-1]["rid"], "", answer)
+                            return self._level_result(error, answer, started)
+                        self._entered(entered.event, rid, "", answer)
+            except Lost as exc:
+                self._lost(str(exc))
+                return self.lost_result(answer, started, time.monotonic() - started)
+            finally:
+                self._keep_levels = False
+                self.busy = False
+        note = str(own[1]) if own is not None else "done"
+        return EvalResult(output=answer.text_output(), package=self.package, level=self.level,
+                          error=LispError("LISPSHELL-RESTART-DID-NOT-RUN", note))
+
+    def _ended_level(self, ok, value, answer, started) -> EvalResult:
+        if ok and isinstance(value, list) and len(value) >= 2:
+            self.package = str(value[0])
+            if _is(value[1], ":values"):
+                return EvalResult(output=answer.text_output(), values=[str(v) for v in value[2:]],
+                                  package=self.package, level=self.level,
+                                  elapsed=time.monotonic() - started)
+            return EvalResult(output=answer.text_output(), package=self.package, level=self.level,
+                              error=LispError(str(value[2]) if len(value) > 2 else "error",
+                                              str(value[3]) if len(value) > 3 else "",
+                                              [str(f) for f in value[4:]]))
+        where = f"debug level {self.level}" if self.level else "the top level"
+        return EvalResult(output=answer.text_output(), package=self.package, level=self.level,
+                          error=LispError("LISPSHELL-ABORTED", f"Back at {where}."))
+
+    def invoke_restart(self, index: int, argument: str = "", **kw) -> EvalResult:
+        return self._control(f"(%lispshell::swank-invoke {int(index)} "
+                             f"{string_literal(argument)})", **kw)
+
+    def restart_frame(self, index: int, **kw) -> EvalResult:
+        return self._control('(cl:funcall (cl:find-symbol "RESTART-FRAME" "SWANK/BACKEND") '
+                             f"{int(index)})", **kw)
+
+    def leave_level(self, **kw) -> EvalResult:
+        return self._control("(swank:sldb-abort)", **kw)
+
+    def top(self, **kw) -> EvalResult:
+        if not self._sldb:
+            raise ValueError("no error is waiting: no debug level is open")
+        result = None
+        while self._sldb:
+            result = self._control("(swank:throw-to-toplevel)", **kw)
+        return result
+
+    def enter_thread(self, index: int) -> LispError:
+        """Make another thread's waiting debugger (`other_debuggers[index]`) the current level."""
+        if not 0 <= index < len(self.other_debuggers):
+            raise ValueError(f"no other thread's debugger {index}" + (
+                f": choose 0 to {len(self.other_debuggers) - 1}" if self.other_debuggers else
+                ": none is waiting"))
+        thread, level, condition, restarts = self.other_debuggers.pop(index)
+        kind, text = self._condition_text(condition)
+        error = LispError(kind, text, [], self._restart_lines(restarts))
+        self._sldb.append({"thread": thread, "level": int(level), "rid": None})
+        self._levels.errors.append(error)
+        return error
+
+    def leave_all(self) -> None:
+        """Before disconnecting: the person's image is never left in a debugger of ours."""
+        try:
+            if self._sldb and self.ready:
+                self.top()
+        except (ValueError, Lost, TimeoutError):
+            pass
 
     @staticmethod
     def _debugger_error(debug: list, aborted) -> LispError:
@@ -348,7 +658,7 @@ class Session(Connection):
         lines = []
         for f in frames or []:
             line = str(f[1]) if isinstance(f, list) and len(f) > 1 else ""
-            if "(EVAL " in line or "%LISPSHELL::" in line or len(lines) == 12:
+            if _machinery(line) or len(lines) == 12:
                 break     # the rest is lispshell's and Swank's own machinery
             lines.append(line)
         return LispError(kind, text + " (the debugger was left through its abort restart)",
@@ -370,8 +680,10 @@ class Session(Connection):
     def _send_interrupt(self) -> None:
         if self._interrupt_at is None:
             self._interrupt_at = time.monotonic()
+        # t: the connection's newest worker thread; at a level, the thread waiting in it
+        thread = self._thread_text(self._sldb[-1]["thread"]) if self._sldb else "t"
         try:
-            self._send_raw("(:emacs-interrupt t)")   # t: the connection's newest worker thread
+            self._send_raw(f"(:emacs-interrupt {thread})")
         except Lost:
             pass
 

@@ -142,6 +142,32 @@ async def _top(repl, arg: str):
         say_level(repl)
 
 
+async def _threads(repl, arg: str):
+    session = repl.session
+    waiting = list(getattr(session, "other_debuggers", []) or []) if session else []
+    if not waiting:
+        repl.renderer.notice("No other thread waits in the debugger.")
+        return
+    lines = [Text("Other threads waiting in the debugger (,thread N enters one):", style="bold")]
+    for n, (thread, level, condition, _) in enumerate(waiting):
+        text = condition[0] if isinstance(condition, list) and condition else condition
+        lines.append(Text(f"  {n}: thread {thread}, level {level}: {text}"))
+    repl.renderer.print(*lines, sep="\n")
+
+
+async def _thread(repl, arg: str):
+    parsed = _number(repl, arg, ",thread N (from ,threads)")
+    session = repl.session
+    if parsed is None or session is None:
+        return
+    try:
+        error = await asyncio.to_thread(session.enter_thread, parsed[0])
+    except (NotOverThisTransport, ValueError) as exc:
+        repl.renderer.notice(str(exc)[:1].upper() + str(exc)[1:] + ".")
+        return
+    repl.renderer.error(error, session.level)
+
+
 def say_level(repl) -> None:
     level = repl.session.level if repl.session is not None else 0
     repl.renderer.notice(f"Back at debug level {level}." if level else "Back at the top level.")
@@ -157,4 +183,7 @@ COMMANDS = [
     Command("abort", "leave this debug level (Ctrl-D on an empty line does the same)",
             leave_level),
     Command("top", "leave every debug level, back to the top level", _top),
+    Command("threads", "the debuggers other threads of a connected image wait in (Swank)",
+            _threads),
+    Command("thread", "enter the debugger thread N waits in (from ,threads)", _thread, "N"),
 ]

@@ -60,11 +60,19 @@
                 (subseq text 0 cap) (- (length text) cap))
         text)))
 
-(defun swank-eval (code package-name history value-cap)
-  "CODE's forms evaluated in PACKAGE-NAME. An error never reaches the debugger: its type,
-   message and frames are returned. (package :values value...) or
-   (package :error type message frame...)."
-  (let* ((*package* (or (find-package package-name) *package*))
+(defvar *swank-request* nil
+  "The id of the lispshell request this thread evaluates: asked of a thread that entered the
+   debugger, it tells lispshell's own eval's debugger from another thread's.")
+
+(defun swank-request () *swank-request*)
+
+(defun swank-eval (code package-name history value-cap &optional debug request)
+  "CODE's forms evaluated in PACKAGE-NAME. An error comes back as its type, message and
+   frames: (package :values value...) or (package :error type message frame...); with DEBUG
+   (the REPL) it enters Swank's debugger instead, where lispshell keeps it as a debug level
+   (lispshell/lisp/levels.py). Interrupts and BREAK always go to the debugger."
+  (let* ((*swank-request* request)
+         (*package* (or (find-package package-name) *package*))
          (out (make-instance 'swank-output))
          (empty (make-string-input-stream ""))
          (io (make-two-way-stream empty out))
@@ -73,7 +81,9 @@
     (let ((result
             (catch 'abort-eval
               (handler-bind ((serious-condition
-                               (lambda (c) (throw 'abort-eval (cons :error (describe-condition c))))))
+                               (lambda (c)
+                                 (unless (and debug (typep c 'error))
+                                   (throw 'abort-eval (cons :error (describe-condition c)))))))
                 (cons :values (mapcar (lambda (v) (capped-value v value-cap))
                                       (eval-forms code history)))))))
       (ignore-errors (finish-output out))
@@ -81,3 +91,16 @@
              (if (eq (first result) :error)
                  (list* :error (second result) (third result) (fourth result))
                  result)))))
+
+(defun swank-invoke (n value)
+  "Invoke restart N of the debugger this thread waits in (Swank's list, as :debug gave it),
+   VALUE (a form, or \"\") answering what an interactive restart reads from *QUERY-IO*."
+  (let* ((restarts (symbol-value (find-symbol "*SLDB-RESTARTS*" "SWANK")))
+         (restart (nth n restarts))
+         (in (make-string-input-stream value))
+         (*query-io* (make-two-way-stream in (make-broadcast-stream)))
+         (*standard-input* in))
+    (if restart
+        (progn (invoke-restart-interactively restart)
+               "the restart returned without leaving the debugger")
+        (format nil "no restart ~d: choose 0 to ~d" n (1- (length restarts))))))
