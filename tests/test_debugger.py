@@ -281,3 +281,12 @@ def test_another_swank_threads_debugger_is_listed_not_aborted(swank):
         assert s.level == 0 and "Back at the top level" in left.error.message
     finally:
         s.close()
+
+
+def test_invoke_gives_its_form_to_a_restart_that_reads_standard_input():
+    """An :interactive function calling (read) reads *standard-input*: FORM is there too."""
+    with LispSession("sbcl") as s:
+        r = s.eval('(restart-case (error "need") (use-it (v) :interactive (lambda () '
+                   "(list (read))) (* v 2)))", keep_levels=True)
+        assert r.level == 1 and s.restarts[0] == "USE-IT\tUSE-IT"
+        assert s.invoke_restart(0, "21").values == ["42"]

@@ -146,7 +146,10 @@
                         (restart (and n (< -1 n (length restarts)) (nth n restarts))))
                    (write-error
                     (if restart
+                        ;; FORM answers a restart that reads, from *QUERY-IO* (USE-VALUE) or
+                        ;; from *STANDARD-INPUT* (an :interactive function calling READ)
                         (let* ((in (make-string-input-stream text (min (1+ end) (length text))))
+                               (*standard-input* in)
                                (*query-io* (make-two-way-stream in (make-broadcast-stream)))
                                (*evaluating* t))
                           ;; Returns only when the restart did not transfer control: it
