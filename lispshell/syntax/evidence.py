@@ -16,6 +16,8 @@ that splits a form or glues two together is no repair at all.
   removal agrees better (`_weigh_stray_end`). Or the shapes decide: the indentation's
   placement leaves an impossible shape and exactly one other place on the line of one
   inserted closer keeps every shape (`_reshape`, `_shapes_decide`): every rival breaks one.
+  Or a space after an opener decides (`(fn [ body`: nobody types that space, a closer was
+  dropped there).
 - **guess**: anything else. The best candidate is still returned, with the rivals found.
 
 "Agrees with the indentation" is parinfer's rule for closer trails: each line that starts
@@ -513,6 +515,13 @@ def weigh(text: str, chunk: list, edits: list, dialect: str) -> Verdict:
     rivals = _trail_rivals(text, chunk, edits, best, dialect, closers)
     if rivals:
         return Verdict(GUESS, edits, "another placement fits the indentation as well", rivals)
+    spaced = _same_line_moves(text, chunk, edits, best, dialect, closers, after_opener=True)
+    if spaced:
+        # `(fn [ body` reads as `(fn [body])` too, but the space says where the closer was
+        level = LIKELY if len(spaced) == 1 and _shapes_decide(text, chunk, spaced[0], dialect,
+                                                              closers) else GUESS
+        return Verdict(level, spaced[0], "a space after an opener: the closer dropped there",
+                       [edits] + spaced[1:])
     return Verdict(LIKELY, edits, "the indentation decides")
 
 
@@ -664,8 +673,8 @@ def _trail_rivals(text, chunk, edits, best: Judged, dialect, closers) -> list:
     """Other results that move one edit to another trail and still fit every test."""
     rivals, seen = [], {best.key}
     for idx, e in enumerate(edits):
-        if e["start"] != e["end"] and e["text"]:
-            continue
+        if e["start"] != e["end"] and e["text"] or not in_trail(text, chunk, e):
+            continue    # a changed closer stays; so does one placed mid-line on purpose
         others = edits[:idx] + edits[idx + 1:]
         base_vt = virtual(text, chunk, others)
         base = judge(base_vt)
@@ -703,12 +712,12 @@ def same_line_rivals(text: str, chunk: list, edits: list, dialect: str) -> list:
 
 def _reshape(text, chunk, edits, best: Judged, dialect, closers):
     """The best repair leaves a form of an impossible shape: try each inserted closer at the
-    other places of its line, and only when none fits, right after an opener too (`(lambda
-    () exp)`: an empty list is rarer than a closer dropped after an atom, but it is a place).
-    The nearest place that reads, agrees with the indentation as well and leaves no
-    impossible shape is taken; the others are rivals."""
-    found = _same_line_moves(text, chunk, edits, best, dialect, closers) or \
-        _same_line_moves(text, chunk, edits, best, dialect, closers, after_opener=True)
+    other places of its line: first right after an opener that a space follows (`(lambda (
+    exp)`: nobody writes that space, a closer was dropped there), then after any other token
+    but an opener. The nearest place that reads, agrees with the indentation as well and
+    leaves no impossible shape is taken; the others are rivals."""
+    found = _same_line_moves(text, chunk, edits, best, dialect, closers, after_opener=True) \
+        or _same_line_moves(text, chunk, edits, best, dialect, closers)
     if not found:
         return edits, []
     # the nearest to where the indentation put it first: the smallest change of structure
@@ -731,7 +740,8 @@ def _same_line_moves(text, chunk, edits, best: Judged, dialect, closers,
                      after_opener: bool = False) -> list:
     """Each repair that moves one inserted closer of `edits` to an earlier place on its line
     and reads, agrees with the indentation as well as `best` and leaves no impossible shape.
-    after_opener: the places right after an opener, and only those."""
+    after_opener: the places right after an opener that a space follows, and only those
+    (0.1% of the forms in SBCL's, Guile's and Clojure's sources have one)."""
     found = []
     for idx, e in enumerate(edits):
         if e["start"] != e["end"]:
@@ -743,13 +753,13 @@ def _same_line_moves(text, chunk, edits, best: Judged, dialect, closers,
             text.rfind("\n", 0, max(0, line_start - 1)) + 1
         # not right after an opener unless asked: a dropped closer seldom left `()` behind
         spots = [t.end for t in chunk
-                 if lo <= t.start and t.end < e["start"] and
-                 (t.code in "([{") == after_opener]
+                 if lo <= t.start and t.end < e["start"] and (t.code in "([{") == after_opener
+                 and (not after_opener or text[t.end:t.end + 1] in (" ", "\t"))]
         for p in spots:
             for ch in closers:
                 trial = sorted(others + [{"start": p, "end": p, "text": ch}],
                                key=lambda x: (x["start"], x["end"]))
-                if _fits(text, chunk, trial, best, dialect,
-                         max_bad=best.disagreements) is not None:
+                if trial not in found and _fits(text, chunk, trial, best, dialect,
+                                                max_bad=best.disagreements) is not None:
                     found.append(trial)
     return found
