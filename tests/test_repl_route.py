@@ -26,11 +26,26 @@ def test_lisp_in_every_dialect(text, dialect):
 @pytest.mark.parametrize("dialect", ALL)
 @pytest.mark.parametrize("text", [
     "add seven to that", "what package am I in?", "why does (f 1) fail",
-    "explain this: (mapcar #'1+ '(1 2))", "3 apples", "'hello there", "he said \"hi",
-    "is (foo is unclosed", "what is 2) the answer",
+    "explain this: (mapcar #'1+ '(1 2))", "he said \"hi", "what is 2) the answer",
+    "what's this", "don't do that", "make it recursive",
 ])
 def test_prose_goes_to_the_llm(text, dialect):
     assert route(text, dialect) == LLM
+
+
+@pytest.mark.parametrize("dialect", ALL)
+@pytest.mark.parametrize("text", [
+    # What reads as Lisp is Lisp (issue 23): forms then a lone symbol, several variables,
+    # names that are not English words; prose has to be unmistakable (or start with `?`).
+    "(defparameter *x* 3) *x*", "*x* *threshold*", "x y", "foo-bar baz", "3 apples",
+    "'hello there", "(foo 'bar) baz",
+])
+def test_what_reads_as_lisp_is_never_sent_to_the_llm(text, dialect):
+    assert route(text, dialect) == LISP
+
+
+def test_an_open_list_after_one_word_keeps_editing():
+    assert route("is (foo is unclosed", "cl") == INCOMPLETE
 
 
 @pytest.mark.parametrize("text", ["?(+ 1 2)", "? what is car", "?foo", "  ?  explain"])

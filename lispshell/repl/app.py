@@ -42,7 +42,7 @@ from lispshell.lisp.dialects import get_dialect
 from lispshell.repl.commands import QUIT, CommandTable
 from lispshell.repl.forms import split_forms
 from lispshell.repl.render import Renderer
-from lispshell.repl.route import COMMAND, LLM, is_lone_symbol, route
+from lispshell.repl.route import COMMAND, LISP, LLM, is_lone_symbol, route
 
 
 LLM_LOAD_DELAY = 0.3     # seconds after the first prompt starts (see _after_prompt_started)
@@ -79,6 +79,7 @@ class Repl:
         self._loop: asyncio.AbstractEventLoop | None = None
         self._start_failed: dict[str, str] = {}   # lisp -> why its background boot failed
         self.hints = None                         # eldoc.ArglistHints, made on first use
+        self.force_lisp = False                   # Meta-Enter submitted the text as Lisp
 
     # What the LLM side reads ------------------------------------------------------------
     @property
@@ -417,9 +418,12 @@ class Repl:
 
     async def handle(self, text: str):
         """One submitted input; returns QUIT when the REPL should end."""
+        forced, self.force_lisp = self.force_lisp, False
         if not text.strip():
             return None
         kind = route(text, self.lisp)
+        if forced and kind == LLM and not text.strip().startswith("?"):
+            kind = LISP
         if kind == COMMAND:
             return await self.commands.run(self, text)
         if kind == LLM:

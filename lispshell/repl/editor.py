@@ -135,6 +135,7 @@ def key_bindings(repl) -> KeyBindings:
 
     @kb.add("escape", "enter", filter=focused)
     def _force_submit(event):
+        repl.force_lisp = True       # "submit anyway": what is typed is Lisp, never prose
         event.current_buffer.validate_and_handle()
 
     @kb.add("c-x", "c-]", filter=focused)

@@ -6,11 +6,14 @@ The rules, in order:
   - blank text                          -> "incomplete" (nothing to do yet)
   - starts with `,`                     -> "command"  (`,help`, `,lisp guile`, ...)
   - starts with `?`                     -> "llm"      (forces the LLM: `? what is (car nil)`)
-  - reads as several top-level items, at least one of them a bare symbol
-    ("add seven to that", "what package am I in?", "why does (f 1) fail")   -> "llm"
+  - unmistakable prose: two plain words in a row among the top-level items, a plain word
+    being letters only (an English word, perhaps ending in ? ! . , or :) of which one has
+    three letters or more ("add seven to that", "what package am I in?",
+    "why does (f 1) fail")                                                 -> "llm"
   - an unclosed list, string or block comment                             -> "incomplete"
-  - anything else: one form of any kind, a lone symbol included, or several
-    forms none of which is a bare symbol ("(defun f () 1) (f)", "1 2 3")    -> "lisp"
+  - anything else reads as Lisp, and is Lisp: one form of any kind, a lone symbol included,
+    several forms ("(defparameter *x* 3) *x*", "*x* *threshold*", "x y", "1 2 3") -> "lisp"
+Meta-Enter (Esc Enter) forces "lisp" for anything but a command or `?` (the REPL's doing).
 
 Text with a syntax error that still looks like Lisp (an extra `)`) routes to "lisp": the REPL
 then shows the positioned error instead of evaluating. Routing reads with the project's one
@@ -31,14 +34,23 @@ COMMAND, LISP, LLM, INCOMPLETE = "command", "lisp", "llm", "incomplete"
 _NUMBER = re.compile(r"[+-]?\.?\d")
 
 
+_WORD = re.compile(r"[A-Za-z][a-z]*[?!.,:]?")
+
+
+def plain_word(atom: str) -> bool:
+    """A symbol that reads as an English word (`add`, `why?`, `I`), not as a Lisp name
+    (`*x*`, `make-array`, `x1`, `pkg:name`)."""
+    return bool(_WORD.fullmatch(atom))
+
+
 def is_bare_symbol(atom: str) -> bool:
     """An atom that is a plain symbol: not a number, keyword or `#` literal (#t, #:k, #x1F)."""
     return bool(atom) and not _NUMBER.match(atom) and atom[0] not in ":#\\"
 
 
 def top_level_items(r) -> list[str]:
-    """One entry per top-level datum of a reading (`syntax.reading.read`): "symbol" for a
-    bare symbol, else "datum".
+    """One entry per top-level datum of a reading (`syntax.reading.read`): "word" for a bare
+    symbol that is a plain word (`plain_word`), "symbol" for another bare symbol, else "datum".
 
     A reader prefix (`'`, `` ` ``, `#'`, `@`...) makes the datum not bare; a datum comment (`#;`,
     `#_`) drops the datum after it; an unclosed list at the end counts as a datum; a stray
@@ -70,7 +82,9 @@ def top_level_items(r) -> list[str]:
                 break
             j = partner[j]
         elif CODE_KIND[c] == "atom":
-            kind = "symbol" if is_bare_symbol(tokens.text_of(j)) else "datum"
+            atom = tokens.text_of(j)
+            kind = ("datum" if not is_bare_symbol(atom)
+                    else "word" if plain_word(atom) else "symbol")
         if dropped:
             dropped -= 1
         else:
@@ -84,7 +98,7 @@ def is_lone_symbol(text: str, dialect: str) -> bool:
     """Is `text` one bare symbol and nothing else (`thanks`, `why?`), as opposed to a form that
     merely fails on an unbound variable (`(+ 1 undefined-zz)`)?"""
     try:
-        return top_level_items(read(text, resolve_dialect(dialect))) == ["symbol"]
+        return top_level_items(read(text, resolve_dialect(dialect))) in (["symbol"], ["word"])
     except (ValueError, IndexError):
         return False
 
@@ -101,8 +115,7 @@ def route(text: str, dialect: str) -> str:
     dialect = resolve_dialect(dialect)
     try:
         r = read(text, dialect)
-        items = top_level_items(r)
-        if len(items) >= 2 and "symbol" in items:
+        if _prose(r):
             return LLM
         if r.problems and all(p.incomplete for p in r.problems):
             return INCOMPLETE
@@ -110,3 +123,48 @@ def route(text: str, dialect: str) -> str:
         # The reader gave up on this text; the Lisp side reports it properly.
         return LISP
     return LISP
+
+
+_CONTRACTION = re.compile(r"(?<![^\s(])[A-Za-z]+'(?:s|t|re|ve|ll|m|d)(?=[\s?!.,]|$)")
+
+
+def _prose(r) -> bool:
+    """Two plain words in a row among the top-level items, one of three letters or more; or
+    an English contraction (what's, don't) and another word."""
+    if _CONTRACTION.search(r.text) and any(_items_as_words(r)):
+        return True
+    previous = None
+    for word in _items_as_words(r):
+        if word and previous and max(len(word.rstrip("?!.,")),
+                                     len(previous.rstrip("?!.,"))) >= 3:
+            return True
+        previous = word
+    return False
+
+
+def _items_as_words(r):
+    """Each top-level item of a reading: its text if it is a plain word, else None (a list, a
+    quoted datum, a string, another symbol): words count as in a row only when nothing else
+    stands between them."""
+    codes, partner = r.codes, r.partner
+    prefixed = False
+    j, n = 0, len(codes)
+    while j < n:
+        c = codes[j]
+        if c in ";b)]}":
+            j += 1
+            continue
+        if c in "dp":                       # a datum comment or a reader prefix: not a word
+            prefixed = True
+            j += 1
+            continue
+        if c in "([{":
+            if partner[j] < 0:
+                return
+            yield None
+            j = partner[j] + 1
+        else:
+            atom = r.tokens.text_of(j) if CODE_KIND[c] == "atom" else ""
+            yield atom if atom and not prefixed and plain_word(atom) else None
+            j += 1
+        prefixed = False
