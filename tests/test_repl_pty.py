@@ -116,7 +116,9 @@ def test_errors_values_and_output_without_newline(shell):
     sh.expect(PROMPT)
     sh.submit('(error "kaboom ~a" (* 6 7))')
     sh.expect("kaboom 42")
-    sh.expect(PROMPT)
+    sh.expect("[1] " + PROMPT)            # the error waits in a debug level
+    sh.submit(",top")
+    sh.expect("Back at the top level.")
     sh.submit("(values (* 6 7) (* 7 7))")
     sh.expect("42\n49\n")
     sh.submit('(progn (princ "ab") (princ "cd") (values))')
@@ -138,8 +140,10 @@ def test_ctrl_c_clears_the_input_and_interrupts_a_running_eval(shell):
     sh.submit("(loop)")
     wait_running(sh, "sbcl")
     sh.send(CTRL_C)
-    sh.expect("Interrupted")
-    sh.expect(PROMPT)
+    sh.expect("SB-SYS:INTERACTIVE-INTERRUPT")      # SBCL: where it was waits in a level
+    sh.expect("[1] " + PROMPT)
+    sh.submit(",top")
+    sh.expect("Back at the top level.")
     sh.submit("(1+ *kept*)")       # the image survived, with its definitions
     sh.expect("42")
 
