@@ -40,3 +40,27 @@ def test_lisp_is_never_sent_to_the_model(shell):
     sh.submit("add seven to that")                       # unmistakable prose
     sh.expect("The LLM is not enabled")
     assert "The LLM is not enabled" not in sh.text().split("add seven to that")[0]
+
+
+def _run(*args, home: Path):
+    return subprocess.run([LISPSHELL, "--no-project", *args], capture_output=True, text=True,
+                          timeout=120, stdin=subprocess.DEVNULL, env=dict(os.environ, HOME=str(home)))
+
+
+def test_init_files_are_loaded_as_the_lisps_own_repl_loads_them(tmp_path):
+    (tmp_path / ".sbclrc").write_text("(defvar *from-sbclrc* :loaded)\n")
+    (tmp_path / ".guile").write_text("(define from-guile-init 42)\n")
+    assert _run("-e", "(boundp '*from-sbclrc*)", home=tmp_path).stdout == "T\n"
+    assert _run("--no-init", "-e", "(boundp '*from-sbclrc*)", home=tmp_path).stdout == "NIL\n"
+    assert _run("--lisp", "guile", "-e", "from-guile-init", home=tmp_path).stdout == "42\n"
+
+
+def test_a_broken_init_file_is_reported_and_the_repl_still_starts(tmp_path, shell):
+    (tmp_path / ".sbclrc").write_text('(defvar *before* 1)\n(error "broken rc ~a" 7)\n')
+    r = _run("-e", "(list (boundp '*before*) (+ 1 2))", home=tmp_path)
+    assert r.returncode == 0 and r.stdout == "(T 3)\n", r.stderr
+    assert "loading ~/.sbclrc failed: SIMPLE-ERROR: broken rc 7" in r.stderr
+    sh = shell("--lisp", "sbcl", "--no-project", env={"HOME": str(tmp_path)})
+    sh.expect("Loading ~/.sbclrc failed: SIMPLE-ERROR: broken rc 7")
+    sh.submit("(* 6 7)")
+    sh.expect("42")

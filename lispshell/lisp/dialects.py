@@ -67,6 +67,10 @@ class Dialect:
     says_no_values: bool = True
     # An error waits in a debug level, with frames (lispshell/lisp/levels.py).
     levels: bool = False
+    # Loads the person's init files as the Lisp's own REPL does, answering the names loaded
+    # (lispshell starts the child with them off, to load them after its loop, where an error
+    # in one is reported instead of ending the Lisp). "" : this Lisp has none.
+    init_form: str = ""
     # "type: message" of the error a lone unbound symbol gets (a word of prose typed as Lisp).
     unbound_error: str = r"\AUNBOUND-VARIABLE: "
 
@@ -133,6 +137,10 @@ SBCL = Dialect(
         "do (setf vals (multiple-value-list (eval form)))) (values-list vals))))"),
     _load_file_shown=lambda path: f"(load (compile-file {path}))",
     levels=True,
+    init_form=('(let ((loaded (quote ()))) '
+               '(dolist (f (list (sb-impl::sysinit-pathname) (sb-impl::userinit-pathname)) '
+               '(format nil "~{~a~^, ~}" (reverse loaded))) '
+               '(when (and f (probe-file f)) (load f) (push (namestring f) loaded))))'),
 )
 
 GUILE = Dialect(
@@ -161,6 +169,8 @@ GUILE = Dialect(
         + text + " m) (error (string-append \"No module named \" " + pkg + "))))"),
     _load_file_shown=lambda path: f"(load-compiled (compile-file {path}))",
     says_no_values=False, unbound_error=r"\Aunbound-variable: ",
+    init_form=('(let ((f (string-append (or (getenv "HOME") "") "/.guile"))) '
+               '(if (file-exists? f) (begin (primitive-load f) f) ""))'),
 )
 
 CLOJURE = Dialect(

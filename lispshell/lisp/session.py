@@ -207,7 +207,7 @@ class LispSession(Session):
     def __init__(self, lisp: str, command: list[str] | None = None, *,
                  eval_timeout: float = 30.0, output_cap: int = 65536,
                  interrupt_grace: float = 2.0, boot_timeout: float = 60.0,
-                 env: dict[str, str] | None = None):
+                 env: dict[str, str] | None = None, init_files: bool = False):
         self.dialect = get_dialect(lisp)
         self.lisp = lisp
         self.command = list(command or self.dialect.command)
@@ -216,6 +216,8 @@ class LispSession(Session):
         self.interrupt_grace = interrupt_grace
         self.boot_timeout = boot_timeout
         self.env = env          # the child's environment (config.child_environment), None: default
+        self.init_files = init_files         # load the person's ~/.sbclrc, ~/.guile at start
+        self.init_report: EvalResult | None = None   # what loading them did (values: names)
         self.package = ""
         self._levels = LevelStack()          # the errors of the open debug levels
         self.transport = f"a {self.dialect.display} child"
@@ -324,6 +326,12 @@ class LispSession(Session):
                                  f"ready. It printed:\n{out[-2000:]}") from None
         self.package = answer.one("P") or ""
         self._levels.clear()
+        if self.init_files and self.dialect.init_form:
+            # After the loop, as an N request: an error in the file is an answer, and the
+            # Lisp starts anyway (with --disable-debugger, SBCL would have exited).
+            self.init_report = self._eval_locked(self.dialect.init_form, None, 65536, None,
+                                                 time.monotonic(), "N")
+            self.package = self.init_report.package or self.package
         self.ready = True
 
     def restart(self) -> None:
@@ -915,6 +923,16 @@ def _raw_stdin() -> None:
     tty.setraw(0)
 
 
+def init_failure(session) -> str:
+    """What went wrong loading the person's init files at start, or "" (nothing, or none)."""
+    report = getattr(session, "init_report", None)
+    if report is None or report.error is None:
+        return ""
+    name = {"sbcl": "~/.sbclrc", "guile": "~/.guile"}.get(session.lisp, "an init file")
+    return (f"loading {name} failed: {report.error}; the Lisp started without the rest of it "
+            "(--no-init skips init files)")
+
+
 def make_session(lisp: str, config: dict) -> LispSession:
     """A session for `lisp` built from the effective configuration (see config/default.toml)."""
     from lispshell.config import child_environment
@@ -931,4 +949,5 @@ def make_session(lisp: str, config: dict) -> LispSession:
                        output_cap=int(sess_cfg.get("output_cap", 65536)),
                        interrupt_grace=float(sess_cfg.get("interrupt_grace", 2.0)),
                        boot_timeout=float(sess_cfg.get("boot_timeout", 60.0)),
-                       env=child_environment(config))
+                       env=child_environment(config),
+                       init_files=bool(sess_cfg.get("init_files", True)))

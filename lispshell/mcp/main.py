@@ -56,6 +56,8 @@ def make_parser(default_lisp: str) -> argparse.ArgumentParser:
                              "in the root or above it, if any)")
     parser.add_argument("--no-project", dest="no_project", action="store_true",
                         help="do not look for a project: a bare Lisp")
+    parser.add_argument("--no-init", dest="no_init", action="store_true",
+                        help="do not load the Lisp's init files (~/.sbclrc, ~/.guile)")
     parser.add_argument("--tools", metavar="SPEC", default=None,
                         help="which tools to serve: groups (live, syntax, delimiters, structure) "
                              "and/or tool names, comma-separated, -NAME drops one "
@@ -98,6 +100,8 @@ def parse_args(argv: list[str], config: dict) -> tuple[Options, dict]:
     if not root.is_dir():
         raise SystemExit(f"lispshell mcp: --root {str(root)!r} is not a directory")
     lisp = args.lisp or default_lisp
+    if args.no_init:
+        config = dict(config, session=dict(config.get("session") or {}, init_files=False))
     connect = None
     untrusted = None
     if args.connect is not None:

@@ -149,11 +149,15 @@ class Repl:
 
     async def _watch_boot(self, lisp: str, session) -> None:
         """Say at once, above the prompt, if a Lisp booting in the background fails to start."""
+        from lispshell.lisp.session import init_failure
         try:
             await asyncio.get_running_loop().run_in_executor(None, partial(session.start, True))
         except Exception as exc:
             self._start_failed[lisp] = str(exc)
             self.print_notice(f"The Lisp did not start: {exc}")
+            return
+        if init_failure(session):
+            self.print_notice(init_failure(session)[:1].upper() + init_failure(session)[1:] + ".")
 
     async def restart(self):
         """Kill the current Lisp and start a fresh one (`,restart`)."""

@@ -116,8 +116,11 @@ def _run(texts: list[tuple[str, str]], lisp: str, config: dict, target=None,
             session = connect_session(target, config)
         else:
             from lispshell.lisp.session import make_session
+            from lispshell.lisp.session import init_failure
             session = make_session(lisp, config)
             session.start(wait=True)
+            if init_failure(session):
+                printer.error(f"lispshell: {init_failure(session)}")
     except Exception as exc:  # a missing binary, a bad command in the config, nothing listening
         printer.error(f"lispshell: {exc}" if target is not None
                       else f"lispshell: cannot start {lisp}: {exc}")

@@ -40,6 +40,9 @@ def build_parser() -> argparse.ArgumentParser:
                         "project.clj, Guile modules); by default the current directory's project")
     p.add_argument("--no-project", dest="no_project", action="store_true",
                    help="do not look for a project: a bare Lisp")
+    p.add_argument("--no-init", dest="no_init", action="store_true",
+                   help="do not load the Lisp's init files (~/.sbclrc, ~/.guile), which are "
+                        "loaded by default as the Lisp's own REPL loads them")
     p.add_argument("--print-config-path", "--config-path", dest="print_config_path",
                    action="store_true", help="print where the user config file lives and exit")
     # Read by the LLM side through `repl.options`.
@@ -61,6 +64,8 @@ def config_overrides(options: argparse.Namespace) -> dict:
         overrides["default_lisp"] = options.lisp
     if options.model:
         overrides.setdefault("llm", {})["model"] = options.model
+    if options.no_init:
+        overrides.setdefault("session", {})["init_files"] = False
     return overrides
 
 
