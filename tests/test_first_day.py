@@ -64,3 +64,49 @@ def test_a_broken_init_file_is_reported_and_the_repl_still_starts(tmp_path, shel
     sh.expect("Loading ~/.sbclrc failed: SIMPLE-ERROR: broken rc 7")
     sh.submit("(* 6 7)")
     sh.expect("42")
+
+
+def test_a_guile_program_serving_its_own_repl_with_spawn_server(tmp_path):
+    """A long-running Guile program exposes its image with (spawn-server); its main thread is
+    busy with its own work, and its REPL module lacks (ice-9 threads)."""
+    import time
+
+    from lisp_servers import free_port, wait_listening
+
+    port = free_port()
+    program = subprocess.Popen(
+        ["guile", "-c", "(use-modules (system repl server)) "
+         f"(spawn-server (make-tcp-server-socket #:port {port})) (let loop () (sleep 1) (loop))"],
+        stdout=subprocess.PIPE, stderr=subprocess.STDOUT)
+    try:
+        wait_listening(f"guile://127.0.0.1:{port}", time.monotonic() + 60)
+        r = subprocess.run([LISPSHELL, "--connect", f"guile://127.0.0.1:{port}", "-e", "(+ 1 2)",
+                            "-e", "(define zz 21)", "-e", "(* zz 2)"], capture_output=True,
+                           text=True, timeout=120, stdin=subprocess.DEVNULL)
+        assert r.returncode == 0 and r.stdout == "3\n42\n", r.stderr
+    finally:
+        program.kill()
+        program.wait()
+
+
+def test_a_server_that_never_answers_is_given_up_with_a_message(tmp_path):
+    import socket
+    import threading
+
+    listener = socket.socket()
+    listener.bind(("127.0.0.1", 0))
+    listener.listen()
+    accepted = []
+    threading.Thread(target=lambda: accepted.append(listener.accept()), daemon=True).start()
+    config = tmp_path / "config"
+    config.mkdir()
+    (config / "config.toml").write_text("[session]\nconnect_timeout = 1.0\n")
+    try:
+        r = subprocess.run([LISPSHELL, "--connect", f"guile://127.0.0.1:{listener.getsockname()[1]}",
+                            "-e", "(+ 1 2)"], capture_output=True, text=True, timeout=120,
+                           stdin=subprocess.DEVNULL,
+                           env=dict(os.environ, LISPSHELL_CONFIG_DIR=str(config)))
+        assert r.returncode == 2, r
+        assert "did not answer as a Guile REPL server (no answer within 1 s" in r.stderr
+    finally:
+        listener.close()

@@ -76,10 +76,23 @@ class Session(LispSession):
         self._request_id = "0"
         self.generation += 1
         answer = _Answer(8192, None)
+        # The first answer within connect_timeout, and at once if the server's REPL could not
+        # run the loop (it enters its own debugger: "Entering a new prompt"), rather than
+        # waiting for an answer that never comes.
+        deadline = time.monotonic() + self.connect_timeout
         try:
             self._write("(" + image_code(self.dialect.loop_file)
                         + f' "{nonce}" "{self._token}")\n')
-            self._read_answer(answer, deadline=time.monotonic() + self.boot_timeout)
+            while True:
+                try:
+                    self._read_answer(answer, deadline=min(deadline, time.monotonic() + 0.25))
+                    break
+                except TimeoutError:
+                    if "Entering a new prompt" in answer.text_output():
+                        raise TimeoutError("its REPL could not run lispshell's loop") from None
+                    if time.monotonic() >= deadline:
+                        raise TimeoutError(f"no answer within {self.connect_timeout:g} s "
+                                           "([session] connect_timeout)") from None
         except (_Died, TimeoutError, OSError) as exc:
             self._kill_child()
             raise ConnectError(f"{self.url} did not answer as a Guile REPL server "

@@ -12,7 +12,7 @@
          (read-line (@ (ice-9 rdelim) read-line))
          (get-string-n (@ (ice-9 textual-ports) get-string-n))
          (evaluating #f)
-         (me (current-thread)))
+         (me ((@ (ice-9 threads) current-thread))))
     (define (leave status)
       ;; The end of input, a Q request or (exit): a child ends; a server client quits its REPL,
       ;; which closes the connection and leaves the person's process running.
