@@ -110,3 +110,72 @@ def test_a_server_that_never_answers_is_given_up_with_a_message(tmp_path):
         assert "did not answer as a Guile REPL server (no answer within 1 s" in r.stderr
     finally:
         listener.close()
+
+
+STATS = """(defvar *threshold* 10)
+(defun helper (x) (* x *threshold*))
+(defun mean (xs)
+  (/ (reduce #'+ (mapcar #'helper xs)) (length xs)))
+"""
+
+
+def test_the_persons_navigation_commands(tmp_path, shell):
+    source = tmp_path / "stats.lisp"
+    source.write_text(STATS)
+    opened = tmp_path / "opened"
+    editor = tmp_path / "editor"
+    editor.write_text(f'#!/bin/sh\necho "$@" > "{opened}"\n')
+    editor.chmod(0o755)
+    sh = shell("--lisp", "sbcl", "--no-project", "--no-llm",
+               env={"VISUAL": str(editor), "EDITOR": str(editor)})
+    sh.expect(PROMPT)
+    sh.submit(f",load {source}")
+    sh.expect(f"Loaded {source}")
+    sh.submit(",who-calls helper")
+    sh.expect(f"{source}:3:1: COMMON-LISP-USER::MEAN")
+    sh.submit(",who-refs *threshold*")
+    sh.expect(f"{source}:2:1: COMMON-LISP-USER::HELPER")
+    sh.submit(",describe mean")
+    sh.expect("Lambda-list: (XS)")
+    sh.submit(",apropos hash-table-cou")
+    sh.expect("HASH-TABLE-COUNT")
+    sh.submit(",macroexpand (when (zz-never-runs) 1)")
+    sh.expect("One step:")
+    sh.expect("(if (zz-never-runs)")
+    sh.submit(",edit mean")
+    sh.expect(PROMPT)
+    sh.submit("(+ 1 1)")                 # the editor has returned by the next answer
+    sh.expect("\n2\n")
+    assert opened.read_text().split() == ["+3", str(source)]
+    sh.submit(",describe")
+    sh.expect("Usage: ,describe NAME")
+    sh.submit(",edit no-such-zz")
+    sh.expect("No symbol named no-such-zz")
+
+
+def test_edit_without_an_editor_prints_where(tmp_path, shell):
+    source = tmp_path / "stats.lisp"
+    source.write_text(STATS)
+    sh = shell("--lisp", "sbcl", "--no-project", "--no-llm", env={"VISUAL": "", "EDITOR": ""})
+    sh.expect(PROMPT)
+    sh.submit(f",load {source}")
+    sh.expect(f"Loaded {source}")
+    sh.submit(",edit helper")
+    sh.expect(f"{source}:2:1")
+
+
+def test_command_arguments_complete():
+    from prompt_toolkit.document import Document
+
+    from lispshell.repl.completion import LiveCompleter
+
+    class Session:
+        busy, ready = False, True
+
+        def completions(self, prefix):
+            return [n for n in ("mean", "mean-of", "helper") if n.startswith(prefix)]
+
+    completer = LiveCompleter(lambda: Session(), commands=lambda: ["edit", "load"])
+    names = [c.text for c in completer.get_completions(Document(",edit mea"), None)]
+    assert names == ["mean", "mean-of"]
+    assert [c.text for c in completer.get_completions(Document(",ed"), None)] == ["edit"]

@@ -351,8 +351,9 @@ BUILTIN = [
 
 
 from lispshell.repl.debugger import COMMANDS as DEBUGGER  # noqa: E402 (needs Command)
+from lispshell.repl.navigation import COMMANDS as NAVIGATION  # noqa: E402
 
-BUILTIN += DEBUGGER
+BUILTIN += DEBUGGER + NAVIGATION
 
 
 class CommandTable:

@@ -23,6 +23,20 @@ def symbol_prefix(text_before_cursor: str) -> str:
     return match.group(0) if match else ""
 
 
+# The commands whose argument is a name or a form of the image: completed as Lisp is.
+SYMBOL_ARGUMENTS = frozenset({"edit", "who-calls", "who-refs", "macroexpand", "apropos",
+                              "describe", "inspect", "eval-in-frame"})
+
+
+def _file_completions(document):
+    """`,load FILE`: the file names under the path typed (~ expanded)."""
+    from prompt_toolkit.completion import PathCompleter
+    from prompt_toolkit.document import Document
+
+    path = document.text_before_cursor.lstrip()[1:].partition(" ")[2].lstrip()
+    yield from PathCompleter(expanduser=True).get_completions(Document(path, len(path)), None)
+
+
 class LiveCompleter(Completer):
     def __init__(self, get_session: Callable[[], object], limit: int = 200,
                  commands: Callable[[], list[str]] = lambda: []):
@@ -65,13 +79,18 @@ class LiveCompleter(Completer):
 
     def get_completions(self, document, complete_event):
         typed = document.text_before_cursor.lstrip()
-        if typed.startswith(","):       # a REPL command, not Lisp: its name, then nothing
-            name = typed[1:]
-            if not any(c.isspace() for c in name):
+        if typed.startswith(","):       # a REPL command: its name, then what it takes
+            name, space, _ = typed[1:].partition(" ")
+            if not space:
                 for command in sorted(self.commands()):
                     if command.startswith(name.lower()):
                         yield Completion(command, start_position=-len(name))
-            return
+                return
+            if name.lower() == "load":
+                yield from _file_completions(document)
+                return
+            if name.lower() not in SYMBOL_ARGUMENTS:
+                return
         prefix = symbol_prefix(document.text_before_cursor)
         if not prefix:
             return
