@@ -179,3 +179,23 @@ def test_command_arguments_complete():
     names = [c.text for c in completer.get_completions(Document(",edit mea"), None)]
     assert names == ["mean", "mean-of"]
     assert [c.text for c in completer.get_completions(Document(",ed"), None)] == ["edit"]
+
+
+def test_reconnect_after_disconnect_and_no_local_lisp_in_its_place(tmp_path, shell):
+    from lisp_servers import Server
+
+    srv = Server("swank", tmp_path).start()
+    try:
+        sh = shell("--connect", srv.url, "--no-llm")
+        sh.expect("Connected to " + srv.url, timeout=120)
+        sh.submit("(defvar *there* 42)")
+        sh.submit(",disconnect")
+        sh.expect("Disconnected from " + srv.url)
+        sh.submit(",restart")                     # never a local image in its place
+        sh.expect(f"Not connected to {srv.url}: ,reconnect connects again")
+        sh.submit(",reconnect")
+        sh.expect("Connected to " + srv.url)
+        sh.submit("*there*")
+        sh.expect("\n42\n")
+    finally:
+        srv.kill()

@@ -162,6 +162,10 @@ class Repl:
     async def restart(self):
         """Kill the current Lisp and start a fresh one (`,restart`)."""
         session = self.session
+        if session is None and "://" in self.key:
+            self.renderer.notice(f"Not connected to {self.key}: ,reconnect connects again; "
+                                 ",lisp NAME starts a Lisp of lispshell's own.")
+            return None
         if session is None:
             if self.start_session(self.lisp):
                 self.renderer.notice(f"Started {self.lisp}.")
@@ -238,17 +242,23 @@ class Repl:
             return None
         await asyncio.get_running_loop().run_in_executor(None, session.close)
         del self.sessions[self.key]
-        self.renderer.notice(f"Disconnected from {session.url}; the image keeps running there.")
+        self.renderer.notice(f"Disconnected from {session.url}; the image keeps running there "
+                             "(,reconnect connects again).")
         rest = [k for k in self.sessions]
         if rest:
             self.key = rest[-1]
             self.lisp = getattr(self.sessions[self.key], "lisp", self.key)
             self.renderer.notice(f"Now on {self.key}.")
+        # With nothing else, the key stays the address: nothing runs in its place until the
+        # person says so (,reconnect, ,connect, ,lisp NAME).
         return None
 
     async def reconnect(self):
         session = self.session
-        if not session.is_connection:
+        if session is None and "://" in self.key:       # disconnected: the same address again
+            await self.connect(self.key)
+            return None
+        if session is None or not session.is_connection:
             self.renderer.notice("The current Lisp is not a connection (,connect URL makes one).")
             return None
         try:
@@ -295,7 +305,9 @@ class Repl:
 
     def toolbar(self):
         session = self.session
-        if session is None:
+        if session is None and "://" in self.key:
+            state = "disconnected (,reconnect)"
+        elif session is None:
             state = "no Lisp (,restart)"
         elif session.is_connection:
             state = ("busy" if session.busy else "connected" if session.ready
