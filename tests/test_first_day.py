@@ -199,3 +199,18 @@ def test_reconnect_after_disconnect_and_no_local_lisp_in_its_place(tmp_path, she
         sh.expect("\n42\n")
     finally:
         srv.kill()
+
+
+def test_a_threads_output_shows_when_it_is_printed_not_with_the_next_eval(shell):
+    sh = shell("--lisp", "sbcl", "--no-project", "--no-llm")
+    sh.expect(PROMPT)
+    sh.submit("(defvar *go* (sb-thread:make-semaphore))")
+    # The thread prints a while after the eval that lets it go has answered: then only the
+    # prompt is waiting, and the text must show there, not with the next eval.
+    sh.submit("(sb-thread:make-thread (lambda () (sb-thread:wait-on-semaphore *go*) "
+              '(sleep 0.5) (format t "from the thread~%") (finish-output)))')
+    sh.expect("#<SB-THREAD:THREAD")
+    sh.submit("(progn (sb-thread:signal-semaphore *go*) :released)")
+    sh.expect(":RELEASED")
+    sh.expect(PROMPT)
+    sh.expect("from the thread")          # with no further input: shown above the prompt

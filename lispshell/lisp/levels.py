@@ -101,6 +101,11 @@ class Session:
         """The LispError the innermost level waits in (its restarts included), or None."""
         return None
 
+    def idle_output(self) -> str:
+        """What the image printed since the last answer while nothing ran (a thread the
+        person started), taken without waiting; "" when nothing, or while an eval runs."""
+        return ""
+
     def _refuse(self, what: str):
         raise NotOverThisTransport(f"{what} is not available over {self.transport}")
 

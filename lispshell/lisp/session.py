@@ -472,6 +472,26 @@ class LispSession(Session):
                 self._interrupt_at = None
                 self._answered_at = time.monotonic()
 
+    def idle_output(self) -> str:
+        if self.busy or not self.ready or self._child is None \
+                or not self._lock.acquire(blocking=False):
+            return ""
+        try:
+            if self._child is None or self.busy:
+                return ""
+            data = _read_some(self._fd, self._poller, time.monotonic())
+            if not data:          # nothing (None), or the end (b""): the next eval says so
+                return ""
+            text = self._pending + self._decoder.decode(data)
+            # A frame marker (a late answer) stays for the eval that reads answers.
+            cut = text.find(MARK)
+            kept, self._pending = (text, "") if cut < 0 else (text[:cut], text[cut:])
+            return kept
+        except OSError:
+            return ""
+        finally:
+            self._lock.release()
+
     # ------------------------------------------------------------------ debug levels
     @property
     def level(self) -> int:

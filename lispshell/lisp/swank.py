@@ -406,6 +406,34 @@ class Session(Connection):
                           package=self.package, elapsed=time.monotonic() - started,
                           level=self.level)
 
+    def idle_output(self) -> str:
+        """Output Swank sent while no eval runs (another thread's :write-string), and
+        debuggers other threads entered meanwhile (listed, never left: only the REPL asks)."""
+        if self.busy or not self.ready or not self._lock.acquire(blocking=False):
+            return ""
+        answer = _Answer(1 << 20, None)
+        try:
+            self._keep_levels = True
+            while True:
+                try:
+                    m = self._next(time.monotonic())
+                except Lost as exc:
+                    self._lost(str(exc))
+                    break
+                if m is None:
+                    break
+                if self._is_return(m):
+                    self._keep_return(m)
+                    continue
+                try:
+                    self._handle_event(m, answer, [])
+                except _Debugged as entered:
+                    self._entered(entered.event, None, "\0", answer)
+        finally:
+            self._keep_levels = False
+            self._lock.release()
+        return answer.text_output()
+
     # -- debug levels ------------------------------------------------------------------------
     @property
     def level(self) -> int:

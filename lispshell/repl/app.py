@@ -425,12 +425,26 @@ class Repl:
         shown = (self.toolbar(), repr(self.prompt_message()))
         while True:
             await asyncio.sleep(0.2)
+            self._show_idle_output()
             now = (self.toolbar(), repr(self.prompt_message()))
             if now != shown:
                 app = get_app_or_none()
                 if app is not None and app.is_running:
                     app.invalidate()
                 shown = now
+
+    def _show_idle_output(self) -> None:
+        """What a thread the person left running printed while the prompt waits: shown above
+        the prompt when it is printed, not held for the next eval's output."""
+        session = self.session
+        if session is None:
+            return
+        try:
+            text = session.idle_output()
+        except Exception:         # a dying Lisp: the next eval says so
+            return
+        if text:
+            self.print_above(Text(text, end=""), soft_wrap=True)
 
     async def handle(self, text: str):
         """One submitted input; returns QUIT when the REPL should end."""
