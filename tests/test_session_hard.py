@@ -153,6 +153,39 @@ def test_guile_survives_ten_thousand_evals(sessions):
     assert lisp.eval("counter").values == ["10000"]
 
 
+def test_guile_lives_through_20000_forms_with_5000_procedure_definitions():
+    """Each form is compiled, as Guile's own REPL does, which dies ("Too many root sets")
+    after about 1,900 of them: the loop stops compiling before libgc's limit and says so
+    once; the procedures compiled before keep their frames, the later ones still work."""
+    lisp = LispSession("guile")
+    try:
+        lisp.start()
+        pid = lisp.pid
+        assert lisp.eval("(define total 0)").ok
+        outputs = []
+        for i in range(5000):
+            for code in (f"(define (p{i} x) (if (pair? x) (car x) (+ x {i})))",
+                         f"(set! total (+ total (p{i} 1)))",
+                         f"(let ((y (p{i} 2))) (set! total (- total y)))",
+                         f"(p{i} (list {i}))"):
+                r = lisp.eval(code)
+                assert r.error is None and not r.restarted, (i, code, r)
+                outputs.append(r.output)
+            assert r.values == [str(i)]
+        assert lisp.pid == pid
+        # p_i 1 adds 1 + i, p_i 2 takes away 2 + i: one less for each of the 5,000.
+        assert lisp.eval("total").values == ["-5000"]
+        said = [o for o in outputs if "compiled forms in one process" in o]
+        assert len(said) == 1
+        early, late = lisp.eval("(p0 'sym)").error, lisp.eval("(p4999 'sym)").error
+        assert early.type == late.type == "wrong-type-arg"
+        assert any(line.startswith("(p0 sym) at 1:") for line in early.backtrace), early
+        images = lisp.eval("(length ((@ (system vm loader) all-mapped-elf-images)))")
+        assert int(images.values[0]) < 2048
+    finally:
+        lisp.close()
+
+
 def test_kill_9_mid_eval_is_noticed_and_a_fresh_child_started(lisp):
     c = CODE[lisp.lisp]
     lisp.eval(c["define"])

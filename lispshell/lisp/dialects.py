@@ -13,9 +13,12 @@ SBCL: the loop lives in its own package, %LISPSHELL. Conditions never reach the 
 `handler-bind` on SERIOUS-CONDITION (which includes SB-SYS:INTERACTIVE-INTERRUPT, what SIGINT
 signals) records type, message and a short backtrace, then unwinds to the loop.
 
-Guile: the stock REPL compiles every form, and Guile 3.0.8 dies after about 1,900 compiled forms
-("Too many root sets"); the loop evaluates with `primitive-eval` instead. Errors are caught with
-a non-unwinding handler, so the nested `[1]>` debugger never appears.
+Guile: the loop compiles each form that is more than a call on constants and variables, as the
+stock REPL does (compiled speed, frames with line:column). Each compiled form is one more root
+set of Guile's garbage collector, which aborts at 2,048 ("Too many root sets": the stock REPL
+dies after about 1,900 forms), so past a budget the loop interprets (`primitive-eval`) and says
+so once (image/guile-loop.scm, `compile?`). Errors are caught with a non-unwinding handler, so
+the nested `[1]>` debugger never appears.
 
 Clojure: not /usr/bin/clojure (Debian's wrapper runs rlwrap, whose escape codes put readers out
 of step) but clojure.main. SIGINT kills a JVM unless handled: the loop installs a handler that

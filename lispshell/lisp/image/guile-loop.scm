@@ -12,7 +12,11 @@
          (read-line (@ (ice-9 rdelim) read-line))
          (get-string-n (@ (ice-9 textual-ports) get-string-n))
          (evaluating #f)
-         (me ((@ (ice-9 threads) current-thread))))
+         (me ((@ (ice-9 threads) current-thread)))
+         (form-tag (make-prompt-tag "lispshell-form"))
+         ;; Of libgc's 2,048 root sets: see `compile?`.
+         (image-budget 1600)
+         (budget-said #f))
     (define (leave status)
       ;; The end of input, a Q request or (exit): a child ends; a server client quits its REPL,
       ;; which closes the connection and leaves the person's process running.
@@ -31,32 +35,41 @@
           (false-if-exception (format #f "~s" (cons kind args)))
           "(unprintable error)"))
     (define (frame-line f)
-      (let ((name (frame-procedure-name f))
+      ;; As Guile's own ,bt shows a frame: the call, and where in its source it is
+      ;; (line:column, both from 1, as every position lispshell reports; a form typed at the
+      ;; prompt has no file, and its lines count from the start of what was sent).
+      (let ((call (call-with-output-string
+                   (lambda (p)
+                     ((@ (ice-9 pretty-print) truncated-print)
+                      ((@ (system vm frame) frame-call-representation) f) p #:width 160))))
             (src (frame-source f)))
-        (cond ((and src (cadr src) (not (string-prefix? "ice-9/" (cadr src))))
-               (format #f "~a at ~a:~a:~a" (or name "(anonymous)") (cadr src)
-                       (+ 1 (caddr src)) (cdddr src)))
-              (name (format #f "~a" name))
+        (cond ((and src (cadr src) (string-prefix? "ice-9/" (cadr src))) #f)
+              (src (format #f "~a at ~@[~a:~]~a:~a" call (cadr src) (+ 1 (caddr src))
+                           (+ 1 (cdddr src))))
+              ((frame-procedure-name f) call)
               (else #f))))
     (define (backtrace stack)
-      ;; The frames between the raise and our loop, innermost first, at most 12.
+      ;; The frames between the raise and the form (the stack is cut at the form's prompt),
+      ;; innermost first, at most 12.
       (let ((n (stack-length stack)))
         (let loop ((i 0) (started #f) (acc '()))
           (if (or (= i n) (= (length acc) 12))
               (reverse acc)
               (let* ((f (stack-ref stack i))
-                     (name (frame-procedure-name f)))
-                (cond ((memq name '(with-exception-handler call-with-prompt))
-                       (reverse acc))
-                      ((not started)
+                     ;; The frame an async (Ctrl-C) interrupted can fail to say its name.
+                     (name (false-if-exception (frame-procedure-name f))))
+                (cond ((not started)
                        (loop (+ i 1) (memq name '(raise-exception throw error scm-error)) acc))
                       (else
                        (let ((line (false-if-exception (frame-line f))))
                          (loop (+ i 1) #t (if line (cons line acc) acc))))))))))
+    (define (interrupt? exn)
+      (and (exception? exn) (eq? (exception-kind exn) 'lispshell-interrupt)))
     (define (describe exn stack)
-      (let ((bt (or (false-if-exception (backtrace stack)) '())))
-        (cond ((and (exception? exn) (eq? (exception-kind exn) 'lispshell-interrupt))
-               (list "interrupt" "Interrupted" bt))
+      ;; Not for Ctrl-C: the frame its async interrupted breaks frame-call-representation
+      ;; past what a handler can catch (Guile 3.0.8).
+      (let ((bt (if (interrupt? exn) '() (or (false-if-exception (backtrace stack)) '()))))
+        (cond ((interrupt? exn) (list "interrupt" "Interrupted" '()))
               ((exception? exn)
                (let ((kind (exception-kind exn)))
                  (list (format #f "~a" kind) (exn-message kind (exception-args exn)) bt)))
@@ -79,14 +92,60 @@
                 (value (and formals (symbol? name) (module-ref (current-module) name #f))))
            (when (procedure? value)
              (set-procedure-property! value 'lispshell-formals formals))))))
+    (define (simple? form)
+      ;; A form that costs next to nothing interpreted: a constant, a variable, a quotation, or
+      ;; a call of a procedure (not a macro) on such forms, or a definition or assignment of
+      ;; one. `(fib 30)` is one: only its call is interpreted, and `fib` itself runs compiled.
+      ;; Compiling it would cost about 4 ms and one of Guile's code images (see `compile?`).
+      (define m (current-module))
+      (cond ((not (pair? form)) #t)
+            ((not (list? form)) #f)
+            ((eq? (car form) 'quote) #t)
+            ((and (memq (car form) '(define set!)) (= (length form) 3) (symbol? (cadr form)))
+             (simple? (caddr form)))
+            ((symbol? (car form))
+             (and (procedure? (module-ref m (car form) #f)) (and-map simple? (cdr form))))
+            (else #f)))
+    (define (compile? form)
+      ;; Compile the form, as Guile's own REPL does, so that the procedures it defines run
+      ;; at compiled speed and their frames say where they are. Each compiled form is an ELF
+      ;; image whose data Guile registers as one more root set of its garbage collector
+      ;; (libguile/loader.c: GC_add_roots), never removed; libgc 8.2 aborts the process at 2,048
+      ;; root sets ("Too many root sets"), which is how the stock REPL dies after about 1,900
+      ;; forms. So forms are compiled while fewer than `image-budget` images are loaded
+      ;; (the modules Guile loaded count: about 100 here), and interpreted after that, which
+      ;; is said once: the rest stays for modules the person loads later.
+      (and (not (simple? form))
+           (or (< (length ((@ (system vm loader) all-mapped-elf-images))) image-budget)
+               (begin
+                 (unless budget-said
+                   (set! budget-said #t)
+                   (format out ";;; lispshell: Guile 3.0.8 can hold about 2,000 compiled forms in \
+one process (its garbage collector aborts past 2,048 root sets), so from now on forms are \
+interpreted (slower; procedures defined before stay compiled). ,restart starts a fresh Guile.~%"))
+                 #f))))
+    (define (form-thunk form)
+      (if (compile? form)
+          ((@ (system vm loader) load-thunk-from-memory)
+           ((module-ref (resolve-interface '(system base compile)) 'compile)
+            form #:to 'bytecode #:env (current-module)
+            ;; Warnings would flag each forward reference of definitions typed one by one.
+            #:warning-level 0))
+          ;; A tail call: no frame of ours between the form's prompt and its code.
+          (lambda () (primitive-eval form))))
     (define (eval-forms code)
-      ;; Each form in turn, in the current module; the last form's values.
+      ;; Each form in turn, in the current module; the last form's values. Each runs inside
+      ;; FORM-TAG, where the error handler cuts the stack, and one frame of ours (the
+      ;; lambda below) more: the frames left are the person's.
       (let ((port (open-input-string code)))
         (let loop ((vals '()))
           (let ((form (read port)))
             (if (eof-object? form)
                 vals
-                (let ((vals (call-with-values (lambda () (primitive-eval form)) list)))
+                (let* ((thunk (form-thunk form))
+                       (vals (call-with-prompt form-tag
+                               (lambda () (call-with-values thunk list))
+                               (lambda (k) '()))))
                   (note-formals! form)
                   (loop vals)))))))
     (define (match-exit-status args)
@@ -145,7 +204,8 @@
                  (let ((args ((@ (ice-9 exceptions) exception-args) exn)))
                    (force-output out)
                    (leave (match-exit-status args))))
-               (abort-to-prompt tag (describe exn (make-stack #t))))
+               (abort-to-prompt tag (describe exn (or (false-if-exception (make-stack #t 0 form-tag 0 1))
+                                                      (make-stack #t)))))
              (lambda ()
                (let ((empty (open-input-string "")))
                  (parameterize ((current-input-port empty)
