@@ -1,0 +1,47 @@
+"""Guile's errors name the person's procedures with where they are (issue 22 item 4): the loop
+compiles what is typed, as Guile's own REPL does, and captures the stack in its handler, on a
+child in a real pty and over Guile's REPL server."""
+from __future__ import annotations
+
+import pytest
+
+from lisp_servers import Server
+from lispshell.lisp.connection import connect_session
+from pty_shell import Shell
+
+DEFINE = "(define (f x) (car x))\n(define (g x) (+ 1 (f x)))"
+
+
+def test_an_error_typed_at_the_prompt_names_the_callers_with_line_and_column(tmp_path):
+    sh = Shell(tmp_path, "--lisp", "guile", "--no-llm", "--no-project")
+    try:
+        sh.expect("(guile-user)>")
+        sh.submit("(define (f x) (car x)) (define (g x) (+ 1 (f x)))")
+        sh.submit("(g 5)")
+        sh.expect("wrong-type-arg: In procedure car")
+        # Each form typed is read on its own: its lines and columns count from its start.
+        sh.expect("(f 5) at 1:15")
+        sh.expect("(g _) at 1:20")
+    finally:
+        sh.close()
+
+
+@pytest.fixture(scope="module")
+def guile_server(tmp_path_factory):
+    server = Server("guile", tmp_path_factory.mktemp("guile")).start()
+    yield server
+    server.kill()
+
+
+def test_over_the_guile_server_too(guile_server):
+    session = connect_session(guile_server.url, {})
+    try:
+        assert session.eval(DEFINE).ok
+        error = session.eval("(g 5)").error
+        assert error.type == "wrong-type-arg"
+        assert error.backtrace[:2] == ["(f 5) at 1:15", "(g _) at 2:20"], error
+        # The frames of the form itself (compiled: it loops) come after those of its callees.
+        assert session.eval("(let loop ((i 0)) (if (< i 3) (loop (+ i 1)) (g i)))").error \
+            .backtrace[:2] == ["(f 3) at 1:15", "(g _) at 2:20"]
+    finally:
+        session.close()
