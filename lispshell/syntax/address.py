@@ -21,7 +21,7 @@ import re
 from dataclasses import dataclass
 
 from lispshell.syntax.cst import (
-    LineIndex, Node, StructureError, head_of, inner, is_top_level, outer, walk,
+    LineIndex, Node, StructureError, derived, head_of, inner, is_top_level, outer, walk,
 )
 
 # Defining forms per dialect: the heads whose second element names what they define.
@@ -172,7 +172,10 @@ def _method_keys(name: str, rest: list[Node], source: str, dialect: str) -> tupl
 
 
 def top_level_forms(root: Node, source: str, dialect: str) -> list[FormInfo]:
-    return [fi for n in root.code_children if (fi := form_info(n, source, dialect))]
+    """The forms with a type and name; kept with a shared tree (cst.derived): do not change
+    the list."""
+    return derived(root, ("forms", dialect), lambda: [
+        fi for n in root.code_children if (fi := form_info(n, source, dialect))])
 
 
 def _type_matches(ftype: str, wanted: str, dialect: str) -> bool:
@@ -200,10 +203,12 @@ def find_form(root: Node, source: str, dialect: str, form_type: str | None,
         if m:
             name, index = m.group(1), int(m.group(2))
     forms = top_level_forms(root, source, dialect)
+    wanted = normalize(name) if name else ""
+    folded, lowered = _fold(wanted, dialect), wanted.lower()
     matches = [fi for fi in forms
                if (not form_type or _type_matches(fi.type, form_type, dialect))
-               and (not name or _fold(normalize(name), dialect) in fi.keys
-                    or normalize(name).lower() in [k.lower() for k in fi.keys])]
+               and (not name or folded in fi.keys
+                    or lowered in [k.lower() for k in fi.keys])]
     what = " ".join(x for x in (form_type, form_name) if x)
     if not matches:
         raise StructureError("NOT_FOUND", f"no top-level form {what!r}",

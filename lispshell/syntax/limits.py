@@ -10,7 +10,9 @@ delimiters is lexed to measure.
 """
 from __future__ import annotations
 
+from collections import OrderedDict
 from itertools import accumulate
+from threading import Lock
 
 from lispshell.syntax.errors import StructureError
 from lispshell.syntax.lexer import tokenize
@@ -45,7 +47,27 @@ def max_depth(text: str, dialect: str) -> int:
     return measure(text, dialect)[0]
 
 
+# The last texts that passed: a file read again unchanged by the next tool call is not lexed
+# again for this (keyed by the text itself, so never stale).
+_PASSED: OrderedDict = OrderedDict()
+_PASSED_LOCK = Lock()
+
+
 def check_nesting(text: str, dialect: str, what: str = "the text") -> None:
+    key = (text, dialect)
+    with _PASSED_LOCK:
+        if key in _PASSED:
+            _PASSED.move_to_end(key)
+            return
+    _check_nesting(text, dialect, what)
+    if len(text) > 65536:     # below that, measuring costs less than keeping
+        with _PASSED_LOCK:
+            _PASSED[key] = True
+            while len(_PASSED) > 4:
+                _PASSED.popitem(last=False)
+
+
+def _check_nesting(text: str, dialect: str, what: str) -> None:
     depth, unmatched_ = measure(text, dialect)
     if depth > MAX_NESTING:
         raise StructureError("TOO_DEEP", f"{what} nests {depth} levels deep, over the limit of "

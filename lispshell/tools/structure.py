@@ -13,7 +13,7 @@ import copy
 from pathlib import Path
 
 from lispshell.syntax import address, edit as editing, forms, paredit, shapes
-from lispshell.syntax.cst import parse
+from lispshell.syntax.cst import parse_shared
 from lispshell.syntax.errors import StructureError
 from lispshell.syntax.dialects import EXTENSIONS, resolve_dialect
 from lispshell.syntax.repair import edit_summary, repair
@@ -156,7 +156,7 @@ class FormTree:
         self.problem = None
         self.broken: set[int] = set()
         try:
-            self.root = parse(src.text, src.dialect)
+            self.root = parse_shared(src.text, src.dialect)
         except StructureError:
             self.root, chunks = forms.recover(src.text, src.dialect)
             first = validate(src.text, src.dialect).errors

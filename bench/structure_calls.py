@@ -1,0 +1,110 @@
+#!/usr/bin/env python3
+"""What one structural tool call costs on a big file (clojure/core.clj, 270 KB), cold and warm,
+against the lexer alone on the same text.
+
+    .venv/bin/python bench/structure_calls.py [--runs 15] [--file PATH]
+
+The file is clojure/core.clj from Debian's Clojure jar (`unzip -p /usr/share/java/clojure.jar
+clojure/core.clj`), copied into a temporary folder that is the tools' root. Per call, through
+`call_tool` as the REPL and `lispshell mcp` make it:
+  read_form            (defn into ...)
+  replace_form         the same form, with a changed docstring (written: the file changes)
+  sexp_slurp_forward, sexp_barf_forward, sexp_wrap   in `into`'s body (written)
+cold  the file changed since the last call (another writer put a new comment at its end): the
+      call reads and parses a text it has never seen
+warm  the file read by read_form just before (as an agent reads, then edits), unchanged
+Every call passes the file's current hash as expected_hash, as an agent that read it does. The baseline is `tokenize` of the
+whole text. Medians of --runs calls; the run fails when a call answered not ok or did not
+change the file it says it changed. Targets (issue 24): a call at most 30 ms, a warm call less
+than a cold one.
+"""
+from __future__ import annotations
+
+import argparse
+import os
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))
+
+from lispshell.files import digest  # noqa: E402
+from lispshell.syntax.lexer import tokenize  # noqa: E402
+from lispshell.tools.registry import ToolContext, call_tool  # noqa: E402
+import lispshell.tools.structure  # noqa: E402,F401  (registers the tools)
+
+FORM = {"form_type": "defn", "form_name": "into"}
+CALLS = {
+    "read_form": ("read_form", dict(FORM), False),
+    "replace_form": ("replace_form", dict(FORM, new_source=None), True),
+    "sexp_slurp_forward": ("sexp_slurp_forward", dict(FORM, target="(reduce conj to from)"),
+                           True),
+    "sexp_barf_forward": ("sexp_barf_forward", dict(FORM, target="(reduce conj to from)"), True),
+    "sexp_wrap": ("sexp_wrap", dict(FORM, target="(reduce conj to from)", head="do"), True),
+}
+
+
+def core_clj() -> str:
+    return subprocess.run(["unzip", "-p", "/usr/share/java/clojure.jar", "clojure/core.clj"],
+                          capture_output=True, check=True).stdout.decode("utf-8")
+
+
+def main() -> int:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--runs", type=int, default=15)
+    ap.add_argument("--file", type=Path, help="another big Clojure file instead of core.clj")
+    args = ap.parse_args()
+    text = args.file.read_text() if args.file else core_clj()
+    folder = Path(tempfile.mkdtemp(prefix="lispshell-structure-"))
+    path = folder / "core.clj"
+    path.write_text(text)
+    ctx = ToolContext(root=folder, dialect="clojure")
+    read = call_tool("read_form", {"file_path": str(path), **FORM}, ctx)
+    assert read["ok"], read
+    new_into = read["text"].replace("Returns a new coll consisting of to-coll",
+                                      "Returns a new collection made of to-coll")
+    assert new_into != read["text"]
+    CALLS["replace_form"][1]["new_source"] = new_into
+    failed = False
+
+    lex = []
+    for _ in range(args.runs):
+        t0 = time.perf_counter()
+        tokenize(text, "clojure")
+        lex.append(time.perf_counter() - t0)
+    lexer = statistics.median(lex) * 1000
+    print(f"{path.name}: {len(text.encode()) / 1024:.0f} KB; medians of {args.runs} calls, "
+          f"load average {os.getloadavg()[0]:.2f}")
+    print(f"  {'tokenize (lexer alone)':<24}{lexer:8.1f} ms")
+    print(f"  {'call':<24}{'cold':>8}    {'warm':>8}    cold/lexer  warm/lexer  (target 30 ms)")
+    for label, (tool, arguments, writes) in CALLS.items():
+        cold, warm = [], []
+        for run in range(args.runs):
+            for times in (cold, warm):
+                # Another writer: a text no call has seen (the original, and a comment
+                # naming the run), so the cold call finds nothing of it kept.
+                path.write_text(f"{text};; {label} run {run} {len(times)}\n")
+                if times is warm:
+                    call_tool("read_form", {"file_path": str(path), **FORM}, ctx)
+                before = path.read_bytes()
+                t0 = time.perf_counter()
+                r = call_tool(tool, {"file_path": str(path), "expected_hash": digest(before),
+                                     **arguments}, ctx)
+                times.append(time.perf_counter() - t0)
+                if not r["ok"] or (writes and path.read_bytes() == before):
+                    print(f"FAIL {label}: {r}")
+                    failed = True
+        c, w = statistics.median(cold) * 1000, statistics.median(warm) * 1000
+        miss = max(c, w) > 30 or w >= c
+        failed |= miss
+        print(f"  {label:<24}{c:8.1f} ms {w:8.1f} ms {c / lexer:8.2f}x {w / lexer:10.2f}x"
+              f"{'   MISSED' if miss else ''}")
+    return 1 if failed else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,84 @@
+"""The structural tools keep each text's tree (cst.parse_shared): a file read again unchanged is
+not parsed again, by any context (the REPL's, MCP's); a file changed by anyone is; an edit reads
+again only the top-level forms it touched."""
+from __future__ import annotations
+
+import os
+
+import pytest
+
+import lispshell.tools.structure  # noqa: F401  (registers the tools)
+from lispshell.syntax import cst
+from lispshell.syntax.validate import validate
+from lispshell.tools.registry import ToolContext, call_tool
+
+FORMS = "".join(f"(defn f{i}\n  [x]\n  (+ x {i}))\n\n" for i in range(200))
+
+
+@pytest.fixture
+def parsed(monkeypatch):
+    """The texts cst.parse builds a tree of, in order."""
+    texts = []
+    real = cst.parse
+
+    def counting(text, dialect):
+        texts.append(text)
+        return real(text, dialect)
+
+    monkeypatch.setattr(cst, "parse", counting)
+    return texts
+
+
+def test_an_unchanged_file_is_parsed_once_for_every_context(tmp_path, parsed):
+    path = tmp_path / "many.clj"
+    path.write_text(FORMS + ";; unique to this test\n")
+    repl, mcp = ToolContext(root=tmp_path), ToolContext(root=tmp_path)
+    for ctx in (repl, mcp, repl):
+        r = call_tool("read_form", {"file_path": str(path), "form_type": "defn",
+                                    "form_name": "f7"}, ctx)
+        assert r["ok"] and r["text"] == "(defn f7\n  [x]\n  (+ x 7))"
+    assert len(parsed) == 1
+
+
+def test_a_file_changed_outside_is_read_again_even_with_the_same_size_and_time(tmp_path,
+                                                                                 parsed):
+    path = tmp_path / "one.clj"
+    path.write_text("(defn g [] :old)\n")
+    ctx = ToolContext(root=tmp_path)
+    before = os.stat(path)
+    assert call_tool("read_form", {"file_path": str(path), "form_name": "g"}, ctx)["text"] \
+        == "(defn g [] :old)"
+    path.write_text("(defn g [] :new)\n")                     # another editor, same length
+    os.utime(path, ns=(before.st_atime_ns, before.st_mtime_ns))
+    assert call_tool("read_form", {"file_path": str(path), "form_name": "g"}, ctx)["text"] \
+        == "(defn g [] :new)"
+    assert len(parsed) == 2
+
+
+def test_an_edit_reads_again_only_the_forms_it_touched(tmp_path, parsed):
+    path = tmp_path / "edit.clj"
+    path.write_text(FORMS)
+    ctx = ToolContext(root=tmp_path)
+    r = call_tool("read_form", {"file_path": str(path), "form_name": "f100"}, ctx)
+    parsed.clear()
+    r = call_tool("replace_form", {"file_path": str(path), "form_name": "f100",
+                                   "expected_hash": r["hash"],
+                                   "new_source": "(defn f100\n[x]\n(let [y (* x 2)]\n(+ y 100)))"},
+                  ctx)
+    assert r["ok"], r
+    text = path.read_text()
+    assert "(defn f100\n  [x]\n  (let [y (* x 2)]\n    (+ y 100)))\n\n(defn f101" in text
+    assert validate(text, "clojure").ok
+    assert sum(map(len, parsed)) < len(FORMS) // 10, [len(t) for t in parsed]
+
+
+def test_an_edit_whose_form_shares_its_line_reads_the_whole_text(tmp_path):
+    path = tmp_path / "shared.clj"
+    path.write_text("(def a 1) (def b 2)\n(def c 3)\n")
+    ctx = ToolContext(root=tmp_path)
+    r = call_tool("replace_form", {"file_path": str(path), "form_type": "def",
+                                   "form_name": "b", "new_source": "(def b\n(inc\n2))"}, ctx)
+    assert r["ok"], r
+    # Indented from where the form starts on its line (column 11), not from column 1: as the
+    # whole text read again indents it.
+    assert path.read_text() == "(def a 1) (def b\n            (inc\n             2))\n(def c 3)\n"
