@@ -229,9 +229,11 @@ def _clj_fn_body(args):
 
 def _clj_params(vector: Arg) -> str | None:
     """A parameter vector holds symbols, `&`, and vectors or maps to destructure (a `^hint`
-    before one is fine); never a call, a string, a keyword or a number."""
+    before one is fine, and so is a template's `~name`); never a call, a string, a keyword or
+    a number."""
     for e in vector.elems:
-        if e.kind in ("list", "string") or (e.kind == "other" and e.text not in ("^", "#^")) \
+        if e.kind in ("list", "string") or \
+                (e.kind == "other" and e.text not in ("^", "#^", "~", "~@")) \
                 or (e.kind == "atom" and (e.text[:1] in ":0123456789\\\"" or
                                           e.text in ("nil", "true", "false"))):
             return "its parameter vector holds something that is not a parameter"
