@@ -175,7 +175,7 @@ def test_guile_lives_through_20000_forms_with_5000_procedure_definitions():
         assert lisp.pid == pid
         # p_i 1 adds 1 + i, p_i 2 takes away 2 + i: one less for each of the 5,000.
         assert lisp.eval("total").values == ["-5000"]
-        said = [o for o in outputs if "compiled forms in one process" in o]
+        said = [o for o in outputs if "from now on forms are interpreted" in o]
         assert len(said) == 1
         early, late = lisp.eval("(p0 'sym)").error, lisp.eval("(p4999 'sym)").error
         assert early.type == late.type == "wrong-type-arg"

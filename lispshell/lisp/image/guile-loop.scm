@@ -120,9 +120,10 @@
                (begin
                  (unless budget-said
                    (set! budget-said #t)
-                   (format out ";;; lispshell: Guile 3.0.8 can hold about 2,000 compiled forms in \
-one process (its garbage collector aborts past 2,048 root sets), so from now on forms are \
-interpreted (slower; procedures defined before stay compiled). ,restart starts a fresh Guile.~%"))
+                   (format out ";;; lispshell: this Guile holds about 1,500 compiled forms, and \
+Guile 3.0.8 aborts at about 2,000 in one process (one root set of its garbage collector each), \
+so from now on forms are interpreted (slower; what was compiled stays compiled). ,restart \
+starts a fresh Guile.~%"))
                  #f))))
     (define (form-thunk form)
       (if (compile? form)
