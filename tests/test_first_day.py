@@ -214,3 +214,46 @@ def test_a_threads_output_shows_when_it_is_printed_not_with_the_next_eval(shell)
     sh.expect(":RELEASED")
     sh.expect(PROMPT)
     sh.expect("from the thread")          # with no further input: shown above the prompt
+
+
+def test_the_persons_guile_server_console_stays_clean(tmp_path):
+    """Guile 3.0.8's REPL server prints "In thread: Wrong type to apply" for every client
+    whose REPL quits, and a backtrace for one whose connection is reset: lispshell's loop and
+    its interrupting client end their threads, after the server closed their connections.
+    Nothing of lispshell's reaches the person's console."""
+    import threading
+
+    from lisp_servers import free_port
+    from lispshell.lisp.connection import connect_session
+
+    port = free_port()
+    # Started by hand: the suite's probe for a listening port (connect, close) is itself a
+    # client whose reset Guile reports on the console.
+    server = subprocess.Popen(["guile", f"--listen={port}"], stdin=subprocess.PIPE,
+                              stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+    printed = []
+    ready = threading.Event()
+
+    def drain():
+        for line in server.stdout:
+            printed.append(line)
+            if "Enter `,help' for help." in line:
+                ready.set()
+    threading.Thread(target=drain, daemon=True).start()
+    try:
+        assert ready.wait(60), "".join(printed)       # the banner: the port listens already
+        session = connect_session(f"guile://127.0.0.1:{port}", {})
+        assert session.eval("(+ 1 2)").values == ["3"]
+        assert session.eval("(let loop () (loop))", timeout=1.0).timed_out   # interrupted
+        assert session.eval("(+ 2 2)").values == ["4"]
+        session.close()                                                   # ,disconnect
+        # A last client's answer comes after whatever the server printed for the others.
+        last = connect_session(f"guile://127.0.0.1:{port}", {})
+        assert last.eval("(+ 3 3)").values == ["6"]
+        last.close()
+        console = "".join(printed)
+        assert "In thread" not in console and "Wrong type to apply" not in console, console
+        assert "Broken pipe" not in console and "Backtrace" not in console, console
+    finally:
+        server.kill()
+        server.wait()

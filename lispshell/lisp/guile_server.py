@@ -147,10 +147,15 @@ class Session(LispSession):
                 self._boot()
 
     def close(self) -> None:
-        """Disconnect: the loop sees the end of input and quits its REPL client; the image
-        keeps running."""
+        """Disconnect: the loop sees the end of input and ends its client thread; the image
+        keeps running. Our side is closed only once the server closed its own: a socket
+        closed with bytes unread resets the connection, and the server's REPL prints the
+        failed read on the person's console."""
         self._closed = True
         with self._lock:
+            child = self._child
+            if child is not None:
+                _close_gently(child.sock, self.interrupt_grace + 5)
             self._kill_child()
 
     # -- what differs from a child --------------------------------------------------------------
@@ -171,7 +176,13 @@ class Session(LispSession):
 
     def _after_death(self, answer, exc, timed_out, timeout, started) -> EvalResult:
         """The connection closed, or the eval ignored the interrupt: report it; never restart."""
-        if isinstance(exc, _Died):
+        if self._killed_by_person:
+            self.lost_reason = "the evaluation did not stop when interrupted"
+            message = (f"The evaluation did not stop when interrupted (Guile runs the "
+                       "interrupt at its next safe point; a blocking call delays it), and at "
+                       "your word lispshell closed its connection; the image runs on, that "
+                       f"evaluation included; {RECONNECT}.")
+        elif isinstance(exc, _Died):
             self.lost_reason = "the server closed the connection"
             message = (f"The connection to {self.url} was lost ({exc}). lispshell did not touch "
                        f"the image; {RECONNECT}. ((exit) in code ends only this "
@@ -190,9 +201,23 @@ class Session(LispSession):
                           interrupted=self._interrupt_at is not None and not timed_out,
                           package=self.package, elapsed=time.monotonic() - started)
 
-    def interrupt(self) -> None:
-        if self.busy and self._child is not None:
-            self._signal_interrupt()
+    def interrupt(self) -> str:
+        """As a child's: a Ctrl-C after an interrupt that has not landed within the grace
+        period gives up the connection (the person's word); the image is never touched."""
+        if not self.busy or self._child is None:
+            return ""
+        at = self._interrupt_at
+        if at is not None and time.monotonic() - at >= self.interrupt_grace:
+            self._killed_by_person = True
+            child = self._child
+            if child is not None:
+                try:
+                    child.sock.shutdown(socket.SHUT_RDWR)   # the eval's read ends at once
+                except OSError:
+                    pass
+            return "killed"
+        self._signal_interrupt()
+        return "interrupted"
 
     def _signal_interrupt(self) -> None:
         """Ask a second client of the server to interrupt our loop's thread (in the
@@ -207,7 +232,11 @@ class Session(LispSession):
         form = ("(let* ((m (resolve-module '(lispshell server) #:ensure #f)) "
                 "(table (and m (module-variable m 'interrupters) (module-ref m 'interrupters))) "
                 f"(stop (and table (hash-ref table {string_literal(token)})))) "
-                "(when stop (stop)) (display \"lispshell-interrupt-sent\") (newline))\n")
+                "(when stop (stop)) (display \"lispshell-interrupt-sent\") (newline) "
+                # This client ends its own thread (see `leave` in guile-loop.scm): a REPL
+                # that quits makes Guile 3.0.8's server print an error on the console.
+                "((@ (ice-9 threads) cancel-thread) ((@ (ice-9 threads) current-thread))) "
+                "(close-port (current-output-port)))\n")
         try:
             sock = open_socket(self.target, self.connect_timeout)
         except ConnectError:
@@ -215,14 +244,22 @@ class Session(LispSession):
         try:
             sock.settimeout(self.interrupt_grace + 5)
             sock.sendall(form.encode("utf-8"))
-            seen = b""
-            while b"lispshell-interrupt-sent" not in seen and len(seen) < 1 << 16:
-                data = sock.recv(4096)     # wait for it to run before closing this client
-                if not data:
-                    break
-                seen += data
-            sock.sendall(b",q\n")
+            # Until the server closes this client (see _close_gently): it has run the form.
+            while sock.recv(4096):
+                pass
         except OSError:
             pass
         finally:
             sock.close()
+
+
+def _close_gently(sock, timeout: float) -> None:
+    """End our side of a REPL-server connection the way the loop expects: no more input, then
+    read what the server still sends until it closes (or `timeout` passes)."""
+    try:
+        sock.shutdown(socket.SHUT_WR)
+        sock.settimeout(timeout)
+        while sock.recv(65536):
+            pass
+    except OSError:
+        pass

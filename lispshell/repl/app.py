@@ -698,7 +698,9 @@ class Repl:
         never a timer's (a connection is never killed at all)."""
         did = session.interrupt()
         if did == "killed":
-            self.print_notice("Killing the Lisp, as you asked: a fresh one starts.")
+            self.print_notice("Closing the connection, as you asked; the image runs on."
+                              if session.is_connection else
+                              "Killing the Lisp, as you asked: a fresh one starts.")
             return
         grace = getattr(session, "interrupt_grace", 2.0)
 

@@ -18,9 +18,16 @@
          (image-budget 1600)
          (budget-said #f))
     (define (leave status)
-      ;; The end of input, a Q request or (exit): a child ends; a server client quits its REPL,
-      ;; which closes the connection and leaves the person's process running.
-      (if server-token (throw 'quit status) (primitive-exit status)))
+      ;; The end of input, a Q request or (exit): a child ends; a server client ends its own
+      ;; thread, after closing its connection, and the person's process runs on. Not by
+      ;; quitting its REPL: Guile 3.0.8's REPL server then applies the REPL's result as a
+      ;; thunk (serve-client's dynamic-wind) and prints "In thread: Wrong type to apply" on
+      ;; the person's console; a cancelled thread ends silently.
+      (if server-token
+          (begin ((@ (ice-9 threads) cancel-thread) me)
+                 (false-if-exception (close-port in))
+                 (let wait () (sleep 1) (wait)))
+          (primitive-exit status)))
     (define (seg tag)
       (display marker out)
       (write-char tag out))
@@ -287,7 +294,7 @@ starts a fresh Guile.~%"))
                 ((#\Q) (leave 0)))))
           (lambda (key . args)
             (when (and server-token (eq? key 'quit))
-              (apply throw key args))
+              (leave 0))
             (unless (eq? key 'lispshell-interrupt)
               (false-if-exception
                (begin (seg #\E) (display "lispshell-protocol-error" out)
