@@ -3,6 +3,7 @@ from __future__ import annotations
 
 import asyncio
 
+from lispshell.lisp.levels import Session
 from lispshell.repl.commands import QUIT, CommandTable
 from lispshell.repl.completion import symbol_prefix
 from lispshell.repl.forms import position, split_forms
@@ -93,7 +94,9 @@ def test_history_file_problems_keep_history_in_memory(tmp_path):
     assert len(problems) == 1 and str(unreadable) in problems[0]
 
 
-class _Session:
+class _Session(Session):
+    """A session as the REPL sees one: the declared interface (lisp/levels.py)."""
+
     def __init__(self, ready=True, busy=False, alive=True, package="CL-USER"):
         self.ready, self.busy, self.alive, self.package = ready, busy, alive, package
 

@@ -375,8 +375,11 @@ class CommandTable:
         if name in commands:
             return commands[name], ""
         matches = [n for n in commands if n.startswith(name)]
-        if len(matches) == 1:
-            return commands[matches[0]], ""
+        # `,res` is ,restart, although ,restart-frame starts with it too: a match that starts
+        # every other one is the one meant.
+        shortest = min(matches, key=len) if matches else None
+        if shortest is not None and all(m.startswith(shortest) for m in matches):
+            return commands[shortest], ""
         if matches:
             return None, f",{name} is ambiguous: " + ", ".join("," + m for m in sorted(matches))
         return None, f"Unknown command ,{name} (,help lists them)"

@@ -154,8 +154,14 @@ def eval_tool(args: dict, ctx: ToolContext) -> dict:
     if package and ran.startswith(shown.split("\n", 1)[0] + "\n"):
         ran = ran.split("\n", 1)[1]        # the header we added is not code
     to_eval = in_package(session.lisp, package, ran) if package else ran
+    before = session.level
     res = session.eval(to_eval, timeout=ctx.eval_timeout, output_cap=ctx.output_cap,
                        keep_levels=ctx.keep_levels)
+    # The person stopped the model's turn: its eval is unwound, not kept waiting where it
+    # stopped (an error is kept: that is what the person asks the model about).
+    while getattr(res, "interrupted", False) and session.level > before:
+        session.leave_level()
+        res.level = session.level
     result = eval_result(res, ctx.eval_timeout)
     if package:
         result["evaluated_in"] = package
