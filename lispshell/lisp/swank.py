@@ -165,6 +165,7 @@ class Session(Connection):
             setup = ('(cl:progn (cl:unless (cl:and (cl:find-package "%LISPSHELL") '
                      '(cl:find-symbol "SWANK-EVAL" "%LISPSHELL")) (cl:with-compilation-unit () '
                      f'(cl:load (cl:make-string-input-stream {string_literal(image_code("sbcl-loop.lisp"))})) '
+                     f'(cl:load (cl:make-string-input-stream {string_literal(image_code("sbcl-debug.lisp"))})) '
                      f'(cl:load (cl:make-string-input-stream {string_literal(image_code("sbcl-swank.lisp"))})))) '
                      '(cl:funcall (cl:find-symbol "PACKAGE-LABEL" "%LISPSHELL") cl:*package*))')
             rid = self._rex(setup, "COMMON-LISP-USER")
