@@ -20,7 +20,7 @@ from __future__ import annotations
 
 import re
 from collections import OrderedDict
-from threading import Lock
+from threading import Event, Lock, Thread
 
 from lispshell.syntax.errors import StructureError  # noqa: F401 (its home before errors.py)
 from lispshell.syntax.reading import LineIndex, read, visual_width  # noqa: F401 (re-exported)
@@ -169,23 +169,60 @@ _SHARED_CHARS = 8_000_000               # a tree holds about 20x its text: keep 
 _SHARED_LOCK = Lock()                   # the REPL's threads and MCP's may call at once
 
 
+_PENDING: dict = {}                     # (text, dialect) -> Event: parse_later at work
+
+
 def parse_shared(text: str, dialect: str) -> Node:
     """`parse(text, dialect)`, the same tree for the same text while it is kept: callers must
     not change it (make edits as text, as every tool does; `forms.recover` moves nodes, so it
     parses its own)."""
     key = (text, dialect)
     with _SHARED_LOCK:
+        pending = _PENDING.get(key)
+    if pending is not None:
+        pending.wait()                  # being parsed already (parse_later): take that tree
+    with _SHARED_LOCK:
         hit = _SHARED.get(key)
         if hit is not None:
             _SHARED.move_to_end(key)
             return hit[0]
-    root = parse(text, dialect)
+    return _keep(key, parse(text, dialect))
+
+
+def _keep(key, root: Node) -> Node:
     with _SHARED_LOCK:
         _SHARED[key] = (root, {})
         held = sum(len(k[0]) for k in _SHARED)
         while len(_SHARED) > 1 and held > _SHARED_CHARS:
             held -= len(_SHARED.popitem(last=False)[0][0])
     return root
+
+
+def parse_later(text: str, dialect: str, then=None) -> None:
+    """Build the tree of `text` in a background thread, for the next parse_shared of it: a file
+    the tools just wrote is a new text, and the next call on it comes after the model's turn,
+    seconds later. A call that comes sooner waits for this parse rather than doing its own.
+    then(root), if given, runs in that thread once the tree is kept (what else the next call
+    will want of the text)."""
+    key = (text, dialect)
+    with _SHARED_LOCK:
+        if key in _SHARED or key in _PENDING:
+            return
+        done = _PENDING[key] = Event()
+
+    def work():
+        try:
+            root = _keep(key, parse(text, dialect))
+            if then is not None:
+                then(root)
+        except StructureError:
+            pass                        # the next call parses it and says what is wrong
+        finally:
+            with _SHARED_LOCK:
+                del _PENDING[key]
+            done.set()
+
+    Thread(target=work, daemon=True, name="lispshell-parse-later").start()
 
 
 def derived(root: Node, name, compute):

@@ -13,8 +13,9 @@ import copy
 from pathlib import Path
 
 from lispshell.syntax import address, edit as editing, forms, paredit, shapes
-from lispshell.syntax.cst import parse_shared
+from lispshell.syntax.cst import parse_later, parse_shared
 from lispshell.syntax.errors import StructureError
+from lispshell.syntax.limits import check_nesting
 from lispshell.syntax.dialects import EXTENSIONS, resolve_dialect
 from lispshell.syntax.repair import edit_summary, repair
 from lispshell.syntax.validate import validate
@@ -141,6 +142,10 @@ def _finish(src: editing.Source, change: editing.Change, args: dict, ctx: ToolCo
         return result
     new_hash = editing.write(src, change.new_text, tool=operation)
     _hashes(ctx)[str(src.path)] = new_hash
+    # The next call on this file finds its tree, its forms and its nesting checked.
+    text, dialect = change.new_text, src.dialect
+    parse_later(text, dialect, lambda root: (check_nesting(text, dialect, "the file"),
+                                             address.top_level_forms(root, text, dialect)))
     result.update(file_path=args["file_path"], hash=new_hash,
                   bytes=len(src.encode(change.new_text)))
     return result
