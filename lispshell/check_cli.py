@@ -11,6 +11,7 @@ diagnostics to standard error. Directories are searched for Lisp files by extens
 from __future__ import annotations
 
 import argparse
+import bisect
 import difflib
 import os
 import sys
@@ -19,7 +20,8 @@ from pathlib import Path
 from lispshell import files
 from lispshell.syntax.dialects import CLOSE_CHAR, EXTENSIONS, OPEN_CHAR, resolve_dialect
 from lispshell.syntax.layout import misplaced_forms
-from lispshell.syntax.repair import CERTAIN, LIKELY, edit_summary, repair
+from lispshell.syntax.reading import NAME_OF, LineIndex, read
+from lispshell.syntax.repair import CERTAIN, LIKELY, apply_edits, edit_summary, repair
 from lispshell.syntax.validate import validate
 
 USAGE_ERROR = 2
@@ -212,8 +214,12 @@ class _Checker:
                      err=to_stderr)
             return r.text
         self.invalid = True
-        for p in v.errors:
-            self.say(f"{name}:{p.line}:{p.col}: {_describe(p, v.errors)}", err=to_stderr)
+        # The places come from the repair when it reads, so the message and --diff name the
+        # same place (the reader's own hint is a cruder indentation rule that can disagree).
+        placed = _placed(text, dialect, r.edits, v.errors) if reads else None
+        for line, col, message in placed or [(p.line, p.col, _describe(p, v.errors))
+                                             for p in v.errors]:
+            self.say(f"{name}:{line}:{col}: {message}", err=to_stderr)
         for p in misplaced:
             self.say(f"{name}:{p.line}:{p.col}: {p.message}", err=to_stderr)
         if self.args.fix:
@@ -239,6 +245,67 @@ def _describe(p, problems) -> str:
     return text
 
 
+
+def _placed(text: str, dialect: str, edits: list, problems) -> list:
+    """(line, col, message) for each edit of a repair that reads, worded as the problem it
+    fixes: the opener left unclosed and where the repair puts its closer, the closer one too
+    many, the closer of the wrong kind, the string left open and where it closes."""
+    lines = LineIndex(text)
+    edits = sorted(edits, key=lambda e: (e["start"], e["end"]))
+    original = read(text, dialect)
+    fixed = read(apply_edits(text, edits), dialect)
+    deltas = [len(e["text"]) - (e["end"] - e["start"]) for e in edits]
+
+    def back(q: int) -> int:
+        """A position of the repaired text in the original (never inside an edit: openers
+        and string openings are never edited)."""
+        shift = 0
+        for e, d in zip(edits, deltas):
+            if q < e["start"] + shift:
+                break
+            shift += d
+        return q - shift
+
+    def token_at(r, offset: int) -> int:
+        return bisect.bisect_left(r.tokens.starts, offset)
+
+    out, shift = [], 0
+    for e, delta in zip(edits, deltas):
+        added, old = e["text"], text[e["start"]:e["end"]]
+        ll, lc = lines.line_col(e["start"])
+        if not old and added == '"':
+            # a string closed: the string token of the repaired text that ends there
+            j = token_at(fixed, e["start"] + shift + 1) - 1
+            while j > 0 and fixed.tokens.ends[j] > e["start"] + shift + 1:
+                j -= 1
+            sl, sc = lines.line_col(back(fixed.tokens.starts[j]))
+            out.append((sl, sc, f"unterminated string (it starts here): its closing '\"' is "
+                        f"most likely missing at line {ll}, column {lc} (the lines after it "
+                        f"are code, indented as such)"))
+        elif not old:
+            # the outermost form the inserted closers close
+            j = token_at(fixed, e["start"] + shift + len(added) - 1)
+            o = fixed.partner[j]
+            ol, oc = lines.line_col(back(fixed.tokens.starts[o]))
+            out.append((ol, oc, f"unclosed {fixed.tokens.text_of(o)[-1]!r} opened here; the "
+                        f"missing {added!r} most likely belongs at line {ll}, column {lc}"))
+        elif not added:
+            j = token_at(original, e["start"])
+            o = original.partner[j]
+            if o < 0:
+                message = (f"unmatched close {NAME_OF[old[-1]]} {old!r}: nothing is open here "
+                           f"(remove it)")
+            else:
+                ol, oc = lines.line_col(original.tokens.starts[o])
+                message = (f"{old!r} is one too many (remove it): it ends the form opened at "
+                           f"line {ol}, column {oc} before the lines indented as its body")
+            out.append((ll, lc, message))
+        else:
+            p = next((p for p in problems if p.offset == e["start"]), None)
+            out.append((ll, lc, _describe(p, problems) if p is not None else
+                        f"{old!r} should be {added!r}"))
+        shift += delta
+    return out
 
 
 def _lisp_files(root: str):

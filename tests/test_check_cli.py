@@ -131,3 +131,51 @@ def test_endless_or_huge_input_is_refused_not_read_forever(tmp_path):
                        text=True, timeout=120)
     assert p.returncode == 2 and f"{big}: error: larger than 64 MiB" in p.stderr
     assert big.stat().st_size == 64 * 2**20 + 1
+
+
+# A 30-line defun whose `dolist` lost its closer at the end of line 14 (issue 23 item 7).
+DOLIST_DROPPED = """\
+(defun summarize-orders (orders &key (currency :eur) (threshold 100))
+  "Summarize ORDERS: count, total and the large ones, in CURRENCY."
+  (let ((count 0)
+        (total 0)
+        (large '())
+        (by-customer (make-hash-table :test 'equal)))
+    (dolist (order orders)
+      (let ((amount (convert (order-amount order) currency))
+            (customer (order-customer order)))
+        (incf count)
+        (incf total amount)
+        (push order (gethash customer by-customer))
+        (when (> amount threshold)
+          (push order large)))
+    (let ((customers '()))
+      (maphash (lambda (name list)
+                 (push (cons name (length list)) customers))
+               by-customer)
+      (setf customers (sort customers #'> :key #'cdr))
+      (list :count count
+            :total total
+            :currency currency
+            :average (if (zerop count) 0 (/ total count))
+            :large (nreverse large)
+            :top-customers (subseq customers 0 (min 3 (length customers)))
+            :threshold threshold))))
+
+(defun convert (amount currency)
+  (declare (ignore currency))
+  amount)
+"""
+
+
+def test_the_message_names_the_place_the_repair_chose(tmp_path):
+    # The reader's own hint (after the last code before `(defun convert`, line 26) is not
+    # where the closer was dropped; the repair's place (14:31, after the dolist's body) is,
+    # and the one-line message must say the same as --diff, for the dolist's opener.
+    path = tmp_path / "orders.lisp"
+    path.write_text(DOLIST_DROPPED)
+    code, out, _ = run("--diff", str(path))
+    assert code == 1
+    assert "# 14:31 inserted ')'" in out
+    assert out.splitlines()[-1] == (f"{path}:7:5: unclosed '(' opened here; the missing ')' "
+                                    f"most likely belongs at line 14, column 31")
