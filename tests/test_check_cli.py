@@ -179,3 +179,19 @@ def test_the_message_names_the_place_the_repair_chose(tmp_path):
     assert "# 14:31 inserted ')'" in out
     assert out.splitlines()[-1] == (f"{path}:7:5: unclosed '(' opened here; the missing ')' "
                                     f"most likely belongs at line 14, column 31")
+
+
+def test_a_closer_one_too_many_mid_form_is_blamed_where_the_indentation_says(tmp_path):
+    # Issue 23 item 8: the `let` of a 32-line defun closes at line 25 while lines 26-31 stay
+    # indented as its body; the reader only trips on the defun's last `)` (32:22), which is
+    # not the one typed too many.
+    from pathlib import Path
+    cases = (Path(__file__).parent / "cases" / "repair.md").read_text()
+    damaged = cases.split("## A closer one too many mid-form")[1].split("```in cl\n")[1]
+    damaged = damaged.split("```")[0]
+    path = tmp_path / "restock.lisp"
+    path.write_text(damaged)
+    code, out, _ = run(str(path))
+    assert code == 1
+    assert out == (f"{path}:25:49: ')' is one too many (remove it): it ends the form opened "
+                   f"at line 3, column 3 before the lines indented as its body\n")

@@ -442,7 +442,8 @@ def _line_tokens(chunk: list, line_index: int) -> list:
     return out
 
 
-def _trail_closers(chunk: list, line_index: int) -> list:
+def trail_closers(chunk: list, line_index: int) -> list:
+    """The closers that end code line `line_index` (0-based) of the chunk."""
     toks = _line_tokens(chunk, line_index)
     k = len(toks)
     while k and toks[k - 1].code in ")]}":
@@ -458,7 +459,7 @@ def _trail_spots(text: str, chunk: list, line_index: int, after_opener=True) -> 
     toks = _line_tokens(chunk, line_index)
     if not toks:
         return []
-    run = _trail_closers(chunk, line_index)
+    run = trail_closers(chunk, line_index)
     last_code = [toks[-len(run) - 1]] if len(run) < len(toks) else []
     if not after_opener and last_code and last_code[0].code in "([{":
         last_code = []
@@ -691,7 +692,7 @@ def _trail_rivals(text, chunk, edits, best: Judged, dialect, closers) -> list:
                           for p in _trail_spots(text, chunk, line) for ch in closers]
             else:
                 trials = [others + [{"start": t.start, "end": t.end, "text": ""}]
-                          for t in _trail_closers(chunk, line) if t.start != e["start"]]
+                          for t in trail_closers(chunk, line) if t.start != e["start"]]
             for trial in trials:
                 j = _fits(text, chunk, trial, best, dialect)
                 if j is not None and j.key not in seen:

@@ -379,6 +379,11 @@ def _repair_chunk(text: str, chunk: list[_Tok], dialect: str,
     best_line_end = _best_line_end(chunk, plain[0])
     if best_line_end is not None:
         runs.append((best_line_end, True))     # last: it wins only when strictly better
+    best_removal = _best_removal(text, chunk, plain[0])
+    if best_removal is not None:
+        # first: it is only found when it agrees better with the indentation than the plain
+        # removal by parinfer's rule, which `_misindented` (the rank below) does not apply
+        runs.insert(0, (best_removal, True))
     for out, indent in runs:
         fixed = _apply_to_chunk(text, chunk, out.edits, dialect)
         if fixed is None:
@@ -436,6 +441,39 @@ def _best_line_end(chunk: list[_Tok], plain: _Outcome) -> _Outcome | None:
     if best is None:
         return None
     return _Outcome(edits=best[1])
+
+
+def _best_removal(text: str, chunk: list[_Tok], plain: _Outcome) -> _Outcome | None:
+    """When one closer is one too many, the closer at the end of a line before one that
+    disagrees with the indentation whose removal leaves the fewest such lines (the latest of
+    equals), if fewer than removing the closer the plain pass found.
+
+    A plain pass removes the closer that finds nothing open, the form's last; but a closer
+    typed too early in the middle of a form ends a form there, and the lines after it, still
+    indented as that form's body, say so (parinfer's rule: a line is not deeper than a form
+    the closers just before it closed). As `_best_line_end` does for a dropped closer, try
+    the closers of those lines' trails and count the lines that then disagree."""
+    if len(plain.edits) != 1 or len(chunk) > MAX_REFINE_TOKENS:
+        return None
+    e = plain.edits[0]
+    if e["start"] == e["end"] or e["text"]:
+        return None
+    edits = [{k: v for k, v in e.items() if not k.startswith("_")}]
+    judged = evidence.judge(evidence.virtual(text, chunk, edits))
+    if not judged.reads or not judged.disagreements:
+        return None
+    char = text[e["start"]:e["end"]]
+    trials = [[{"start": t.start, "end": t.end, "text": ""}]
+              for line in sorted(set(judged.bad_lines))[:MAX_ALTERNATIVES]
+              for t in evidence.trail_closers(chunk, line - 1)
+              if t.start < e["start"] and text[t.start:t.end] == char]
+    best = (judged.disagreements, None)
+    for trial in trials:
+        j = evidence.judge(evidence.virtual(text, chunk, trial))
+        if j.reads and j.forms == judged.forms and j.disagreements <= best[0] and \
+                (best[1] is not None or j.disagreements < best[0]):
+            best = (j.disagreements, trial)
+    return None if best[1] is None else _Outcome(edits=best[1])
 
 
 def _refine(text: str, chunk: list[_Tok], edits: list[dict], dialect: str):
