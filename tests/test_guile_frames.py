@@ -43,5 +43,11 @@ def test_over_the_guile_server_too(guile_server):
         # The frames of the form itself (compiled: it loops) come after those of its callees.
         assert session.eval("(let loop ((i 0)) (if (< i 3) (loop (+ i 1)) (g i)))").error \
             .backtrace[:2] == ["(f 3) at 1:15", "(g _) at 2:20"]
+        # A syntax error is raised while compiling: the compiler's frames are Guile's, not
+        # the person's, and the image carries on.
+        error = session.eval("(let ((x)) x)").error
+        assert error.type == "syntax-error" and "bad let" in error.message
+        assert error.backtrace == []
+        assert session.eval("(g '(41))").values == ["42"]
     finally:
         session.close()

@@ -41,6 +41,12 @@
            (call-with-output-string (lambda (p) (print-exception p #f kind args))))
           (false-if-exception (format #f "~s" (cons kind args)))
           "(unprintable error)"))
+    (define (guile-own? file)
+      ;; Guile's own modules are recorded by their name under its load path (the compiler's
+      ;; frames of a syntax error, the interpreter's): not the person's.
+      (or-map (lambda (dir) (string-prefix? dir file))
+              '("ice-9/" "system/" "language/" "srfi/" "oop/" "rnrs/" "scheme/" "sxml/"
+                "web/" "texinfo/")))
     (define (frame-line f)
       ;; As Guile's own ,bt shows a frame: the call, and where in its source it is
       ;; (line:column, both from 1, as every position lispshell reports; a form typed at the
@@ -50,7 +56,7 @@
                      ((@ (ice-9 pretty-print) truncated-print)
                       ((@ (system vm frame) frame-call-representation) f) p #:width 160))))
             (src (frame-source f)))
-        (cond ((and src (cadr src) (string-prefix? "ice-9/" (cadr src))) #f)
+        (cond ((and src (cadr src) (guile-own? (cadr src))) #f)
               (src (format #f "~a at ~@[~a:~]~a:~a" call (cadr src) (+ 1 (caddr src))
                            (+ 1 (cdddr src))))
               ((frame-procedure-name f) call)
@@ -150,10 +156,10 @@ starts a fresh Guile.~%"))
           (let ((form (read port)))
             (if (eof-object? form)
                 vals
-                (let* ((thunk (form-thunk form))
-                       (vals (call-with-prompt form-tag
-                               (lambda () (call-with-values thunk list))
-                               (lambda (k) '()))))
+                (let ((vals (call-with-prompt form-tag
+                              ;; Compiled inside the prompt too: a syntax error is raised there.
+                              (lambda () (call-with-values (form-thunk form) list))
+                              (lambda (k) '()))))
                   (note-formals! form)
                   (loop vals)))))))
     (define (match-exit-status args)
