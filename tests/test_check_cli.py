@@ -195,3 +195,23 @@ def test_a_closer_one_too_many_mid_form_is_blamed_where_the_indentation_says(tmp
     assert code == 1
     assert out == (f"{path}:25:49: ')' is one too many (remove it): it ends the form opened "
                    f"at line 3, column 3 before the lines indented as its body\n")
+
+
+def test_an_unterminated_docstring_is_reported_where_it_opens(tmp_path):
+    # Issue 23 item 9: the reader stops at a string left open on line 14 (14:37), swallowed
+    # code in between; the docstring of line 5 is the string the indentation points at.
+    from pathlib import Path
+    cases = (Path(__file__).parent / "cases" / "repair.md").read_text()
+    damaged = cases.split("## A docstring's closing quote missing")[1]
+    damaged = damaged.split("```in clojure\n")[1].split("```")[0]
+    path = tmp_path / "orders.clj"
+    path.write_text(damaged)
+    code, out, _ = run(str(path))
+    assert code == 1
+    assert out == (f"{path}:5:3: unterminated string (it starts here): its closing '\"' is "
+                   f"most likely missing at line 5, column 43 (the lines after it are code, "
+                   f"indented as such)\n")
+    # likely: --fix=likely writes it, --fix (certain only) does not
+    assert run("--fix", str(path))[0] == 1 and path.read_text() == damaged
+    assert run("--fix=likely", str(path))[0] == 0
+    assert path.read_text() == damaged.replace("for the log.\n", "for the log.\"\n")

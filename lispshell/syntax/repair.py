@@ -13,8 +13,9 @@ Stable API:
   `r.text`.
 - `level` says how sure the repair is (`evidence.py` defines the three levels; the tools and
   `check --fix=likely` apply `certain` and `likely`, `check --fix` only `certain`). Reader
-  errors that are not about delimiters (unterminated string, bad # dispatch...) are not
-  repaired: the text comes back unchanged, a `guess`.
+  errors that are not about delimiters (bad # dispatch...) are not repaired: the text comes
+  back unchanged, a `guess`. An unterminated string is closed at the end of the first line
+  of the string the indentation points at, when one does (`_close_string`).
 - Code written before levels unpacks `text, edits, confident = repair(...)`; `confident` is
   `level == "certain"`.
 
@@ -32,6 +33,7 @@ from dataclasses import dataclass, field
 from lispshell.syntax import evidence, limits
 from lispshell.syntax.dialects import CLOSER_OF, OPENER_OF, resolve_dialect
 from lispshell.syntax.evidence import CERTAIN, GUESS, LEVELS, LIKELY  # noqa: F401 (re-exported)
+from lispshell.syntax.layout import misplaced_forms
 from lispshell.syntax.lexer import tokenize
 from lispshell.syntax.reading import LineIndex, read, visual_width
 from lispshell.syntax.validate import validate
@@ -155,6 +157,11 @@ def _repair(text: str, dialect: str) -> Repair:
     reading = read(text, dialect)
     if reading.ok:
         return Repair(text, [], CERTAIN, "the text reads")
+    codes = {p.code for p in reading.problems}
+    if "UNTERMINATED_STRING" in codes and codes <= {"UNTERMINATED_STRING", "UNCLOSED"}:
+        closed = _close_string(text, dialect, reading)
+        if closed is not None:
+            return closed
     if any(p.code not in _DELIMITER_PROBLEMS for p in reading.problems):
         return Repair(text, [], GUESS, "not a delimiter problem")
     n = limits.stray_closers(reading.tokens)
@@ -207,6 +214,51 @@ def _repair(text: str, dialect: str) -> Repair:
         rivals.extend(_merge_inserts(sorted(rest + r, key=lambda e: (e["start"], e["end"])))
                       for r in vd.rivals)
     return Repair(new_text, edits, level if edits else GUESS, why, rivals[:3])
+
+
+MAX_STRING_TRIALS = 60        # strings tried for a missing closing quote (each a re-read)
+
+
+def _close_string(text: str, dialect: str, reading) -> Repair | None:
+    """A string whose closing quote is missing (a docstring left open on its line) swallows
+    the code after it up to the next quote, and the reader reports the last string, left
+    open at the end, far from the place. Each string that runs over a line break may be the
+    one: its quote goes at the end of its first line. The places where the whole text then
+    reads are weighed by the indentation (the lines after the string are code, indented as
+    such): `likely` when exactly one agrees with every line and leaves no definition inside
+    another, else the best as a `guess` (the place is still reported), None when none reads.
+    """
+    tokens = reading.tokens
+    trials = []
+    for j, code in enumerate(tokens.codes):
+        if code in "sS" and "\n" in text[tokens.starts[j]:tokens.ends[j]]:
+            line_end = text.index("\n", tokens.starts[j])
+            at = len(text[:line_end].rstrip(" \t\r"))
+            if at > tokens.starts[j] + 1:          # not right after the opening quote
+                trials.append(at)
+    if len(trials) > MAX_STRING_TRIALS:
+        return None
+    scored = []
+    for at in trials:
+        edits = [{"start": at, "end": at, "text": '"'}]
+        fixed = apply_edits(text, edits)
+        if not read(fixed, dialect).ok:
+            continue
+        toks = _annotate(fixed, read(fixed, dialect).tokens, dialect)
+        bad = sum(_misindented(c) for c in _chunks(toks)) + \
+            2 * len(misplaced_forms(fixed, dialect))
+        scored.append((bad, at, edits, fixed))
+    if not scored:
+        return None
+    scored.sort(key=lambda s: s[0])
+    bad, _, edits, fixed = scored[0]
+    rivals = [s[2] for s in scored[1:] if s[0] == bad][:3]
+    if bad == 0 and not rivals:
+        return Repair(fixed, edits, LIKELY, "a string left open: its closing quote at the end "
+                      "of its first line is the only place after which the code reads and "
+                      "agrees with the indentation")
+    return Repair(fixed, edits, GUESS, "a string left open: the indentation does not single "
+                  "out where it closes", rivals)
 
 
 def _is_wrapper(chunk: list[_Tok]) -> bool:
