@@ -54,7 +54,11 @@ def test_a_one_megabyte_value_is_paged_whole_and_last_reopens_it(shell):
 
 def test_last_shows_every_frame_of_the_last_error(tmp_path, shell):
     (tmp_path / "config").mkdir(exist_ok=True)
-    (tmp_path / "config" / "config.toml").write_text('[repl]\nbacktrace_lines = 1\npager = "cat"\n')
+    pager = tmp_path / "pager"
+    pager.write_text("#!/bin/sh\necho PAGED-BY-THE-PAGER\ncat\n")
+    pager.chmod(0o755)
+    (tmp_path / "config" / "config.toml").write_text(
+        f'[repl]\nbacktrace_lines = 1\npager = "{pager}"\n')
     sh = shell("--lisp", "sbcl", "--no-llm")
     sh.expect(PROMPT)
     sh.submit("(defun deep-zz (n) (if (zerop n) (error \"bottom ~a\" (* 6 7)) (1+ (deep-zz (1- n)))))")
@@ -67,6 +71,8 @@ def test_last_shows_every_frame_of_the_last_error(tmp_path, shell):
     sh.expect("bottom 42")
     for _ in range(4):
         sh.expect("DEEP-ZZ")
+    # A short error is printed, not paged (issue 23): only what is taller than the screen is.
+    assert "PAGED-BY-THE-PAGER" not in sh.text()
 
 
 # ---------------------------------------------------------------- feedback while waiting

@@ -92,11 +92,13 @@ def _history(repl, arg: str):
 
 
 def _last(repl, arg: str):
-    """The last value or error (with every backtrace frame), whole, in the pager."""
+    """The last value or error (with every backtrace frame), whole: in the pager only when it
+    is taller than the screen, as values are."""
     renderer = repl.renderer
     if not renderer.last:
         renderer.notice("Nothing to show yet: ,last shows the last value or error.")
-    elif not renderer.page(renderer.last):
+    elif not renderer.page_if_tall(renderer.last, "\n".join(t.plain for t in renderer.last
+                                                             if hasattr(t, "plain"))):
         renderer.print(*renderer.last, sep="\n")
 
 
