@@ -128,6 +128,17 @@ def test_toolbar_shows_lisp_package_state_and_llm_text():
     repl.flash("Ctrl-D or ,quit to leave")
     assert "Ctrl-D or ,quit to leave" in repl.toolbar()
     assert repl.prompt_message() == [("bold ansigreen", "user"), ("", "> ")]
+    # Typing again ends the hint about the empty line (issue 23): it does not linger 3 s.
+    from prompt_toolkit.input import create_pipe_input
+    from prompt_toolkit.output import DummyOutput
+
+    from lispshell.repl.editor import make_prompt_session
+    with create_pipe_input() as pipe:
+        from prompt_toolkit.application import create_app_session
+        with create_app_session(input=pipe, output=DummyOutput()):
+            session = make_prompt_session(repl, "clojure")
+            session.default_buffer.on_text_changed.fire()     # what typing a key fires
+    assert "Ctrl-D or ,quit to leave" not in repl.toolbar()
 
 
 def test_evals_made_while_the_llm_side_loads_reach_it_in_order_before_a_question(monkeypatch):

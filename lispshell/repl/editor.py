@@ -225,4 +225,8 @@ def make_prompt_session(repl, lisp: str) -> PromptSession:
     )
     session.lispshell_completer = completer      # so an eval can invalidate its cache
     session.lispshell_history = history
+
+    def typing_resumed(_buffer) -> None:
+        repl._flash = None        # a hint about the empty line ("Ctrl-D or ,quit") is past
+    session.default_buffer.on_text_changed += typing_resumed
     return session
