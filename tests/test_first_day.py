@@ -257,3 +257,13 @@ def test_the_persons_guile_server_console_stays_clean(tmp_path):
     finally:
         server.kill()
         server.wait()
+
+
+def test_restarting_clojure_says_what_is_happening(shell):
+    sh = shell("--lisp", "clojure", "--no-project", "--no-llm")
+    sh.expect("user>")
+    sh.submit("(+ 1 2)")
+    sh.expect("\n3\n")
+    sh.submit(",restart")
+    sh.expect("restarting clojure · ")        # no blank screen while the JVM comes back
+    sh.expect("Restarted clojure", timeout=120)

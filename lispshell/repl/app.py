@@ -175,11 +175,17 @@ class Repl:
                                  "it is never restarted from here. ,reconnect opens a new "
                                  "connection; ,lisp NAME starts a Lisp of lispshell's own.")
             return None
+        started = time.monotonic()
+        # A JVM takes seconds to come back: say what is happening meanwhile.
+        self.renderer.status(lambda: f"restarting {self.lisp} · "
+                                     f"{time.monotonic() - started:.1f} s", delay=0.3)
         try:
             await asyncio.get_running_loop().run_in_executor(None, session.restart)
         except Exception as exc:
             self.renderer.notice(f"Restart failed: {exc}")
             return None
+        finally:
+            self.renderer.status(None)
         self._start_failed.pop(self.lisp, None)
         self._after_eval()
         self.renderer.notice(f"Restarted {self.lisp}: a fresh image (earlier definitions are gone).")
