@@ -275,20 +275,20 @@ def _placed(text: str, dialect: str, edits: list, problems) -> list:
         ll, lc = lines.line_col(e["start"])
         if not old and added == '"':
             # a string closed: the string token of the repaired text that ends there
-            j = token_at(fixed, e["start"] + shift + 1) - 1
-            while j > 0 and fixed.tokens.ends[j] > e["start"] + shift + 1:
-                j -= 1
+            # (the token that starts last at or before the inserted quote: its string)
+            j = bisect.bisect_right(fixed.tokens.starts, e["start"] + shift) - 1
             sl, sc = lines.line_col(back(fixed.tokens.starts[j]))
-            out.append((sl, sc, f"unterminated string (it starts here): its closing '\"' is "
-                        f"most likely missing at line {ll}, column {lc} (the lines after it "
-                        f"are code, indented as such)"))
+            out.append((sl, sc, (f"unterminated string (it starts here): its closing '\"' is "
+                                 f"most likely missing at line {ll}, column {lc} (the lines "
+                                 f"after it are code, indented as such)")))
         elif not old:
             # the outermost form the inserted closers close
             j = token_at(fixed, e["start"] + shift + len(added) - 1)
             o = fixed.partner[j]
             ol, oc = lines.line_col(back(fixed.tokens.starts[o]))
-            out.append((ol, oc, f"unclosed {fixed.tokens.text_of(o)[-1]!r} opened here; the "
-                        f"missing {added!r} most likely belongs at line {ll}, column {lc}"))
+            out.append((ol, oc, (f"unclosed {fixed.tokens.text_of(o)[-1]!r} opened here; "
+                                 f"the missing {added!r} most likely belongs at line {ll}, "
+                                 f"column {lc}")))
         elif not added:
             j = token_at(original, e["start"])
             o = original.partner[j]

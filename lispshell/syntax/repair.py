@@ -226,7 +226,8 @@ def _close_string(text: str, dialect: str, reading) -> Repair | None:
     one: its quote goes at the end of its first line. The places where the whole text then
     reads are weighed by the indentation (the lines after the string are code, indented as
     such): `likely` when exactly one agrees with every line and leaves no definition inside
-    another, else the best as a `guess` (the place is still reported), None when none reads.
+    another or inside a string; a `guess` when several do; None when none does (a string
+    that swallows `(def b ...` at column 0 is no place, and the reader's report stands).
     """
     tokens = reading.tokens
     trials = []
@@ -244,21 +245,35 @@ def _close_string(text: str, dialect: str, reading) -> Repair | None:
         fixed = apply_edits(text, edits)
         if not read(fixed, dialect).ok:
             continue
-        toks = _annotate(fixed, read(fixed, dialect).tokens, dialect)
+        fixed_tokens = read(fixed, dialect).tokens
+        toks = _annotate(fixed, fixed_tokens, dialect)
         bad = sum(_misindented(c) for c in _chunks(toks)) + \
-            2 * len(misplaced_forms(fixed, dialect))
+            2 * len(misplaced_forms(fixed, dialect)) + \
+            2 * _swallowed_forms(fixed, fixed_tokens)
         scored.append((bad, at, edits, fixed))
     if not scored:
         return None
     scored.sort(key=lambda s: s[0])
     bad, _, edits, fixed = scored[0]
     rivals = [s[2] for s in scored[1:] if s[0] == bad][:3]
-    if bad == 0 and not rivals:
+    if bad:
+        return None         # no place the code agrees with: the reader's own report stands
+    if not rivals:
         return Repair(fixed, edits, LIKELY, "a string left open: its closing quote at the end "
                       "of its first line is the only place after which the code reads and "
                       "agrees with the indentation")
     return Repair(fixed, edits, GUESS, "a string left open: the indentation does not single "
                   "out where it closes", rivals)
+
+
+def _swallowed_forms(text: str, tokens) -> int:
+    """Lines inside strings that start a form at column 0: a top-level form swallowed by a
+    string, which the indentation of code says nothing about (the string hides it)."""
+    n = 0
+    for j, code in enumerate(tokens.codes):
+        if code in "sS":
+            n += text.count("\n(", tokens.starts[j], tokens.ends[j])
+    return n
 
 
 def _is_wrapper(chunk: list[_Tok]) -> bool:
