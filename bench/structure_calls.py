@@ -15,7 +15,7 @@ cold  the file changed since the last call (another writer put a new comment at 
 warm  the file read by read_form just before (as an agent reads, then edits), unchanged
 after a write  the call that follows the tools' own edit of another form (`sexp_wrap` in
       `mapv`), once the model's turn is over: the tools parse what they wrote in the
-      background (before every call the bench joins that thread, as a model's turn would
+      background (before every call the bench waits for that parse, as a model's turn would
       let it finish)
 Every call passes the file's current hash as expected_hash, as an agent that read it does. The baseline is `tokenize` of the
 whole text. Medians of --runs calls; the run fails when a call answered not ok or did not
@@ -30,7 +30,6 @@ import statistics
 import subprocess
 import sys
 import tempfile
-import threading
 import time
 from pathlib import Path
 
@@ -38,6 +37,7 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
 from lispshell.files import digest  # noqa: E402
+from lispshell.syntax import cst  # noqa: E402
 from lispshell.syntax.lexer import tokenize  # noqa: E402
 from lispshell.tools.registry import ToolContext, call_tool  # noqa: E402
 import lispshell.tools.structure  # noqa: E402,F401  (registers the tools)
@@ -57,10 +57,8 @@ CALLS = {
 
 def model_turn() -> None:
     """What passes between two calls of an agent (the model's turn, seconds): the tools' parse
-    of what they last wrote lands. Joined, not waited for: the run never sleeps."""
-    for t in threading.enumerate():
-        if t.name == "lispshell-parse-later":
-            t.join()
+    of what they last wrote lands. Waited for on its event: the run never sleeps."""
+    cst.settle()
 
 
 def core_clj() -> str:

@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import re
 from collections import OrderedDict
+from queue import SimpleQueue
 from threading import Event, Lock, Thread
 
 from lispshell.syntax.errors import StructureError  # noqa: F401 (its home before errors.py)
@@ -198,33 +199,6 @@ def _keep(key, root: Node) -> Node:
     return root
 
 
-def parse_later(text: str, dialect: str, then=None) -> None:
-    """Build the tree of `text` in a background thread, for the next parse_shared of it: a file
-    the tools just wrote is a new text, and the next call on it comes after the model's turn,
-    seconds later. A call that comes sooner waits for this parse rather than doing its own.
-    then(root), if given, runs in that thread once the tree is kept (what else the next call
-    will want of the text)."""
-    key = (text, dialect)
-    with _SHARED_LOCK:
-        if key in _SHARED or key in _PENDING:
-            return
-        done = _PENDING[key] = Event()
-
-    def work():
-        try:
-            root = _keep(key, parse(text, dialect))
-            if then is not None:
-                then(root)
-        except StructureError:
-            pass                        # the next call parses it and says what is wrong
-        finally:
-            with _SHARED_LOCK:
-                del _PENDING[key]
-            done.set()
-
-    Thread(target=work, daemon=True, name="lispshell-parse-later").start()
-
-
 def derived(root: Node, name, compute):
     """compute(), kept with `root` when it is a shared tree (which never changes), so the next
     call on the same text does not work it out again."""
@@ -237,6 +211,53 @@ def derived(root: Node, name, compute):
         with _SHARED_LOCK:
             kept[name] = value
     return value
+
+
+def parse_later(text: str, dialect: str, then=None) -> None:
+    """Build the tree of `text` in the background, for the next parse_shared of it: a file the
+    tools just wrote is a new text, and the next call on it comes after the model's turn,
+    seconds later. A call that comes sooner waits for this parse rather than doing its own.
+    then(root), if given, runs there once the tree is kept (what else the next call will want
+    of the text). One worker thread for all (starting a thread per write cost the writer
+    5-10 ms of waiting for the GIL)."""
+    global _worker
+    key = (text, dialect)
+    with _SHARED_LOCK:
+        if key in _SHARED or key in _PENDING:
+            return
+        _PENDING[key] = Event()
+        if _worker is None:
+            _worker = Thread(target=_parse_in_background, daemon=True,
+                             name="lispshell-parse-later")
+            _worker.start()
+    _LATER.put((key, then))
+
+
+def settle() -> None:
+    """Wait until every parse_later asked for so far has landed."""
+    with _SHARED_LOCK:
+        pending = list(_PENDING.values())
+    for done in pending:
+        done.wait()
+
+
+_LATER: SimpleQueue = SimpleQueue()
+_worker: Thread | None = None
+
+
+def _parse_in_background() -> None:
+    while True:
+        key, then = _LATER.get()
+        try:
+            root = _keep(key, parse(*key))
+            if then is not None:
+                then(root)
+        except Exception:   # (StructureError too) the next call parses it again and says
+            pass            # what is wrong; the worker outlives any one text
+        finally:
+            with _SHARED_LOCK:
+                done = _PENDING.pop(key)
+            done.set()
 
 
 def _unterminated(state) -> str | None:
