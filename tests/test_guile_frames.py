@@ -7,6 +7,8 @@ import pytest
 
 from lisp_servers import Server
 from lispshell.lisp.connection import connect_session
+from lispshell.lisp.levels import Local, NotOverThisTransport
+from lispshell.lisp.session import LispSession
 from pty_shell import Shell
 
 DEFINE = "(define (f x) (car x))\n(define (g x) (+ 1 (f x)))"
@@ -49,5 +51,32 @@ def test_over_the_guile_server_too(guile_server):
         assert error.type == "syntax-error" and "bad let" in error.message
         assert error.backtrace == []
         assert session.eval("(g '(41))").values == ["42"]
+    finally:
+        session.close()
+
+
+@pytest.mark.parametrize("transport", ["child", "server"])
+def test_the_last_errors_frames_and_their_locals(transport, guile_server):
+    """Guile's errors unwind at once, but the loop keeps the stack it captured: the session's
+    backtrace() and frame_locals(n) (lispshell/lisp/levels.py) read the last error's frames."""
+    session = LispSession("guile") if transport == "child" else \
+        connect_session(guile_server.url, {})
+    try:
+        if transport == "child":
+            session.start()
+        with pytest.raises(ValueError, match="No error to show"):
+            session.backtrace()
+        assert session.eval(
+            "(define (h x) (let ((twice (* x 2))) (+ x (vector-ref twice 0))))").ok
+        assert session.eval("(h 21)").error.type == "wrong-type-arg"
+        assert session.eval("(+ 1 2)").values == ["3"]      # a later success keeps them
+        frames = session.backtrace()
+        assert (frames[0].index, frames[0].call, frames[0].source) == (0, "(h 21)", "1:43")
+        # `twice` was optimized away; the compiler's unboxed temporaries are not shown.
+        assert session.frame_locals(0) == [Local("x", "21")]
+        with pytest.raises(ValueError, match="No frame 5"):
+            session.frame_locals(5)
+        with pytest.raises(NotOverThisTransport):
+            session.eval_in_frame(0, "x")
     finally:
         session.close()

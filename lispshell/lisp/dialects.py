@@ -70,6 +70,9 @@ class Dialect:
     says_no_values: bool = True
     # An error waits in a debug level, with frames (lispshell/lisp/levels.py).
     levels: bool = False
+    # Without levels, the frame requests the loop still answers about the last error (it
+    # unwound, but its captured stack is kept): Guile's backtrace and frame locals.
+    last_error_frames: tuple[str, ...] = ()
     # Loads the person's init files as the Lisp's own REPL does, answering the names loaded
     # (lispshell starts the child with them off, to load them after its loop, where an error
     # in one is reported instead of ending the Lisp). "" : this Lisp has none.
@@ -151,7 +154,7 @@ GUILE = Dialect(
     lexer="scheme", suffixes=(".scm", ".ss", ".sld", ".sls"),
     command=("guile", "--no-auto-compile", "-q"), interrupt_type="interrupt",
     loop_file="guile-loop.scm", introspect_file="guile-introspect.scm",
-    project_file="guile-project.scm", code_length=_chars,
+    project_file="guile-project.scm", code_length=_chars, last_error_frames=("bt", "locals"),
     # The loop is a procedure of the nonce: applied to it.
     _bootstrap=lambda loop, nonce: "(" + loop + f' "{nonce}")\n',
     _introspect_call=lambda setup, fn, lits, mark: (

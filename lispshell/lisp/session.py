@@ -535,7 +535,8 @@ class LispSession(Session):
                          value_cap=value_cap, keep_levels=keep_levels, _kind="I")
 
     def _frame_request(self, text: str, **kw) -> EvalResult:
-        self._supports_levels()
+        if text.split(" ", 1)[0] not in self.dialect.last_error_frames:
+            self._supports_levels()
         result = self.eval(text, timeout=kw.pop("timeout", None), keep_levels=True, _kind="F",
                            **kw)
         if result.error is not None and result.error.type in ("LISPSHELL-NO-SUCH-FRAME",

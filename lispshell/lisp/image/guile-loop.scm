@@ -16,7 +16,10 @@
          (form-tag (make-prompt-tag "lispshell-form"))
          ;; Of libgc's 2,048 root sets: see `compile?`.
          (image-budget 1600)
-         (budget-said #f))
+         (budget-said #f)
+         ;; The frames of the last error, for `F` requests (levels.py: backtrace, locals):
+         ;; Guile's errors unwind at once, but a captured stack outlives its extent.
+         (last-frames '()))
     (define (leave status)
       ;; The end of input, a Q request or (exit): a child ends; a server client ends its own
       ;; thread, after closing its connection, and the person's process runs on. Not by
@@ -47,23 +50,24 @@
       (or-map (lambda (dir) (string-prefix? dir file))
               '("ice-9/" "system/" "language/" "srfi/" "oop/" "rnrs/" "scheme/" "sxml/"
                 "web/" "texinfo/")))
-    (define (frame-line f)
-      ;; As Guile's own ,bt shows a frame: the call, and where in its source it is
-      ;; (line:column, both from 1, as every position lispshell reports; a form typed at the
-      ;; prompt has no file, and its lines count from the start of what was sent).
+    (define (frame-call-and-where f)
+      ;; As Guile's own ,bt shows a frame: (call . where it is in its source), where being
+      ;; line:column, both from 1 as every position lispshell reports (a form typed at the
+      ;; prompt has no file, and its lines count from its own start), or "". #f for a frame
+      ;; of Guile's own.
       (let ((call (call-with-output-string
                    (lambda (p)
                      ((@ (ice-9 pretty-print) truncated-print)
                       ((@ (system vm frame) frame-call-representation) f) p #:width 160))))
             (src (frame-source f)))
         (cond ((and src (cadr src) (guile-own? (cadr src))) #f)
-              (src (format #f "~a at ~@[~a:~]~a:~a" call (cadr src) (+ 1 (caddr src))
-                           (+ 1 (cdddr src))))
-              ((frame-procedure-name f) call)
+              (src (cons call (format #f "~@[~a:~]~a:~a" (cadr src) (+ 1 (caddr src))
+                                      (+ 1 (cdddr src)))))
+              ((frame-procedure-name f) (cons call ""))
               (else #f))))
     (define (backtrace stack)
       ;; The frames between the raise and the form (the stack is cut at the form's prompt),
-      ;; innermost first, at most 12.
+      ;; innermost first, at most 12, each (frame call . where).
       (let ((n (stack-length stack)))
         (let loop ((i 0) (started #f) (acc '()))
           (if (or (= i n) (= (length acc) 12))
@@ -74,20 +78,26 @@
                 (cond ((not started)
                        (loop (+ i 1) (memq name '(raise-exception throw error scm-error)) acc))
                       (else
-                       (let ((line (false-if-exception (frame-line f))))
-                         (loop (+ i 1) #t (if line (cons line acc) acc))))))))))
+                       (let ((cw (false-if-exception (frame-call-and-where f))))
+                         (loop (+ i 1) #t (if cw (cons (cons f cw) acc) acc))))))))))
+    (define (frame-text frame)
+      (let ((call (cadr frame)) (where (cddr frame)))
+        (if (string-null? where) call (string-append call " at " where))))
     (define (interrupt? exn)
       (and (exception? exn) (eq? (exception-kind exn) 'lispshell-interrupt)))
     (define (describe exn stack)
       ;; Not for Ctrl-C: the frame its async interrupted breaks frame-call-representation
       ;; past what a handler can catch (Guile 3.0.8).
       (let ((bt (if (interrupt? exn) '() (or (false-if-exception (backtrace stack)) '()))))
+        (set! last-frames bt)
         (cond ((interrupt? exn) (list "interrupt" "Interrupted" '()))
               ((exception? exn)
                (let ((kind (exception-kind exn)))
-                 (list (format #f "~a" kind) (exn-message kind (exception-args exn)) bt)))
+                 (list (format #f "~a" kind) (exn-message kind (exception-args exn))
+                       (map frame-text bt))))
               (else
-               (list "raise" (or (false-if-exception (format #f "~s" exn)) "?") bt)))))
+               (list "raise" (or (false-if-exception (format #f "~s" exn)) "?")
+                     (map frame-text bt))))))
     (define (note-formals! form)
       ;; primitive-eval's closures forget their argument names (procedure-arguments says
       ;; (twice a) of (define (twice x) ...)): a top-level (define (NAME . FORMALS) ...) or
@@ -251,6 +261,38 @@ starts a fresh Guile.~%"))
                     (module-uses m)))
         (let ((sorted (sort acc string<?)))
           (if (> (length sorted) 500) (list-head sorted 500) sorted))))
+    (define (answer-frames request)
+      ;; "bt": each frame of the last error as index TAB call TAB where; "locals N": frame N's
+      ;; variables as name TAB value (bounded).
+      (define (fail type message) (seg #\E) (display type out) (seg #\M) (display message out))
+      (let ((words (string-tokenize request)))
+        (cond ((null? last-frames)
+               (fail "LISPSHELL-NO-LEVEL" "No error to show: nothing has failed here yet."))
+              ((equal? words '("bt"))
+               (let loop ((i 0) (frames last-frames))
+                 (unless (null? frames)
+                   (seg #\V)
+                   (format out "~a\t~a\t~a" i (cadar frames) (cddar frames))
+                   (loop (+ i 1) (cdr frames)))))
+              ((and (= (length words) 2) (equal? (car words) "locals")
+                    (string->number (cadr words)))
+               => (lambda (n)
+                    (if (and (exact-integer? n) (< -1 n (length last-frames)))
+                        (for-each
+                         (lambda (b)
+                           ;; Unboxed slots (u64, f64...) are the compiler's temporaries, and
+                           ;; hold what was last there: only Scheme values are the person's.
+                           (when (eq? ((@ (system vm frame) binding-representation) b) 'scm)
+                             (seg #\V)
+                             (format out "~a\t" ((@ (system vm frame) binding-name) b))
+                             ((@ (ice-9 pretty-print) truncated-print)
+                              ((@ (system vm frame) binding-ref) b) out #:width 200)))
+                         ((@ (system vm frame) frame-bindings) (car (list-ref last-frames n))))
+                        (fail "LISPSHELL-NO-SUCH-FRAME"
+                              (format #f "No frame ~a: the last error has frames 0 to ~a."
+                                      (cadr words) (- (length last-frames) 1))))))
+              (else (fail "LISPSHELL-NO-SUCH-FRAME"
+                          (format #f "Guile answers bt and locals N, not ~s." request))))))
     (define (answer-completions prefix)
       (for-each (lambda (s) (seg #\V) (display s out))
                 (or (false-if-exception (completions prefix)) '())))
@@ -297,6 +339,7 @@ starts a fresh Guile.~%"))
               (case (car req)
                 ((#\E #\N) (answer-eval (cadr req)))   ; no REPL history variables here
                 ((#\C) (answer-completions (cadr req)))
+                ((#\F) (answer-frames (cadr req)))
                 ((#\Q) (leave 0)))))
           (lambda (key . args)
             (when (and server-token (eq? key 'quit))
