@@ -92,14 +92,22 @@ class Session:
     # (thread, level, condition, restarts); `enter_thread(n)` makes one the current level.
     other_debuggers: list = []
 
+    _levels: LevelStack | None = None   # a transport with levels keeps its errors here
+
     @property
     def level(self) -> int:
-        return 0
+        return self._levels.depth if self._levels is not None else 0
 
     @property
     def waiting(self):
         """The LispError the innermost level waits in (its restarts included), or None."""
-        return None
+        return self._levels.waiting if self._levels is not None else None
+
+    @property
+    def restarts(self) -> list[str]:
+        """The restarts of the error the innermost level waits in ("NAME\tdescription")."""
+        waiting = self.waiting
+        return list(waiting.restarts) if waiting is not None else []
 
     def idle_output(self) -> str:
         """What the image printed since the last answer while nothing ran (a thread the

@@ -493,20 +493,6 @@ class LispSession(Session):
             self._lock.release()
 
     # ------------------------------------------------------------------ debug levels
-    @property
-    def level(self) -> int:
-        return self._levels.depth
-
-    @property
-    def waiting(self):
-        return self._levels.waiting
-
-    @property
-    def restarts(self) -> list[str]:
-        """The restarts of the error the innermost level waits in ("NAME\tdescription")."""
-        waiting = self._levels.waiting
-        return list(waiting.restarts) if waiting is not None else []
-
     def _track_levels(self, result: EvalResult) -> None:
         if result.restarted:
             self._levels.clear()

@@ -436,19 +436,6 @@ class Session(Connection):
         return answer.text_output()
 
     # -- debug levels ------------------------------------------------------------------------
-    @property
-    def level(self) -> int:
-        return self._levels.depth
-
-    @property
-    def waiting(self):
-        return self._levels.waiting
-
-    @property
-    def restarts(self) -> list[str]:
-        waiting = self._levels.waiting
-        return list(waiting.restarts) if waiting is not None else []
-
     def _entered(self, event, rid, request, answer) -> LispError | None:
         """A debugger was entered while request `rid` ran: its level's error if it is that
         request's own (kept), else None (another thread's: listed for the person, said)."""
