@@ -574,13 +574,15 @@ class LispSession(Session):
                     if quick is not None:
                         return quick
                     self._pending = text
+            resent_at = 0.0              # when a late interrupt was last sent again
             while True:
                 # Read in slices of at most 0.25 s, to notice deadlines, interrupts and death.
                 limit = time.monotonic() + 0.25
                 if deadline is not None:
                     limit = min(limit, deadline)
                 if self._interrupt_at is not None:
-                    limit = min(limit, self._interrupt_at + self.interrupt_grace)
+                    resent = max(self._interrupt_at, resent_at)
+                    limit = min(limit, resent + self.interrupt_grace)
                 try:
                     self._read_answer(answer, limit)
                     break
@@ -588,12 +590,13 @@ class LispSession(Session):
                     pass
                 now = time.monotonic()
                 if self._interrupt_at is not None:
-                    if now >= self._interrupt_at + self.interrupt_grace:
+                    if now >= max(self._interrupt_at, resent_at) + self.interrupt_grace:
                         # Not landed yet (a busy machine, a JVM at a safepoint): send it
                         # again, never kill. A deadline's eval gives up waiting here.
+                        # `_interrupt_at` keeps the first: it says how long it has waited.
                         if timed_out and now >= deadline + 2 * self.interrupt_grace:
                             raise _Unresponsive()
-                        self._interrupt_at = now
+                        resent_at = now
                         self._send_sigint()
                 elif deadline is not None and now >= deadline:
                     timed_out = True   # the form's own deadline: interrupt it

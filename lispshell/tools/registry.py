@@ -153,10 +153,18 @@ def _load() -> None:
             importlib.import_module(module)
 
 
+def _place(tool: Tool) -> int:
+    module = getattr(tool.handler, "__module__", "")
+    return TOOL_MODULES.index(module) if module in TOOL_MODULES else len(TOOL_MODULES)
+
+
 def all_tools(groups: list[str] | None = None) -> list[Tool]:
-    """Every registered tool in registration order, or only those in `groups`."""
+    """Every registered tool, or only those in `groups`, in TOOL_MODULES' order and each
+    module's own: the same list whichever module a process happened to import first (the
+    fast MCP handshake and the SDK must list the tools alike)."""
     _load()
-    return [t for t in _REGISTRY.values() if groups is None or t.group in groups]
+    ordered = sorted(_REGISTRY.values(), key=_place)     # stable: a module's own order stays
+    return [t for t in ordered if groups is None or t.group in groups]
 
 
 class ToolSpecError(ValueError):
