@@ -30,7 +30,9 @@ async def _call(repl, method: str, *args, render: bool = False):
     if session is None:
         repl.renderer.notice("No Lisp is running.")
         return None
-    if not session.level and method not in ("top",):
+    # Frames are asked even with no level open: a Lisp whose errors unwind (Guile) keeps the
+    # last error's frames; the others answer that no error waits.
+    if not session.level and method not in ("top", "backtrace", "frame_locals", "frame_source"):
         repl.renderer.notice("No error is waiting: no debug level is open (an error opens one).")
         return None
     try:
@@ -61,7 +63,9 @@ async def _bt(repl, arg: str):
     if frames is None:
         return
     err = repl.session.waiting
-    head = Text(f"Backtrace at level {repl.session.level}", style="bold")
+    level = repl.session.level
+    head = Text(f"Backtrace at level {level}" if level else "Backtrace of the last error",
+                style="bold")
     if err is not None:
         head.append(f" ({err.type}: {err.message.splitlines()[0] if err.message else ''})",
                     style="red")

@@ -16,9 +16,11 @@ FRAMES_CAP = 40        # frames listed
 LOCALS_FRAMES = 8      # the innermost frames whose locals are sent with them
 
 
-def _level(ctx: ToolContext):
+def _level(ctx: ToolContext, last_error: bool = False):
+    """The session, with an error waiting in a level (or, `last_error`, whose last error's
+    frames the Lisp kept: Guile's errors unwind at once)."""
     session = ctx.lisp()
-    if not session.level:
+    if not session.level and not (last_error and session.dialect.last_error_frames):
         raise ToolError("NO_LEVEL", "No error is waiting: no debug level is open. An error "
                         "the person or you evaluate in the REPL opens one (over MCP and in "
                         "batch runs errors unwind at once).")
@@ -42,7 +44,7 @@ def _asked(ctx: ToolContext, call):
     {"type": "object", "properties": {}},
     group="debug", read_only=True)
 def backtrace_tool(args: dict, ctx: ToolContext) -> dict:
-    session = _level(ctx)
+    session = _level(ctx, last_error=True)
     frames = _asked(ctx, session.backtrace)
     err = session.waiting
     out_frames = []
@@ -57,6 +59,9 @@ def backtrace_tool(args: dict, ctx: ToolContext) -> dict:
                 pass
         out_frames.append(frame)
     result = {"level": session.level, "frames": out_frames}
+    if not session.level:
+        result["note"] = (f"{session.dialect.display} errors unwind at once: these are the last "
+                          "error's frames; nothing waits, so there are no restarts to invoke")
     if err is not None:
         result["condition"] = {"type": err.type, "message": err.message}
         result["restarts"] = [f"{n}: [{r.partition(chr(9))[0]}] {r.partition(chr(9))[2]}"
