@@ -277,3 +277,12 @@ def test_restarting_clojure_says_what_is_happening(shell):
     sh.submit(",restart")
     sh.expect("restarting clojure · ")        # no blank screen while the JVM comes back
     sh.expect("Restarted clojure", timeout=120)
+
+
+def test_keywords_complete_on_sbcl():
+    """(make-hash-table :te Tab gives :test, as SLIME completes keywords (issue 23 item 11)."""
+    from lispshell.lisp.session import LispSession
+
+    with LispSession("sbcl") as s:
+        assert ":test" in s.completions(":te")
+        assert "cl:mapcar" in s.completions("cl:mapc")      # package prefixes as before
