@@ -201,18 +201,17 @@ def test_reconnect_after_disconnect_and_no_local_lisp_in_its_place(tmp_path, she
         srv.kill()
 
 
-def test_a_threads_output_shows_when_it_is_printed_not_with_the_next_eval(shell):
+def test_a_threads_output_shows_when_it_is_printed_not_with_the_next_eval(tmp_path, shell):
+    go = tmp_path / "go"
     sh = shell("--lisp", "sbcl", "--no-project", "--no-llm")
     sh.expect(PROMPT)
-    sh.submit("(defvar *go* (sb-thread:make-semaphore))")
-    # The thread prints a while after the eval that lets it go has answered: then only the
-    # prompt is waiting, and the text must show there, not with the next eval.
-    sh.submit("(sb-thread:make-thread (lambda () (sb-thread:wait-on-semaphore *go*) "
-              '(sleep 0.5) (format t "from the thread~%") (finish-output)))')
+    # The thread prints only once the test, having seen the prompt come back, creates a file:
+    # then nothing but the prompt waits, and the text must show there, not with a next eval.
+    sh.submit(f'(sb-thread:make-thread (lambda () (loop until (probe-file "{go}") '
+              'do (sleep 0.05)) (format t "from the thread~%") (finish-output)))')
     sh.expect("#<SB-THREAD:THREAD")
-    sh.submit("(progn (sb-thread:signal-semaphore *go*) :released)")
-    sh.expect(":RELEASED")
     sh.expect(PROMPT)
+    go.write_text("")
     sh.expect("from the thread")          # with no further input: shown above the prompt
 
 
