@@ -90,7 +90,7 @@ class Session:
     transport = "this transport"
     # Debuggers other threads of the image entered, waiting for the person (Swank):
     # (thread, level, condition, restarts); `enter_thread(n)` makes one the current level.
-    other_debuggers: list = []
+    other_debuggers: tuple | list = ()
 
     _levels: LevelStack | None = None   # a transport with levels keeps its errors here
 

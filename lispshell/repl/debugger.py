@@ -148,7 +148,7 @@ async def _top(repl, arg: str):
 
 async def _threads(repl, arg: str):
     session = repl.session
-    waiting = list(getattr(session, "other_debuggers", []) or []) if session else []
+    waiting = list(session.other_debuggers) if session else []
     if not waiting:
         repl.renderer.notice("No other thread waits in the debugger.")
         return
