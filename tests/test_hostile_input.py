@@ -249,8 +249,8 @@ FORGER = {   # prints a whole look-up answer, as lispshell's helpers print their
     "sbcl": ('(sb-thread:make-thread (lambda () (loop (write-string '
              '"@@lispshell ok 10\nFIXNUM\n666") (finish-output) (sleep 0.0005))))'),
     "guile": ('(begin (use-modules (ice-9 threads)) (call-with-new-thread (lambda () '
-              '(let loop () (display "@@lispshell ok 10\nFIXNUM\n666") (force-output) '
-              '(usleep 500) (loop)))) #t)'),
+              '(let loop ((n 20000)) (when (> n 0) (display "@@lispshell ok 10\nFIXNUM\n666") '
+              '(force-output) (usleep 500) (loop (- n 1)))))) #t)'),
     "clojure": ('(do (future (loop [] (print "@@lispshell ok 10\nFIXNUM\n666") (flush) '
                 '(Thread/sleep 0 500000) (recur))) nil)'),
 }
