@@ -508,3 +508,37 @@ def test_load_system_fetches_missing_dependencies_with_quicklisp(tmp_path, monke
                 loaded
     finally:
         session.close()
+
+
+def test_load_system_lists_only_its_own_diagnostics(tmp_path):
+    """A dependency compiled on the way (alexandria's "could not stack allocate" notes) is not
+    the person's code: its diagnostics are counted, not listed as theirs (issue 23.13)."""
+    dep = tmp_path / "deps" / "noisy"
+    dep.mkdir(parents=True)
+    (dep / "noisy.asd").write_text('(asdf:defsystem "noisy" :components ((:file "noisy")))\n')
+    (dep / "noisy.lisp").write_text(
+        "(defpackage :noisy (:use :cl) (:export #:add))\n(in-package :noisy)\n"
+        "(defun add (a b) (declare (optimize speed)) (+ a b))\n")
+    root = tmp_path / "mine"
+    (root / "src").mkdir(parents=True)
+    (root / "mine.asd").write_text('(asdf:defsystem "mine" :depends-on ("noisy") '
+                                   ':components ((:file "src/mine")))\n')
+    own = root / "src" / "mine.lisp"
+    own.write_text("(defun mine-sum (x)\n  (let ((unused 1))\n    (noisy:add x x)))\n")
+    session = make_session("sbcl", config_mod.load())
+    session.start()
+    try:
+        session.eval("(require :asdf)")
+        registry = f'(progn (setf asdf:*central-registry* (list #p"{dep}/" #p"{root}/")) t)'
+        assert session.eval(registry).values == ["T"]
+        loaded = call_tool("load_system", {"name": "mine"}, ctx(session, root))
+        assert loaded["ok"] and loaded["finished"], loaded
+        assert loaded["diagnostics"] == [
+            f"{own}:{line_of(own, '(unused 1)')}:{col_of(own, '(unused 1)')}: style-warning: "
+            "The variable UNUSED is defined but never used."], loaded
+        assert loaded["summary"] == "1 style-warning"
+        assert loaded["dependencies"].startswith(
+            tuple(f"{n} compiler diagnostics from the dependencies" for n in range(1, 20))), loaded
+        assert session.eval("(mine-sum 2)").values == ["4"]
+    finally:
+        session.close()

@@ -247,6 +247,8 @@ async def _project_tool(repl, tool: str, args: dict) -> None:
         repl.renderer.print(Text(f"; not loaded: {what}: {failed.get('message', '')}", style="red"))
     else:
         repl.renderer.notice(f"Loaded {what} ({result.get('summary', 'no warnings')}).")
+    if body.get("dependencies"):
+        repl.renderer.notice(body["dependencies"][:1].upper() + body["dependencies"][1:] + ".")
     repl._after_eval()
 
 

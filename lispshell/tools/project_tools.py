@@ -354,6 +354,9 @@ def _load_answer(ctx: ToolContext, answer: dict, res: Any, what: dict) -> dict:
         counts[note.get("severity", "warning")] = counts.get(note.get("severity", "warning"), 0) + 1
     result["summary"] = ", ".join(f"{n} {k}{'s' if n > 1 else ''}" for k, n in counts.items()) \
         or "no warnings"
+    if answer.get("dependency_notes"):
+        result["dependencies"] = (f"{answer['dependency_notes']} compiler diagnostics from the "
+                                  "dependencies compiled on the way, not listed")
     if res.output:
         from lispshell.tools.live import OUTPUT_CAP, _head_tail
         result["output"], cut = _head_tail(res.output, OUTPUT_CAP)

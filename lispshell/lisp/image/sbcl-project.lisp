@@ -260,5 +260,24 @@ it is a dependency, not the project's own code, whose diagnostics are the point.
       (error (c)
         (setf error-text (handler-case (format nil "~A: ~A" (type-of c) c)
                            (serious-condition () (string (type-of c)))))))
-    (json (list :obj :finished (if finished :true :false) :error error-text
-                :notes (cons :arr (reverse notes))))))
+    (multiple-value-bind (own theirs) (own-notes name (reverse notes))
+      (json (list :obj :finished (if finished :true :false) :error error-text
+                  :notes (cons :arr own) :dependency_notes (length theirs))))))
+
+(defun own-notes (name notes)
+  "NOTES split into those of system NAME's own files and those of its dependencies (compiled
+on the way, alexandria's \"could not stack allocate\" and the like): the person asked about
+their system, whose diagnostics are the point. All are the system's own when its directory is
+unknown; a note with no file (from the load itself) is the system's."
+  (let* ((find (find-symbol "SYSTEM-SOURCE-DIRECTORY" "ASDF"))
+         (dir (and find (ignore-errors (funcall find name))))
+         (dir (and dir (ignore-errors (namestring (truename dir))))))
+    (if (null dir)
+        (values notes '())
+        (loop for note in notes
+              for file = (getf (cdr note) :file)
+              if (or (not (stringp file))
+                     (and (>= (length file) (length dir)) (string= dir file :end2 (length dir))))
+                collect note into own
+              else collect note into theirs
+              finally (return (values own theirs))))))
