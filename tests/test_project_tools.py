@@ -542,3 +542,27 @@ def test_load_system_lists_only_its_own_diagnostics(tmp_path):
         assert session.eval("(mine-sum 2)").values == ["4"]
     finally:
         session.close()
+
+
+@pytest.mark.parametrize("lisp,suffix,code", [
+    ("sbcl", ".lisp", "(defun ok () 1)\n\n(defun bad ()\n  (list 1 2)\n\n(defun later () 3)\n"),
+    ("guile", ".scm", "(define (ok) 1)\n\n(define (bad)\n  (list 1 2)\n\n(define (later) 3)\n"),
+    ("clojure", ".clj", "(defn ok [] 1)\n\n(defn bad []\n  (list 1 2)\n\n(defn later [] 3)\n"),
+])
+def test_load_of_a_file_that_ends_inside_a_form_names_the_open_form(tmp_path, lisp, suffix,
+                                                                   code):
+    """Each Lisp says only that the file ended (SBCL names its stream, Guile the end, Clojure
+    a line): the diagnostic's path:line:col is the opener left open, with where its closer
+    belongs (issue 23.13)."""
+    path = tmp_path / f"open{suffix}"
+    path.write_text(code)
+    session = make_session(lisp, config_mod.load())
+    session.start()
+    try:
+        loaded = call_tool("load_file", {"file_path": str(path)}, ctx(session, tmp_path))
+    finally:
+        session.close()
+    assert loaded["ok"] is False and loaded["error"]["code"] == "LOAD_FAILED", loaded
+    assert loaded["error"]["diagnostics"] == [
+        f"{path}:3:1: error: read error: end of file inside the form whose '(' is never closed "
+        "(the missing closer most likely belongs at line 4, column 13)"], loaded

@@ -247,6 +247,31 @@ _READ_ERROR = re.compile(r"READ error during [A-Z-]+:\s*(?P<what>.*?)\s*Line: \d
                          r"File-Position: (?P<offset>\d+)", re.S)
 
 
+# How each Lisp says a file ended inside a form: SBCL names its stream, Guile the end's
+# position and Clojure the line the form started on; none says which opener is unclosed.
+_END_OF_INPUT = re.compile(r"end of file on|unexpected end of input|EOF while reading")
+
+
+def _unclosed_opener(path: str, dialect: str) -> tuple[str, dict] | None:
+    """(message, line and column) naming the opener left open when a file ends inside a form,
+    from lispshell's own reading of the file (the one `validate_syntax` gives)."""
+    from lispshell.syntax.validate import validate
+
+    text = _text(path)
+    if text is None:
+        return None
+    v = validate(text, dialect)
+    if not v.unclosed or not v.errors:
+        return None
+    outer, first = v.unclosed[0], v.errors[0]
+    opener = text[outer["offset"]]
+    message = f"read error: end of file inside the form whose {opener!r} is never closed"
+    if first.suggest_line:
+        message += (f" (the missing closer most likely belongs at line {first.suggest_line}, "
+                    f"column {first.suggest_col})")
+    return message, {"line": outer["line"], "column": outer["col"]}
+
+
 def _diagnostic(ctx: ToolContext, note: dict) -> str:
     """`path:line:col: severity: message` (path and position as far as the image knew them)."""
     note = dict(note)
@@ -256,6 +281,11 @@ def _diagnostic(ctx: ToolContext, note: dict) -> str:
         note["offset"], note["form_path"] = int(read_error["offset"]), []
         message = "read error: " + read_error["what"]
         note["precise"] = True
+    if _END_OF_INPUT.search(message) and isinstance(note.get("file"), str):
+        unclosed = _unclosed_opener(note["file"], _dialect(ctx))
+        if unclosed:
+            message, position = unclosed
+            note.update(position, offset=None, form_path=None)
     located = _located(ctx, note, with_form=False)
     message = " ".join(message.split())
     where = located.get("at") or located.get("file") or "?"
