@@ -35,6 +35,8 @@ CODE = {
         "mark": lambda p: f'(spit "{p}" "ran" :append true)',
         "reader_eval": '#=(spit "{p}" "ran")',
         "describe": "map", "completion": ("mapc", "mapcat"),
+        # nREPL's own completions op answers: a static member, as cider does
+        "completion_more": ("Math/fl", "Math/floor"),
         "read_input": ("(read-line)", "nil"),
         "in_package": '(ns lispshell.test-ns)', "prompt": 'lispshell.test-ns>',
     },
@@ -52,6 +54,7 @@ CODE = {
         "reader_eval": ('#.(with-open-file (s "{p}" :direction :output :if-does-not-exist '
                         ':create) (write-line "ran" s))'),
         "describe": "mapcar", "completion": ("mapc", "mapcan"),
+        "completion_more": ("m-v-b", "multiple-value-bind"),     # word by word
         "read_input": ("(read-line *standard-input* nil :eof)", ":EOF"),
         "in_package": '(defpackage :lispshell-test (:use :cl)) (in-package :lispshell-test)', "prompt": 'LISPSHELL-TEST>',
     },
@@ -67,6 +70,7 @@ CODE = {
         "mark": lambda p: f'(call-with-output-file "{p}" (lambda (port) (display "ran" port)))',
         "reader_eval": '#.(call-with-output-file "{p}" (lambda (port) (display "ran" port)))',
         "describe": "map", "completion": ("string-ap", "string-append"),
+        "completion_more": ("c-w-o-f", "call-with-output-file"),
         "read_input": ("(read-char)", "#<eof>"),
         "in_package": '(define-module (lispshell test))', "prompt": '(lispshell test)>',
     },
@@ -206,6 +210,7 @@ def test_lookups_never_evaluate(conn, tmp_path):
     found = call_tool("apropos", {"pattern": code(conn, "completion")[0]}, _ctx(conn))
     assert found["ok"] and any(code(conn, "completion")[1] in s.lower() for s in found["symbols"])
     assert code(conn, "completion")[1] in conn.completions(code(conn, "completion")[0])
+    assert code(conn, "completion_more")[1] in conn.completions(code(conn, "completion_more")[0])
 
 
 PROJECT_FILE = {

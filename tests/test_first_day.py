@@ -278,6 +278,64 @@ def test_restarting_clojure_says_what_is_happening(shell):
     sh.expect("Restarted clojure", timeout=120)
 
 
+@pytest.mark.parametrize("lisp,typed,wanted", [
+    ("sbcl", "m-v-b", ["multiple-value-bind"]),               # word by word, as SLIME's
+    ("sbcl", "cl:m-v-b", ["cl:multiple-value-bind"]),
+    ("sbcl", "mul", ["multiple-value-bind"]),                 # plain prefixes still
+    ("guile", "c-w-o-f", ["call-with-output-file"]),          # a name (guile) has via a use
+    ("clojure", "m-i", ["map-indexed"]),
+    ("clojure", "Math/fl", ["Math/floor", "Math/floorDiv", "Math/floorMod"]),
+    ("clojure", "Integer/MAX", ["Integer/MAX_VALUE"]),        # static fields too
+    ("clojure", ".toUpper", [".toUpperCase"]),                # instance methods of imports
+    ("clojure", ":else", [":else"]),                          # keywords interned so far
+])
+def test_completion_of_words_members_and_keywords(lisp, typed, wanted):
+    """Issue 23 item 11: (m-v-b Tab, (Math/fl Tab, (.toUpper Tab, :ke Tab."""
+    from lispshell.lisp.session import LispSession
+
+    with LispSession(lisp) as s:
+        s.eval("1")
+        found = s.completions(typed)
+    assert set(wanted) <= set(found), found
+    if typed == "mul":        # plain prefix matches come before word-by-word ones
+        assert all(n.startswith("mul") for n in found)
+
+
+def test_a_cached_answer_serves_longer_prefixes_word_by_word():
+    from prompt_toolkit.document import Document
+
+    from lispshell.repl.completion import LiveCompleter, compound_match
+
+    asked = []
+
+    class Session:
+        busy, ready = False, True
+
+        def completions(self, prefix):
+            asked.append(prefix)
+            return ["multiple-value-bind", "multiple-value-list", "make-vector"]
+
+    session = Session()
+    completer = LiveCompleter(lambda: session)
+    assert [c.text for c in completer.get_completions(Document("(m-v"), None)] == [
+        "multiple-value-bind", "multiple-value-list", "make-vector"]
+    assert [c.text for c in completer.get_completions(Document("(m-v-b"), None)] == [
+        "multiple-value-bind"]
+    assert asked == ["m-v"]           # the longer prefix was filtered from the cached answer
+    assert compound_match("w-o-f", "with-open-file")
+    assert not compound_match("w-o-f", "with-output-to-file")
+    assert not compound_match("m-v-b-x", "multiple-value-bind")
+
+
+def test_tab_completes_word_by_word_at_the_prompt(shell):
+    sh = shell("--lisp", "sbcl", "--no-llm")
+    sh.expect(PROMPT)
+    sh.send("(m-v-b\t")
+    sh.expect("multiple-value-bind")
+    sh.submit(" (a b) (values 1 2) (+ a b))")
+    sh.expect("\n3\n")
+
+
 def test_keywords_complete_on_sbcl():
     """(make-hash-table :te Tab gives :test, as SLIME completes keywords (issue 23 item 11)."""
     from lispshell.lisp.session import LispSession

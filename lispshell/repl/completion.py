@@ -23,6 +23,25 @@ def symbol_prefix(text_before_cursor: str) -> str:
     return match.group(0) if match else ""
 
 
+def compound_match(prefix: str, name: str) -> bool:
+    """Does `prefix` match `name` word by word, as SLIME's completion does (m-v-b matches
+    multiple-value-bind)? The loops in the images answer by this rule (SBCL's
+    `compound-match-p`); here it filters a cached answer for a longer prefix."""
+    at = 0
+    name = name.lower()
+    for ch in prefix.lower():
+        if at >= len(name):
+            return False
+        if ch == "-":
+            at = name.find("-", at)
+            if at < 0:
+                return False
+        elif ch != name[at]:
+            return False
+        at += 1
+    return True
+
+
 # The commands whose argument is a name or a form of the image: completed as Lisp is.
 SYMBOL_ARGUMENTS = frozenset({"edit", "who-calls", "who-refs", "macroexpand", "apropos",
                               "describe", "inspect", "eval-in-frame"})
@@ -64,7 +83,7 @@ class LiveCompleter(Completer):
                 return self._cache[prefix]
             for known, names in self._cache.items():
                 if prefix.lower().startswith(known.lower()) and len(names) < self.limit:
-                    found = [n for n in names if n.lower().startswith(prefix.lower())]
+                    found = [n for n in names if compound_match(prefix, n)]
                     self._cache[prefix] = found
                     return found
         if getattr(session, "busy", False) or not getattr(session, "ready", True):

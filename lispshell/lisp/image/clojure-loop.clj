@@ -108,17 +108,55 @@
                           (seg \E etype)
                           (seg \M msg)
                           (doseq [f frames] (seg \B f)))))
+        ;; Word by word, as SLIME's completion does (m-v: map-vals): each hyphen of the
+        ;; prefix skips to the name's next one (sbcl-loop.lisp's compound-match-p).
+        compound-match? (fn [^String prefix ^String name]
+                          (loop [i 0 at 0]
+                            (cond (= i (.length prefix)) true
+                                  (>= at (.length name)) false
+                                  (= \- (.charAt prefix i))
+                                  (let [next (.indexOf name "-" (int at))]
+                                    (and (>= next 0) (recur (inc i) (inc next))))
+                                  (= (.charAt prefix i) (.charAt name at)) (recur (inc i) (inc at))
+                                  :else false)))
+        members (fn [^Class c static?]
+                  (concat (for [^java.lang.reflect.Method m (.getMethods c)
+                                :when (= static? (java.lang.reflect.Modifier/isStatic (.getModifiers m)))]
+                            (.getName m))
+                          (when static?
+                            (for [^java.lang.reflect.Field f (.getFields c)
+                                  :when (java.lang.reflect.Modifier/isStatic (.getModifiers f))]
+                              (.getName f)))))
         completions (fn [^String prefix]
                       (let [ns *ns*
                             slash (.indexOf prefix "/")
-                            cands (if (pos? slash)
+                            cands (cond
+                                    ;; :ke: the keywords interned so far (Clojure keeps them in
+                                    ;; Keyword's private table, as CIDER's completion reads it)
+                                    (.startsWith prefix ":")
+                                    (let [table (doto (.getDeclaredField clojure.lang.Keyword "table")
+                                                  (.setAccessible true))]
+                                      (map #(str ":" %) (keys (.get table nil))))
+                                    ;; .toUpp: instance methods of the classes the namespace imports
+                                    (.startsWith prefix ".")
+                                    (for [c (distinct (vals (ns-imports ns))) m (members c false)]
+                                      (str "." m))
+                                    (pos? slash)
                                     (let [a (symbol (subs prefix 0 slash))
-                                          target (or ((ns-aliases ns) a) (find-ns a))]
-                                      (when target (map #(str a "/" %) (keys (ns-publics target)))))
+                                          target (or ((ns-aliases ns) a) (find-ns a))
+                                          resolved (when-not target
+                                                     (try (ns-resolve ns a) (catch Exception _ nil)))]
+                                      (cond target (map #(str a "/" %) (keys (ns-publics target)))
+                                            ;; Math/fl: a class's static methods and fields
+                                            (class? resolved) (map #(str a "/" %) (members resolved true))))
+                                    :else
                                     (concat (map str (keys (ns-map ns)))
                                             (map #(str % "/") (keys (ns-aliases ns)))
-                                            (map (comp str ns-name) (all-ns))))]
-                        (->> cands (filter #(.startsWith ^String % prefix)) distinct sort (take 500))))
+                                            (map (comp str ns-name) (all-ns))))
+                            found (distinct (filter #(compound-match? prefix %) cands))
+                            plain? #(.startsWith ^String % prefix)]
+                        (take 500 (concat (sort (filter plain? found))
+                                          (sort (remove plain? found))))))
         read-request (fn []
                        ;; [kind text id]; the header is <kind><length> <id>. Blank lines are
                        ;; skipped; end of input ends the JVM.

@@ -232,9 +232,26 @@
     (when (consp err)
       (write-error err marker))))
 
+(defun compound-match-p (prefix name)
+  "Does PREFIX match NAME word by word, as SLIME's completion does (m-v-b: multiple-value-bind)?
+   Each hyphen of PREFIX skips to NAME's next hyphen; other characters must match in turn. A
+   plain prefix is the case with no hyphen skipped. (lispshell/repl/completion.py filters
+   cached answers by the same rule.)"
+  (let ((at 0))
+    (loop for ch across prefix
+          do (cond ((>= at (length name)) (return nil))
+                   ((char= ch #\-)
+                    (setf at (position #\- name :start at))
+                    (unless at (return nil))
+                    (incf at))
+                   ((char-equal ch (char name at)) (incf at))
+                   (t (return nil)))
+          finally (return t))))
+
 (defun completions (prefix)
-  "Symbols accessible in the current package whose names start with PREFIX; PKG: and PKG::
-   prefixes look in that package. Names come back in the case the prefix was typed in."
+  "Symbols accessible in the current package whose names match PREFIX (plainly first, then
+   word by word: COMPOUND-MATCH-P); PKG: and PKG:: prefixes look in that package. Names come
+   back in the case the prefix was typed in."
   (let* ((colon (position #\: prefix))
          (pkg-name (and colon (subseq prefix 0 colon)))
          (internal (and colon (< (1+ colon) (length prefix)) (char= (char prefix (1+ colon)) #\:)))
@@ -249,8 +266,7 @@
     (when pkg
       (flet ((consider (sym)
                (let ((sn (symbol-name sym)))
-                 (when (and (>= (length sn) (length name))
-                            (string-equal name sn :end2 (length name)))
+                 (when (compound-match-p name sn)
                    (let ((full (concatenate 'string (or (and colon (subseq prefix 0 (+ colon (if internal 2 1)))) "")
                                             (if down (string-downcase sn) sn))))
                      (unless (gethash full seen)
@@ -264,7 +280,11 @@
         (dolist (n (cons (package-name p) (package-nicknames p)))
           (when (and (>= (length n) (length name)) (string-equal name n :end2 (length name)))
             (push (concatenate 'string (if down (string-downcase n) n) ":") out)))))
-    (let ((sorted (sort out #'string<)))
+    (let* ((plain (lambda (c) (let ((n (subseq c (or (and colon (+ colon (if internal 2 1))) 0))))
+                                (and (>= (length n) (length name))
+                                     (string-equal name n :end2 (length name))))))
+           (sorted (stable-sort (sort out #'string<)
+                                (lambda (a b) (and (funcall plain a) (not (funcall plain b)))))))
       (if (> (length sorted) 500) (subseq sorted 0 500) sorted))))
 
 (defun answer-completions (prefix marker)
