@@ -211,6 +211,8 @@ def test_lookups_never_evaluate(conn, tmp_path):
     assert found["ok"] and any(code(conn, "completion")[1] in s.lower() for s in found["symbols"])
     assert code(conn, "completion")[1] in conn.completions(code(conn, "completion")[0])
     assert code(conn, "completion_more")[1] in conn.completions(code(conn, "completion_more")[0])
+    # ASDF's systems (`,load-system` Tab) where the Lisp has them, none elsewhere
+    assert ("asdf" in conn.completions("asd", "system")) is (conn.lisp == "sbcl")
 
 
 PROJECT_FILE = {

@@ -172,7 +172,7 @@ def test_command_arguments_complete():
     class Session:
         busy, ready = False, True
 
-        def completions(self, prefix):
+        def completions(self, prefix, kind="symbol"):
             return [n for n in ("mean", "mean-of", "helper") if n.startswith(prefix)]
 
     completer = LiveCompleter(lambda: Session(), commands=lambda: ["edit", "load"])
@@ -311,7 +311,7 @@ def test_a_cached_answer_serves_longer_prefixes_word_by_word():
     class Session:
         busy, ready = False, True
 
-        def completions(self, prefix):
+        def completions(self, prefix, kind="symbol"):
             asked.append(prefix)
             return ["multiple-value-bind", "multiple-value-list", "make-vector"]
 
@@ -343,3 +343,33 @@ def test_keywords_complete_on_sbcl():
     with LispSession("sbcl") as s:
         assert ":test" in s.completions(":te")
         assert "cl:mapcar" in s.completions("cl:mapc")      # package prefixes as before
+
+
+def test_load_system_completes_system_names(tmp_path, shell):
+    """,load-system de Tab: the systems ASDF knows, from the registries' .asd files (issue 23
+    item 11); nothing is loaded by completing."""
+    from lispshell.lisp.session import LispSession
+
+    systems = tmp_path / "systems"
+    systems.mkdir()
+    (systems / "lispshell-demo-one.asd").write_text(
+        '(asdf:defsystem "lispshell-demo-one" :perform (asdf:load-op :after (o c) '
+        '(error "completing must not load")))\n')
+    (systems / "lispshell-demo-two.asd").write_text('(asdf:defsystem "lispshell-demo-two")\n')
+    registry = f'(progn (require :asdf) (push #p"{systems}/" (symbol-value (find-symbol "*CENTRAL-REGISTRY*" "ASDF"))) t)'
+    with LispSession("sbcl") as s:
+        assert s.eval(registry).values == ["T"]
+        assert s.completions("lispshell-demo-", "system") == ["lispshell-demo-one",
+                                                             "lispshell-demo-two"]
+        assert s.completions("asdf", "system")[:1] == ["asdf"]       # defined ones too
+        assert s.eval('(asdf:registered-system "lispshell-demo-one")').values[0] == "NIL"
+    with LispSession("guile") as s:
+        assert s.completions("", "system") == []      # no systems: nothing asked
+    sh = shell("--lisp", "sbcl", "--no-llm")
+    sh.expect(PROMPT)
+    sh.submit(registry)
+    sh.expect("\nT\n")
+    sh.send(",load-system lispshell-demo-t\t")
+    sh.expect("wo")                 # the completion's rest, drawn after what was typed
+    sh.send("\r")
+    sh.expect("Loaded lispshell-demo-two")

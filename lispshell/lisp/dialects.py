@@ -77,6 +77,8 @@ class Dialect:
     # (lispshell starts the child with them off, to load them after its loop, where an error
     # in one is reported instead of ending the Lisp). "" : this Lisp has none.
     init_form: str = ""
+    # Has systems that `,load-system` loads and completes (ASDF): its loop answers Y requests.
+    systems: bool = False
     # "type: message" of the error a lone unbound symbol gets (a word of prose typed as Lisp).
     unbound_error: str = r"\AUNBOUND-VARIABLE: "
 
@@ -142,7 +144,7 @@ SBCL = Dialect(
         "(loop for form = (read s nil eof) until (eq form eof) "
         "do (setf vals (multiple-value-list (eval form)))) (values-list vals))))"),
     _load_file_shown=lambda path: f"(load (compile-file {path}))",
-    levels=True,
+    levels=True, systems=True,
     init_form=('(let ((loaded (quote ()))) '
                '(dolist (f (list (sb-impl::sysinit-pathname) (sb-impl::userinit-pathname)) '
                '(format nil "~{~a~^, ~}" (reverse loaded))) '

@@ -339,8 +339,9 @@ class Session(Connection):
         except Lost:
             pass   # the eval's own read notices
 
-    def completions(self, prefix: str) -> list[str]:
-        if not self.ready or self.busy or not self._lock.acquire(blocking=False):
+    def completions(self, prefix: str, kind: str = "symbol") -> list[str]:
+        if kind != "symbol" or not self.ready or self.busy \
+                or not self._lock.acquire(blocking=False):
             return []
         try:
             rid = self._send_new({"op": "completions", "prefix": prefix, "session": self._quiet,

@@ -6,7 +6,8 @@ How it works
   (`dialects.py`) names a bootstrap: a small read-eval-print loop that we
   type into the stock REPL once. From then on the stock REPL is never seen again.
 - Requests are length-prefixed: `<kind><length> <id>\n<text>` (kind E = eval, N = eval
-  without touching the REPL variables, C = completions), so forms of any size and content
+  without touching the REPL variables, C = completions, Y = ASDF system names), so forms of
+  any size and content
   arrive whole.
 - Answers are framed with a per-session random nonce. The marker is RS (\x1e) + nonce; each
   marker is followed by a one-letter tag that says what the next bytes are:
@@ -747,8 +748,11 @@ class LispSession(Session):
             self._lock.release()
 
     # ------------------------------------------------------------------ completions
-    def completions(self, prefix: str) -> list[str]:
-        """Symbols from the live image that start with `prefix`; [] at once if busy/not ready."""
+    def completions(self, prefix: str, kind: str = "symbol") -> list[str]:
+        """Names from the live image that match `prefix`: symbols, or with kind "system" the
+        systems `,load-system` loads (a dialect that has them); [] at once if busy/not ready."""
+        if kind == "system" and not self.dialect.systems:
+            return []
         if not self.ready or self.busy or not self._lock.acquire(blocking=False):
             return []
         try:
@@ -756,7 +760,7 @@ class LispSession(Session):
                 return []
             answer = _Answer(1 << 16, None)
             try:
-                self._send("C", prefix)
+                self._send("Y" if kind == "system" else "C", prefix)
                 # Generous: on a loaded machine or a huge image the answer is late, not lost,
                 # and the editor asks from a thread. Only an image that stays silent this long
                 # is restarted (a stray answer must never be taken for the next one).

@@ -703,11 +703,12 @@ class Session(Connection):
         except Lost:
             pass
 
-    def completions(self, prefix: str) -> list[str]:
+    def completions(self, prefix: str, kind: str = "symbol") -> list[str]:
         if not self.ready or self.busy or not self._lock.acquire(blocking=False):
             return []
+        helper = "system-names" if kind == "system" else "completions"
         try:
-            rid = self._rex(f"(%lispshell::completions {string_literal(prefix)})",
+            rid = self._rex(f"(%lispshell::{helper} {string_literal(prefix)})",
                             self.package or "COMMON-LISP-USER")
             ok, value = self._wait_return(rid, time.monotonic() + 2.0)
             return [str(v) for v in value] if ok and isinstance(value, list) else []

@@ -62,7 +62,7 @@ class LiveCompleter(Completer):
         self.get_session = get_session
         self.commands = commands          # () -> the `,` commands' names
         self.limit = limit
-        self._cache: dict[str, list[str]] = {}
+        self._cache: dict[tuple[str, str], list[str]] = {}   # (kind, prefix) -> names
         self._cache_owner: object = None
         self._lock = threading.Lock()
 
@@ -71,7 +71,7 @@ class LiveCompleter(Completer):
         with self._lock:
             self._cache.clear()
 
-    def candidates(self, prefix: str) -> list[str]:
+    def candidates(self, prefix: str, kind: str = "symbol") -> list[str]:
         session = self.get_session()
         if session is None:
             return []
@@ -79,21 +79,22 @@ class LiveCompleter(Completer):
             if self._cache_owner is not session:
                 self._cache.clear()
                 self._cache_owner = session
-            if prefix in self._cache:
-                return self._cache[prefix]
-            for known, names in self._cache.items():
-                if prefix.lower().startswith(known.lower()) and len(names) < self.limit:
+            if (kind, prefix) in self._cache:
+                return self._cache[kind, prefix]
+            for (known_kind, known), names in self._cache.items():
+                if known_kind == kind and prefix.lower().startswith(known.lower()) \
+                        and len(names) < self.limit:
                     found = [n for n in names if compound_match(prefix, n)]
-                    self._cache[prefix] = found
+                    self._cache[kind, prefix] = found
                     return found
         if getattr(session, "busy", False) or not getattr(session, "ready", True):
             return []   # not cached: ask again when the child is free
         try:
-            names = list(session.completions(prefix))
+            names = list(session.completions(prefix, kind))
         except Exception:   # a dying child must not break the editor
             return []
         with self._lock:
-            self._cache[prefix] = names
+            self._cache[kind, prefix] = names
         return names
 
     def get_completions(self, document, complete_event):
@@ -107,6 +108,11 @@ class LiveCompleter(Completer):
                 return
             if name.lower() == "load":
                 yield from _file_completions(document)
+                return
+            if name.lower() == "load-system":      # the systems ASDF (or Quicklisp) knows
+                typed_name = typed[1:].partition(" ")[2].lstrip()
+                for system in self.candidates(typed_name, "system")[: self.limit]:
+                    yield Completion(system, start_position=-len(typed_name))
                 return
             if name.lower() not in SYMBOL_ARGUMENTS:
                 return

@@ -140,6 +140,7 @@
           (setf (car state) request-id)
           (case kind
             (#\C (at-top-level-syntax top-values (answer-completions text marker)))
+            (#\Y (answer-system-names text marker))
             (#\N (at-top-level-syntax top-values (answer-eval text nil marker state)))
             (#\I (let* ((end (or (position #\Space text) (length text)))
                         (n (parse-integer text :end end :junk-allowed t))
@@ -287,6 +288,41 @@
                                 (lambda (a b) (and (funcall plain a) (not (funcall plain b)))))))
       (if (> (length sorted) 500) (subseq sorted 0 500) sorted))))
 
+(defun system-names (prefix)
+  "ASDF systems whose names start with PREFIX (`,load-system` completes them): those defined,
+   the .asd files in the directories on ASDF's central and source registries, and Quicklisp's
+   (when it is loaded). Nothing is loaded or evaluated: a central registry entry that is a
+   form, not a directory, is skipped."
+  (let ((asdf (find-package "ASDF")) (names '()))
+    (flet ((sym (name package) (and (find-package package) (find-symbol name package))))
+      (when asdf
+        (let ((registered (sym "REGISTERED-SYSTEMS" "ASDF")))
+          (when (fboundp registered)
+            (setf names (ignore-errors (copy-list (funcall registered))))))
+        (dolist (dir (symbol-value (sym "*CENTRAL-REGISTRY*" "ASDF")))
+          (when (or (pathnamep dir) (stringp dir))
+            (dolist (asd (ignore-errors (directory (merge-pathnames "*.asd" dir))))
+              (push (pathname-name asd) names))))
+        (let ((table (sym "*SOURCE-REGISTRY*" "ASDF/SOURCE-REGISTRY")))
+          (ignore-errors (funcall (sym "ENSURE-SOURCE-REGISTRY" "ASDF")))
+          (when (and table (hash-table-p (symbol-value table)))
+            (maphash (lambda (k v) (declare (ignore v)) (push k names)) (symbol-value table)))))
+      (let ((provided (sym "PROVIDED-SYSTEMS" "QL-DIST")) (name (sym "NAME" "QL-DIST")))
+        (when (and (fboundp provided) (fboundp name))
+          (dolist (system (ignore-errors (funcall provided t)))
+            (push (funcall name system) names)))))
+    (let ((found (remove-duplicates
+                  (remove-if-not (lambda (n) (and (stringp n) (>= (length n) (length prefix))
+                                                  (string-equal prefix n :end2 (length prefix))))
+                                 names)
+                  :test #'string=)))
+      (let ((sorted (sort found #'string<)))
+        (if (> (length sorted) 500) (subseq sorted 0 500) sorted)))))
+
+(defun answer-system-names (prefix marker)
+  (dolist (c (ignore-errors (system-names prefix)))
+    (seg marker #\V) (write-string c *out*)))
+
 (defun answer-completions (prefix marker)
   (dolist (c (ignore-errors (completions prefix)))
     (seg marker #\V) (write-string c *out*)))
@@ -349,6 +385,7 @@
                 (#\E (answer-eval text t marker state))
                 (#\N (answer-eval text nil marker state))   ; N: an eval that leaves * ** *** alone
                 (#\C (answer-completions text marker))
+                (#\Y (answer-system-names text marker))
                 ((#\I #\F #\A #\T)
                  (write-error (list "LISPSHELL-NO-LEVEL"
                                     "no error is waiting: no debug level is open" nil)
