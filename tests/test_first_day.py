@@ -373,3 +373,79 @@ def test_load_system_completes_system_names(tmp_path, shell):
     sh.expect("wo")                 # the completion's rest, drawn after what was typed
     sh.send("\r")
     sh.expect("Loaded lispshell-demo-two")
+
+
+INSPECT_FUNCTION = {
+    # lisp: (file suffix, the file's code, what to inspect, rows expected)
+    "sbcl": (".lisp", '(defun lispshell-adds (a &optional (b 2))\n  "Adds."\n  (+ a b))\n',
+             "(function lispshell-adds)",
+             ["name\tLISPSHELL-ADDS", "lambda-list\t(A &OPTIONAL (B 2))",
+              'documentation\t"Adds."', 'source\t"{path}:1"']),
+    "guile": (".scm", '(define (lispshell-adds a b)\n  "Adds."\n  (+ a b))\n', "lispshell-adds",
+              ["name\tlispshell-adds", "arguments\t(a b)", 'documentation\t"Adds."']),
+    "clojure": (".clj", '(defn lispshell-adds\n  "Adds."\n  [a b]\n  (+ a b))\n'
+                '(def lispshell-closure (let [k 5] (fn [x] (+ k x))))\n', "lispshell-adds",
+                ["name\tuser/lispshell-adds", "arglists\t([a b])", 'doc\t"Adds."',
+                 'source\t"{path}:1"']),
+}
+
+
+@pytest.mark.parametrize("lisp", sorted(INSPECT_FUNCTION))
+def test_inspect_shows_a_functions_parts_and_goes_back(tmp_path, lisp):
+    """Issue 23 item 12: a function inspects as its name, lambda list, documentation and
+    source, not as an atom; an unbound slot reads <unbound>; ,inspect - goes back."""
+    from lispshell.lisp.introspect import call_form
+    from lispshell.lisp.session import LispSession
+    from lispshell.tools.gate import EvalGate
+    from lispshell.tools.registry import ToolContext, call_tool
+    import lispshell.tools.project_tools  # noqa: F401
+
+    suffix, code, target, rows = INSPECT_FUNCTION[lisp]
+    path = tmp_path / f"adds{suffix}"
+    path.write_text(code)
+
+    with LispSession(lisp) as s:
+        ctx = ToolContext(session=lambda: s, gate=EvalGate("yolo"), root=tmp_path,
+                          eval_timeout=120)
+        assert call_tool("load_file", {"file_path": str(path)}, ctx)["ok"]
+
+        def inspect(function, arg):
+            look = call_form(lisp, function, arg, "")
+            return look.answer(s.eval(look.form, history=False).output)
+
+        status, body = inspect("inspect-form", target)
+        assert status == "ok", body
+        for row in rows:
+            assert row.format(path=path) in body.split("\n"), body
+        assert inspect("inspect-back", "-")[0] == "error"      # nothing before the first
+        status, body = inspect("inspect-form", {"sbcl": "(list 1 (list 2 3))",
+                                                "guile": "(list 1 (list 2 3))",
+                                                "clojure": "[1 [2 3]]"}[lisp])
+        assert status == "ok" and "\n1\t(2 3)\n" in body or "\n1\t[2 3]\n" in body, body
+        assert inspect("inspect-part", "1")[1].split("\n")[1:3] == ["0\t2", "1\t3"]
+        assert inspect("inspect-back", "-") == (status, body)  # back to the list, as shown
+        if lisp == "sbcl":
+            assert s.eval("(defclass lispshell-c () ((s :initarg :s)))").ok
+            status, body = inspect("inspect-form", "(make-instance 'lispshell-c)")
+            assert body.split("\n")[1] == "s\t<unbound>", body
+            assert inspect("inspect-part", "0") == ("error", "Part 0 has no value to open")
+        if lisp == "clojure":
+            status, body = inspect("inspect-form", "lispshell-closure")
+            assert "closed over k\t5" in body.split("\n"), body
+            status, body = inspect("inspect-form", '(ex-info "outer" {} (ex-info "inner" {}))')
+            assert "cause\tclojure.lang.ExceptionInfo: inner" in body.split("\n"), body
+
+
+def test_inspect_back_at_the_prompt(shell):
+    sh = shell("--lisp", "sbcl", "--no-llm")
+    sh.expect(PROMPT)
+    sh.submit(",inspect -")
+    sh.expect("Nothing to go back to: ,inspect FORM first")
+    sh.submit(",inspect (list 1 (list 2 3))")
+    sh.expect(",inspect N opens part N · ,inspect - goes back")
+    sh.submit(",inspect 1")
+    sh.expect("CONS  (2 3)")
+    sh.submit(",inspect -")
+    sh.expect("CONS  (1 (2 3))")
+    sh.submit(",inspect (function car)")
+    sh.expect("lambda-list")

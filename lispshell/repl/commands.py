@@ -167,7 +167,10 @@ async def _inspect(repl, arg: str):
     # A bare number while a table of this image is on screen opens that part (a number has
     # no parts of its own to show).
     function = ("inspect-part" if code.isdigit() and shown is not None and shown[0] == image
-                else "inspect-form")
+                else "inspect-back" if code == "-" else "inspect-form")
+    if function == "inspect-back" and (shown is None or shown[0] != image):
+        repl.renderer.notice("Nothing to go back to: ,inspect FORM first")
+        return
     if code in ("", "*"):
         code = LAST_VALUE.get(repl.lisp, "")
         if not code:
@@ -203,7 +206,8 @@ async def _inspect(repl, arg: str):
     kind, _, summary = head.partition("\t")
     table = Table(title=Text(f"{kind}  ", style="bold") + Text(summary), title_justify="left",
                   show_header=False, box=None, padding=(0, 1), pad_edge=False,
-                  caption=Text(",inspect N opens part N", style="dim") if parts else None,
+                  caption=Text(",inspect N opens part N · ,inspect - goes back", style="dim")
+                  if parts else Text(",inspect - goes back", style="dim"),
                   caption_justify="left")
     table.add_column(style="dim", justify="right")
     table.add_column(style="bold")

@@ -175,13 +175,35 @@
 ;; "label<TAB>value" line each after a "type<TAB>value" header. An exception shows its
 ;; message, its ex-data entries and its cause.
 (defn one-line [x]
-  (let [s (try (binding [*print-length* 30 *print-level* 4] (pr-str x))
-               (catch Throwable _ "#<error printing>"))
+  (let [s (if (instance? Throwable x)
+            ;; its class and message: its printed map would fill the row with the whole trace
+            (str (.getName (class x)) ": " (.getMessage ^Throwable x))
+            (try (binding [*print-length* 30 *print-level* 4] (pr-str x))
+                 (catch Throwable _ "#<error printing>")))
         s (if (> (count s) 2000) (str (subs s 0 2000) "...") s)]
     (str/replace s "\n" " ")))
 
+(defn fn-parts
+  "What CIDER's inspector shows of a function: its name, and from its var the arglists,
+  documentation and source; then the values it closed over (the fn class's instance fields)."
+  [f]
+  (let [vname (clojure.lang.Compiler/demunge (.getName (class f)))   ; user/foo, user/foo/fn--12
+        v (try (resolve (symbol vname)) (catch Throwable _ nil))
+        m (when (var? v) (meta v))]
+    (concat [["name" (symbol vname)]]
+            (when m
+              [["arglists" (:arglists m)]
+               ["doc" (or (:doc m) '<none>)]
+               ["source" (if (:file m) (str (:file m) ":" (:line m)) '<unknown>)]])
+            (for [^java.lang.reflect.Field field (.getDeclaredFields (class f))
+                  :when (not (java.lang.reflect.Modifier/isStatic (.getModifiers field)))
+                  :when (try (.setAccessible field true) true (catch Exception _ false))]
+              [(str "closed over " (clojure.lang.Compiler/demunge (.getName field)))
+               (.get field f)]))))
+
 (defn parts-of [x]
   (cond
+    (fn? x) (fn-parts x)
     (instance? Throwable x)
     (concat [["message" (.getMessage ^Throwable x)]]
             (for [[k v] (ex-data x)] [(str "ex-data " (one-line k)) v])
@@ -194,6 +216,7 @@
     :else []))
 
 (defonce shown-parts (atom []))   ; the parts the last table showed: ,inspect N opens part N
+(defonce inspected (atom ()))     ; from the object ,inspect FORM showed to this one, newest first
 
 (defn show-parts [x]
   (let [parts (vec (parts-of x))]
@@ -204,13 +227,21 @@
 
 (defn inspect-form [code nsname cur]
   (try
-    (show-parts (binding [*ns* cur] (load-string code)))
+    (let [x (binding [*ns* cur] (load-string code))]
+      (reset! inspected (list x))
+      (show-parts x))
     (catch Throwable e (emit "error" (str (.getName (class e)) ": " (.getMessage e))))))
 
 (defn inspect-part [index nsname cur]
   (let [n (try (Long/parseLong index) (catch Exception _ -1))
         parts @shown-parts]
     (if (< -1 n (count parts))
-      (try (show-parts (nth parts n))
+      (try (swap! inspected conj (nth parts n))
+           (show-parts (nth parts n))
            (catch Throwable e (emit "error" (str (.getName (class e)) ": " (.getMessage e)))))
       (emit "error" (str "No part " index ": the last table has " (count parts))))))
+
+(defn inspect-back [_ nsname cur]
+  (if (next @inspected)
+    (show-parts (first (swap! inspected rest)))
+    (emit "error" "This is the object ,inspect FORM showed: there is none before it")))

@@ -5,7 +5,8 @@
   #:use-module (ice-9 pretty-print)
   #:use-module (ice-9 textual-ports)
   #:use-module (ice-9 documentation)
-  #:export (answer-mark describe-name value-of-name expand apropos* arglist inspect-form inspect-part))
+  #:export (answer-mark describe-name value-of-name expand apropos* arglist inspect-form inspect-part
+            inspect-back))
 
 ;; The answer's header, parameterized by each call to a mark of its own
 ;; (lispshell/lisp/introspect.py): a thread left running sees only this default.
@@ -293,8 +294,22 @@
         (reverse out)
         (loop (cdr items) (+ i 1) (cons (cons (number->string i) (car items)) out)))))
 
+(define (procedure-parts p)
+  ;; What Geiser's and SLIME's inspectors show of a procedure: name, arguments, documentation
+  ;; and where it was defined (compiled procedures keep their source; interpreted ones do not).
+  (let ((source (false-if-exception (car ((@ (system vm program) program-sources) p)))))
+    (list (cons "name" (or (procedure-name p) '<anonymous>))
+          (cons "arguments" (or (false-if-exception ((@ (system vm program) program-lambda-list) p))
+                                '<unknown>))
+          (cons "documentation" (or (procedure-documentation p) '<none>))
+          (cons "source" (if (and source ((@ (system vm program) source:file) source))
+                             (format #f "~a:~a" ((@ (system vm program) source:file) source)
+                                     ((@ (system vm program) source:line-for-user) source))
+                             '<unknown>)))))
+
 (define (parts-of v)
   (cond
+    ((procedure? v) (procedure-parts v))
     ((hash-table? v) (hash-map->list (lambda (k x) (cons (one-line k) x)) v))
     ((record? v)
      (let ((rtd (record-type-descriptor v)))
@@ -306,6 +321,7 @@
     (else '())))
 
 (define shown-parts #())    ; the parts the last table showed, so that ,inspect N opens part N
+(define inspected '())      ; from the object ,inspect FORM showed to this one, newest first
 
 (define (show-parts v)
   (let ((parts (parts-of v)))
@@ -321,13 +337,22 @@
 
 (define (inspect-form code modname cur)
   (catch #t
-    (lambda () (show-parts (eval-string code cur)))
+    (lambda () (let ((v (eval-string code cur)))
+                 (set! inspected (list v))
+                 (show-parts v)))
     (lambda (key . args)
       (emit "error" (one-line (cons key args))))))
 
 (define (inspect-part index modname cur)
   (let ((n (string->number index)))
     (if (and (exact-integer? n) (< -1 n (vector-length shown-parts)))
-        (show-parts (vector-ref shown-parts n))
+        (begin (set! inspected (cons (vector-ref shown-parts n) inspected))
+               (show-parts (vector-ref shown-parts n)))
         (emit "error" (string-append "No part " index ": the last table has "
                                      (number->string (vector-length shown-parts)))))))
+
+(define (inspect-back ignored modname cur)
+  (if (and (pair? inspected) (pair? (cdr inspected)))
+      (begin (set! inspected (cdr inspected))
+             (show-parts (car inspected)))
+      (emit "error" "This is the object ,inspect FORM showed: there is none before it")))

@@ -236,8 +236,16 @@ documentation; 'unknown' when NAME names no function, macro or special operator.
 
 ;;; ,inspect: the person's own FORM (they typed it: it is evaluated, with their reader), then
 ;;; its parts, one "label<TAB>value" line each after a "type<TAB>value" header.
+(defvar *unbound* (make-symbol "UNBOUND")
+  "What a part holds when there is no value (an unbound slot, symbol value or function): shown
+as <unbound>, not as the uninterned symbol that stands for it.")
+
+(defvar *none* (make-symbol "NONE") "A part that is not known (a function's source file).")
+
 (defun one-line (object)
-  (let ((text (safe-printed object)))
+  (let ((text (cond ((eq object *unbound*) "<unbound>")
+                    ((eq object *none*) "<unknown>")
+                    (t (safe-printed object)))))
     (substitute #\Space #\Newline
                 (if (> (length text) 2000) (concatenate 'string (subseq text 0 2000) "...") text))))
 
@@ -247,10 +255,49 @@ documentation; 'unknown' when NAME names no function, macro or special operator.
                   (prin1-to-string object))
     (serious-condition () "#<error printing>")))
 
+(defun source-line (path offset)
+  "The 1-based line of character OFFSET in the file at PATH, or NIL."
+  (ignore-errors
+   (with-open-file (in path)
+     (1+ (loop repeat offset for c = (read-char in nil) while c count (char= c #\Newline))))))
+
+(defun function-source (f)
+  "\"path:line\" of the top-level form that defined F (from its debug info), or *NONE*."
+  (or (ignore-errors
+       (let* ((info (sb-kernel:%code-debug-info
+                     (sb-kernel:fun-code-header (sb-kernel:%fun-fun f))))
+              (source (sb-c::debug-info-source info))
+              (path (namestring (translate-logical-pathname
+                                 (sb-c::debug-source-namestring source))))
+              (starts (sb-c::debug-source-start-positions source))
+              (tlf (sb-c::compiled-debug-fun-tlf-number (sb-c::compiled-debug-info-fun-map info)))
+              (line (and starts (< tlf (length starts)) (source-line path (aref starts tlf)))))
+         (and (stringp path) (probe-file path)
+              (if line (format nil "~a:~d" path line) path))))
+      *none*))
+
+(defun function-parts (f)
+  "What SLIME's inspector shows of a function: its name, lambda list, documentation, where it
+was defined, its type; a generic function's methods."
+  (append
+   (list (cons "name" (sb-kernel:%fun-name f))
+         (cons "lambda-list" (if (typep f 'generic-function)
+                                 (sb-mop:generic-function-lambda-list f)
+                                 (sb-kernel:%fun-lambda-list f)))
+         (cons "documentation" (or (documentation f t) *none*))
+         (cons "source" (function-source f))
+         (cons "type" (if (typep f 'generic-function)
+                          'generic-function
+                          (ignore-errors (sb-kernel:%simple-fun-type (sb-kernel:%fun-fun f))))))
+   (when (typep f 'generic-function)
+     (list (cons "methods" (sb-mop:generic-function-methods f))))))
+
 (defun parts-of (object)
   "(label . value) pairs: a hash table's entries, a structure's or instance's slots, a
-sequence's elements, a symbol's cells; NIL for an atom."
+sequence's elements, a symbol's cells, a function's name, lambda list, documentation and
+source; NIL for an atom."
   (typecase object
+    (function (function-parts object))
     (hash-table (let ((parts '()))
                   (maphash (lambda (k v) (push (cons (one-line k) v) parts)) object)
                   (nreverse parts)))
@@ -260,7 +307,7 @@ sequence's elements, a symbol's cells; NIL for an atom."
                  (cons (string-downcase (symbol-name name))
                        (handler-case (if (slot-boundp object name)
                                          (slot-value object name)
-                                         (make-symbol "unbound"))
+                                         *unbound*)
                          (error () (make-symbol "unreadable"))))))
              (sb-mop:class-slots (class-of object))))
     (cons (if (handler-case (list-length object) (error () nil))
@@ -270,13 +317,17 @@ sequence's elements, a symbol's cells; NIL for an atom."
     (vector (loop for x across object for i from 0 below 5000 collect (cons (princ-to-string i) x)))
     (symbol (list (cons "name" (symbol-name object))
                   (cons "package" (symbol-package object))
-                  (cons "value" (if (boundp object) (symbol-value object) (make-symbol "unbound")))
-                  (cons "function" (if (fboundp object) (fdefinition object) (make-symbol "unbound")))
+                  (cons "value" (if (boundp object) (symbol-value object) *unbound*))
+                  (cons "function" (if (fboundp object) (fdefinition object) *unbound*))
                   (cons "plist" (symbol-plist object))))
     (t nil)))
 
 (defvar *shown-parts* #()
   "The values of the parts the last table showed, so that ,inspect N opens part N.")
+
+(defvar *inspected* '()
+  "The objects from the one ,inspect FORM showed to the one on screen, newest first: ,inspect -
+goes back one.")
 
 (defun show-parts (object)
   (let ((parts (parts-of object)))
@@ -290,12 +341,14 @@ sequence's elements, a symbol's cells; NIL for an atom."
   (let ((package (target-package package-name)))
     (handler-case
         (let ((*package* package))
-          (show-parts (with-input-from-string (in code)
-                        (let ((value nil) (eof '#:eof))
-                          (loop for form = (read in nil eof)
-                                until (eq form eof)
-                                do (setf value (eval form)))
-                          value))))
+          (let ((object (with-input-from-string (in code)
+                          (let ((value nil) (eof '#:eof))
+                            (loop for form = (read in nil eof)
+                                  until (eq form eof)
+                                  do (setf value (eval form)))
+                            value))))
+            (setf *inspected* (list object))
+            (show-parts object)))
       (serious-condition (e)
         (emit "error" (format nil "~a: ~a" (one-line (type-of e))
                               (handler-case (princ-to-string e) (error () "?"))))))))
@@ -303,7 +356,16 @@ sequence's elements, a symbol's cells; NIL for an atom."
 (defun inspect-part (index package-name)
   (declare (ignore package-name))
   (let ((n (parse-integer index :junk-allowed t)))
-    (if (and n (< -1 n (length *shown-parts*)))
-        (show-parts (aref *shown-parts* n))
-        (emit "error" (format nil "No part ~a: the last table has ~d" index
-                              (length *shown-parts*))))))
+    (cond ((not (and n (< -1 n (length *shown-parts*))))
+           (emit "error" (format nil "No part ~a: the last table has ~d" index
+                                 (length *shown-parts*))))
+          ((member (aref *shown-parts* n) (list *unbound* *none*))
+           (emit "error" (format nil "Part ~a has no value to open" index)))
+          (t (push (aref *shown-parts* n) *inspected*)
+             (show-parts (aref *shown-parts* n))))))
+
+(defun inspect-back (ignored package-name)
+  (declare (ignore ignored package-name))
+  (if (rest *inspected*)
+      (show-parts (first (setf *inspected* (rest *inspected*))))
+      (emit "error" "This is the object ,inspect FORM showed: there is none before it")))
