@@ -23,16 +23,16 @@ from lispshell.repl.commands import Command
 STYLE_DIM = "dim"
 
 
-async def _call(repl, method: str, *args, render: bool = False):
+async def _call(repl, method: str, *args, render: bool = False, needs_level: bool = False):
     """Run a level method of the session in a worker thread; say plainly what cannot be done.
-    `render`: the method answers an EvalResult, shown as an eval's."""
+    `render`: the method answers an EvalResult, shown as an eval's. `needs_level`: it acts on
+    the waiting error (frames are asked even with no level open: a Lisp whose errors unwind,
+    Guile, keeps the last error's frames, and the others answer that no error waits)."""
     session = repl.session
     if session is None:
         repl.renderer.notice("No Lisp is running.")
         return None
-    # Frames are asked even with no level open: a Lisp whose errors unwind (Guile) keeps the
-    # last error's frames; the others answer that no error waits.
-    if not session.level and method not in ("top", "backtrace", "frame_locals", "frame_source"):
+    if needs_level and not session.level:
         repl.renderer.notice("No error is waiting: no debug level is open (an error opens one).")
         return None
     try:
@@ -112,7 +112,7 @@ async def _eval_in_frame(repl, arg: str):
         if parsed is not None:
             repl.renderer.notice("Usage: ,eval-in-frame N FORM")
         return
-    await _call(repl, "eval_in_frame", parsed[0], parsed[1], render=True)
+    await _call(repl, "eval_in_frame", parsed[0], parsed[1], render=True, needs_level=True)
 
 
 async def _source(repl, arg: str):
@@ -128,11 +128,11 @@ async def _source(repl, arg: str):
 async def _restart_frame(repl, arg: str):
     parsed = _number(repl, arg, ",restart-frame N")
     if parsed is not None:
-        await _call(repl, "restart_frame", parsed[0], render=True)
+        await _call(repl, "restart_frame", parsed[0], render=True, needs_level=True)
 
 
 async def leave_level(repl, arg: str = ""):
-    result = await _call(repl, "leave_level")
+    result = await _call(repl, "leave_level", needs_level=True)
     if result is not None:
         say_level(repl)
 
