@@ -233,10 +233,9 @@ class Session(LispSession):
                 "(table (and m (module-variable m 'interrupters) (module-ref m 'interrupters))) "
                 f"(stop (and table (hash-ref table {string_literal(token)})))) "
                 "(when stop (stop)) (display \"lispshell-interrupt-sent\") (newline) "
-                # This client ends its own thread (see `leave` in guile-loop.scm): a REPL
+                # This client ends as the loop's do (`end-client`, guile-loop.scm): a REPL
                 # that quits makes Guile 3.0.8's server print an error on the console.
-                "((@ (ice-9 threads) cancel-thread) ((@ (ice-9 threads) current-thread))) "
-                "(close-port (current-output-port)))\n")
+                "(when m ((module-ref m 'end-client) (current-output-port))))\n")
         try:
             sock = open_socket(self.target, self.connect_timeout)
         except ConnectError:

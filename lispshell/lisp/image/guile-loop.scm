@@ -27,9 +27,7 @@
       ;; thunk (serve-client's dynamic-wind) and prints "In thread: Wrong type to apply" on
       ;; the person's console; a cancelled thread ends silently.
       (if server-token
-          (begin ((@ (ice-9 threads) cancel-thread) me)
-                 (false-if-exception (close-port in))
-                 (let wait () (sleep 1) (wait)))
+          ((module-ref (resolve-module '(lispshell server)) 'end-client) in)
           (primitive-exit status)))
     (define (seg tag)
       (display marker out)
@@ -339,6 +337,14 @@ starts a fresh Guile.~%"))
         (let ((m (resolve-module '(lispshell server) #:ensure #t)))
           (unless (module-variable m 'interrupters)
             (module-define! m 'interrupters (make-hash-table)))
+          ;; How a client of the server ends (this loop's `leave`, and the second client
+          ;; guile_server.py opens to interrupt it): its thread cancelled, its port closed.
+          (module-define! m 'end-client
+                          (lambda (port)
+                            ((@ (ice-9 threads) cancel-thread) ((@ (ice-9 threads) current-thread)))
+                            (false-if-exception (close-port port))
+                            ;; the cancel lands at the next safe point: wait there
+                            (let wait () (sleep 1) (wait))))
           (hash-set! (module-ref m 'interrupters) server-token
                      (lambda ()
                        (when evaluating
