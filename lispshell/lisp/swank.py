@@ -429,7 +429,7 @@ class Session(Connection):
                 try:
                     self._handle_event(m, answer, [])
                 except _Debugged as entered:
-                    self._entered(entered.event, None, "\0", answer)
+                    self._entered(entered.event, None, None, answer)
         finally:
             self._keep_levels = False
             self._lock.release()
@@ -438,10 +438,11 @@ class Session(Connection):
     # -- debug levels ------------------------------------------------------------------------
     def _entered(self, event, rid, request, answer) -> LispError | None:
         """A debugger was entered while request `rid` ran: its level's error if it is that
-        request's own (kept), else None (another thread's: listed for the person, said)."""
+        request's own (kept), else None (another thread's: listed for the person, said).
+        `request` None: none of ours runs, so the debugger is another thread's."""
         thread, level, condition, restarts, frames = event
-        ours = bool(self._sldb) and thread == self._sldb[-1]["thread"]
-        if not ours:
+        ours = request is not None and bool(self._sldb) and thread == self._sldb[-1]["thread"]
+        if not ours and request is not None:
             try:
                 ok, value = self._wait_return(
                     self._rex("(%lispshell::swank-request)", "COMMON-LISP-USER", thread),
