@@ -17,15 +17,16 @@ FORMS = "".join(f"(defn f{i}\n  [x]\n  (+ x {i}))\n\n" for i in range(200))
 
 @pytest.fixture
 def parsed(monkeypatch):
-    """The texts cst.parse builds a tree of, in order."""
+    """The texts a tree is built of (cst.parse, or cst.parse_lazy for a shared tree), in order."""
     texts = []
-    real = cst.parse
+    for name in ("parse", "parse_lazy"):
+        real = getattr(cst, name)
 
-    def counting(text, dialect):
-        texts.append(text)
-        return real(text, dialect)
+        def counting(text, dialect, real=real):
+            texts.append(text)
+            return real(text, dialect)
 
-    monkeypatch.setattr(cst, "parse", counting)
+        monkeypatch.setattr(cst, name, counting)
     return texts
 
 
@@ -99,3 +100,33 @@ def test_after_an_edit_the_next_call_finds_the_new_tree(tmp_path, parsed):
     r = call_tool("read_form", {"file_path": str(path), "form_name": "f3"}, ctx)
     assert r["text"] == "(defn f3\n  [x]\n  (inc (+ x 3)))"
     assert parsed.count(written) == 1
+
+
+LAZY_CASES = {
+    "clojure": ["(ns a (:require [b :as c]))\n(defn ^:private f\n  \"doc\" [x] #_(y) ; c\n  `(g ~x ~@[1 2]))\n",
+                "^{:a 1} (def x #{1 2}) #(+ % 1) @a 'b #_ #_ c d e #'f ^g ^h i",
+                "(a ' ; note\n b) (c #_d) (e ^f)", "(a ')", "(^a)", "(#_ #_ a)", "'#_a b", "[)",
+                "(a \"b", "a)", "(a"],
+    "cl": ["(defun f (x) #+sbcl (g x) #-sbcl x #| block |# ; line\n (h 'y `(,z ,@w)))",
+           "#+ (or a b) (c) #.(d) #'e", "(a #+b)", "(a #+b c"],
+    "scheme": ["(define (f x) #;(g x) [let ((y 1)) y] #(1 2) #\\a \"s\")", "(a #;)", "[)"],
+}
+
+
+def _fields(node):
+    return (node.kind, node.start, node.end, node.open_end, node.close_start, node.delim,
+            [(_fields(c), c.parent is node) for c in node.children])
+
+
+@pytest.mark.parametrize("dialect,text", [(d, t) for d, ts in LAZY_CASES.items() for t in ts])
+def test_a_tree_built_as_it_is_visited_is_the_whole_tree(dialect, text):
+    """The shared tree builds each list's children on first visit (cst.parse_lazy): node for
+    node the tree cst.parse builds, and the same error for text that does not parse."""
+    try:
+        whole = _fields(cst.parse(text, dialect))
+    except cst.StructureError as exc:
+        with pytest.raises(cst.StructureError) as lazy:
+            cst.parse_lazy(text, dialect)
+        assert (lazy.value.code, lazy.value.message) == (exc.code, exc.message)
+    else:
+        assert _fields(cst.parse_lazy(text, dialect)) == whole

@@ -21,7 +21,8 @@ import re
 from dataclasses import dataclass
 
 from lispshell.syntax.cst import (
-    LineIndex, Node, StructureError, derived, head_of, inner, is_top_level, outer, walk,
+    LineIndex, Node, StructureError, derived, head_of, inner, is_top_level, outer,
+    peek, walk,
 )
 
 # Defining forms per dialect: the heads whose second element names what they define.
@@ -49,8 +50,13 @@ DEFINERS = {
 _LIST_NAMED = {"define-module", "define-library"}
 
 
+_SPACE = re.compile(r"\s")
+
+
 def normalize(text: str) -> str:
     """Whitespace-normalised source: runs collapse to one space, none inside delimiters."""
+    if _SPACE.search(text) is None:
+        return text             # most names: nothing to normalise (a file's forms each ask)
     s = re.sub(r"\s+", " ", text.strip())
     s = re.sub(r"([(\[{]) ", r"\1", s)
     return re.sub(r" ([)\]}])", r"\1", s)
@@ -202,9 +208,12 @@ def find_form(root: Node, source: str, dialect: str, form_type: str | None,
         m = re.match(r"^(.*?)\s*\[(\d+)\]$", name)
         if m:
             name, index = m.group(1), int(m.group(2))
-    forms = top_level_forms(root, source, dialect)
     wanted = normalize(name) if name else ""
     folded, lowered = _fold(wanted, dialect), wanted.lower()
+    # Only the forms that may match are looked into: on a cold call (a text never seen) the
+    # insides of a big file's forms are not built at all (cst.peek).
+    forms = [fi for n in root.code_children if _may_match(n, form_type, lowered, dialect)
+             if (fi := form_info(n, source, dialect))]
     matches = [fi for fi in forms
                if (not form_type or _type_matches(fi.type, form_type, dialect))
                and (not name or folded in fi.keys
@@ -212,7 +221,8 @@ def find_form(root: Node, source: str, dialect: str, form_type: str | None,
     what = " ".join(x for x in (form_type, form_name) if x)
     if not matches:
         raise StructureError("NOT_FOUND", f"no top-level form {what!r}",
-                             did_you_mean=_suggest_forms(forms, form_type, name, dialect))
+                             did_you_mean=_suggest_forms(top_level_forms(root, source, dialect),
+                                                         form_type, name, dialect))
     if index is not None:
         if index >= len(matches):
             raise StructureError(
@@ -233,6 +243,21 @@ def find_form(root: Node, source: str, dialect: str, form_type: str | None,
         "AMBIGUOUS", f"{len(matches)} top-level forms match {what!r}",
         matches=[_listing(fi, lines, i, name) for i, fi in enumerate(matches)],
         hint="Add [N] to form_name (0-based), a defmethod's specializers, or 'line'")
+
+
+def _may_match(node: Node, form_type: str | None, lowered: str, dialect: str) -> bool:
+    """False when the first tokens of `node` show that it cannot match (see find_form): its
+    head is not of form_type, or an atom name that every key it answers to contains (with
+    any of the prefixes "#:", ":" and "'" stripped) is not in the wanted name."""
+    seen = peek(node)
+    if seen is None:
+        return True
+    head, name = seen
+    if not head or (form_type and not _type_matches(head, form_type, dialect)):
+        return False
+    if not lowered or name is None or _SPACE.search(name):
+        return True
+    return name.lower().lstrip("#:'") in lowered
 
 
 def _suggest_forms(forms: list[FormInfo], form_type, name, dialect) -> list[str]:

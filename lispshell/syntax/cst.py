@@ -23,6 +23,7 @@ from collections import OrderedDict
 from queue import SimpleQueue
 from threading import Event, Lock, Thread
 
+from lispshell.syntax.dialects import DELIM_OF_CHAR
 from lispshell.syntax.errors import StructureError  # noqa: F401 (its home before errors.py)
 from lispshell.syntax.reading import LineIndex, read, visual_width  # noqa: F401 (re-exported)
 
@@ -158,15 +159,169 @@ def parse(text: str, dialect: str) -> Node:
     return root
 
 
+# ---- the same tree, built as it is visited -----------------------------------------------------
+# A tool call on a big file needs the top-level forms (their heads and names) and the insides
+# of one or two of them; building every node costs ten times the reading. So a shared tree is
+# built one level at a time from the reading (`read` pairs every opener with its closer): each
+# list node knows its span from its two tokens and builds its children the first time they
+# are asked for. The nodes are those `parse` builds, field for field.
+
+_LEAF_KIND = {"s": "string", "S": "string", "c": "char", "C": "char"}   # other leaves: atom
+_TRIVIA_KIND = {";": "comment", "b": "block_comment", "B": "block_comment"}
+_CHILDREN = Node.__dict__["children"]   # the slot itself, under _LazyList's property
+_PREFIX_CODE = re.compile("[pd]")       # prefix and datum-comment tokens in reading codes
+_EXPANDING = Lock()                     # two threads may visit one shared tree
+
+
+class _LazyList(Node):
+    """A list node whose `children` slot holds (reading, first token, closer token) until the
+    children are first asked for; it is then an ordinary Node."""
+
+    __slots__ = ()
+
+    @property
+    def children(self) -> list[Node]:
+        with _EXPANDING:
+            kids = _CHILDREN.__get__(self, Node)
+            if type(kids) is tuple:
+                kids = _level(*kids, self)
+                _CHILDREN.__set__(self, kids)
+                self.__class__ = Node
+        return kids
+
+    @children.setter
+    def children(self, value) -> None:
+        _CHILDREN.__set__(self, value)
+
+
+def parse_lazy(text: str, dialect: str) -> Node:
+    """parse(text, dialect), each list's children built when first visited: the same nodes
+    and the same StructureError. Lists never built cost nothing."""
+    reading = read(text, dialect)
+    if not _reads_whole(reading):
+        return parse(text, dialect)     # raises what parse says is wrong
+    root = Node("root", 0, len(text))
+    _CHILDREN.__set__(root, _level(reading, 0, len(reading.tokens), root))
+    return root
+
+
+def _reads_whole(reading) -> bool:
+    """True when `parse` would build a tree of the text: every list closed by its own kind of
+    closer, nothing unterminated, every prefix given its datum(s) before a closer or the end
+    (a wider check than the reading's, which looks only at a prefix right before a closer)."""
+    if reading.delimiter_problems or reading.unclosed or _unterminated(reading.state):
+        return False
+    codes, partner, tokens = reading.tokens.codes, reading.partner, reading.tokens
+    n = len(codes)
+    past: dict[int, int] = {}       # prefix token -> the token after its datum(s)
+    # the last prefix first, so that the prefixes inside a prefix's datum are measured already
+    for j in reversed([m.start() for m in _PREFIX_CODE.finditer(codes)]):
+        needs = 2 if codes[j] == "p" and tokens.text_of(j) in _TWO_DATUM_PREFIXES else 1
+        i = j + 1
+        while needs:
+            if i >= n:
+                return False
+            c = codes[i]
+            if c in "([{":
+                i, needs = partner[i] + 1, needs - 1
+            elif c in ")]}":
+                return False
+            elif c in "pd":
+                i = past[i]
+                needs -= c == "p"       # a datum comment's datum is no datum
+            elif c in _TRIVIA_KIND:
+                i += 1
+            else:
+                i, needs = i + 1, needs - 1
+        past[j] = i
+    return True
+
+
+def _level(reading, first: int, stop: int, container: Node) -> list[Node]:
+    """The nodes of tokens first..stop-1 (one list's insides, or the whole text), as children
+    of `container`: what parse attaches there, each list in them a _LazyList."""
+    tokens, partner = reading.tokens, reading.partner
+    codes, starts, ends = tokens.codes, tokens.starts, tokens.ends
+    out: list[Node] = []
+    frames: list = []               # open prefixes: [node, datums still needed]
+    j = first
+    while j < stop:
+        c = codes[j]
+        if c == "p" or c == "d":
+            if c == "d":
+                frames.append([Node("datum_comment", starts[j], -1, open_end=ends[j]), 1])
+            else:
+                needs = 2 if tokens.text_of(j) in _TWO_DATUM_PREFIXES else 1
+                frames.append([Node("prefixed", starts[j], -1, open_end=ends[j]), needs])
+            j += 1
+            continue
+        if c in "([{":
+            k = partner[j]
+            node = _LazyList("list", starts[j], ends[k], None, (reading, j + 1, k), ends[j],
+                             starts[k], DELIM_OF_CHAR[c])
+            j = k + 1
+            is_datum = True
+        elif c in _TRIVIA_KIND:
+            node = Node(_TRIVIA_KIND[c], starts[j], ends[j])
+            j += 1
+            is_datum = False
+        else:
+            node = Node(_LEAF_KIND.get(c, "atom"), starts[j], ends[j])
+            j += 1
+            is_datum = True
+        while frames:       # as parse's attach: completing a prefix may complete the outer
+            frame = frames[-1]
+            node.parent = frame[0]
+            frame[0].children.append(node)
+            if not is_datum:
+                break
+            frame[1] -= 1
+            if frame[1] > 0:
+                break
+            frames.pop()
+            frame[0].end = node.end
+            node = frame[0]
+            is_datum = node.kind != "datum_comment"
+        else:
+            node.parent = container
+            out.append(node)
+    return out
+
+
+def peek(node: Node) -> tuple[str, str | None] | None:
+    """(head, name) of a list not built yet, from its first tokens, without building it: head
+    the text of its first token when that is an atom ("" when the list surely has no symbol
+    head), name the text of the next token when that is an atom too (else None). None when it
+    cannot tell (built already, not a list, a datum comment in the way): build it and look."""
+    if type(node) is not _LazyList:
+        return None
+    reading, j, closer = _CHILDREN.__get__(node, Node)
+    codes, text_of = reading.tokens.codes, reading.tokens.text_of
+    found: list = []
+    while j < closer and len(found) < 2:
+        c = codes[j]
+        if c == "d":
+            return None
+        if c not in _TRIVIA_KIND:
+            if c not in "axA":
+                break
+            found.append(text_of(j))
+        j += 1
+    if not found:
+        return "", None
+    return found[0], found[1] if len(found) > 1 else None
+
+
 # ---- one tree per text, shared ------------------------------------------------------------------
-# Every structural tool call reads its file afresh and needs its tree; building it is the
-# costly part (about 1 MB/s, against 25 MB/s for the reading). The trees of the last texts are
+# Every structural tool call reads its file afresh and needs its tree (built as visited, see
+# above: the reading is most of a call on a text never seen). The trees of the last texts are
 # kept, keyed by the text itself: a file changed by anyone is another text, so a tree is never
 # stale, and a file read again unchanged (the next call, in the REPL or in `lispshell mcp`)
 # gets its tree back. What is worked out from a tree (the top-level forms) is kept with it.
 
 _SHARED: OrderedDict = OrderedDict()    # (text, dialect) -> (root, derived results)
-_SHARED_CHARS = 8_000_000               # a tree holds about 20x its text: keep a few big ones
+_SHARED_CHARS = 6_000_000               # a tree and its reading hold 25x its text (45x once
+                                        # every list is built): keep a few big ones
 _SHARED_LOCK = Lock()                   # the REPL's threads and MCP's may call at once
 
 
@@ -187,7 +342,7 @@ def parse_shared(text: str, dialect: str) -> Node:
         if hit is not None:
             _SHARED.move_to_end(key)
             return hit[0]
-    return _keep(key, parse(text, dialect))
+    return _keep(key, parse_lazy(text, dialect))
 
 
 def _keep(key, root: Node) -> Node:
@@ -249,7 +404,7 @@ def _parse_in_background() -> None:
     while True:
         key, then = _LATER.get()
         try:
-            root = _keep(key, parse(*key))
+            root = _keep(key, parse_lazy(*key))
             if then is not None:
                 then(root)
         except Exception:   # (StructureError too) the next call parses it again and says

@@ -276,23 +276,31 @@ class TokenList(Sequence):
     token (see `CODE_KIND`); `starts` and `ends` the spans; `text_of(i)` a token's text.
     """
 
-    __slots__ = ("codes", "_starts", "_ends", "_parts", "_blanks", "_source")
+    __slots__ = ("codes", "_starts", "_ends", "_parts", "_texts", "_blanks", "_source")
 
     def __init__(self, codes: str = "", starts: list | None = None, ends: list | None = None,
-                 *, parts: list | None = None, blanks: str = "", source: str = ""):
+                 *, parts: list | None = None, texts: list | None = None, blanks: str = "",
+                 source: str = ""):
         self.codes = codes
         self._starts, self._ends = starts, ends
-        self._parts, self._blanks, self._source = parts, blanks, source
+        # parts: each token with the blanks before it; texts, if given, the same stripped
+        self._parts, self._texts, self._blanks, self._source = parts, texts, blanks, source
         if parts is None and starts is None:
             self._starts, self._ends = [], []
 
     def _sum_offsets(self) -> None:
         parts = self._parts
+        if parts is None:
+            return                      # summed by another thread, which let the parts go
         ends = list(accumulate(map(len, parts)))
-        texts = map(str.lstrip, parts, repeat(self._blanks)) if self._blanks else \
-            map(str.lstrip, parts)
+        texts = self._texts
+        if texts is None:
+            texts = map(str.lstrip, parts, repeat(self._blanks)) if self._blanks else \
+                map(str.lstrip, parts)
         lengths = map(len, texts)
         self._starts, self._ends = list(map(sub, ends, lengths)), ends
+        if self._texts is not None:
+            self._parts = None          # the texts and offsets say all the parts did
 
     @property
     def starts(self) -> list:
@@ -308,6 +316,8 @@ class TokenList(Sequence):
 
     def text_of(self, index: int) -> str:
         """The text of token `index`."""
+        if self._texts is not None:
+            return self._texts[index]
         if self._parts is not None:
             return self._parts[index].lstrip(self._blanks or None)
         return self._source[self.starts[index]:self.ends[index]]
@@ -439,8 +449,8 @@ def scan(text: str, dialect: str) -> tuple[TokenList, LexState]:
     pieces.append(comp.codes[m.lastindex])
     codes = "".join(pieces)
     codes = codes[:-2] + codes[-1]      # the last token's code, replaced
-    tokens = TokenList(codes, parts=parts, blanks=blanks if dialect == CLOJURE else "",
-                       source=text)
+    tokens = TokenList(codes, parts=parts, texts=texts,
+                       blanks=blanks if dialect == CLOJURE else "", source=text)
     end = sum(map(len, parts))
     if end != len(text):                # blanks after the last token: nothing is left open
         return tokens, CODE

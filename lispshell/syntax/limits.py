@@ -15,7 +15,7 @@ from itertools import accumulate
 from threading import Lock
 
 from lispshell.syntax.errors import StructureError
-from lispshell.syntax.lexer import tokenize
+from lispshell.syntax.reading import lex
 
 MAX_NESTING = 2000
 # Text with more unmatched delimiters than this is refused (a million stray closers is not
@@ -38,7 +38,7 @@ def measure(text: str, dialect: str) -> tuple[int, int]:
         # Nothing that could hide a parenthesis (no string, comment, character, |symbol|, or
         # bracket whose meaning depends on the dialect): the characters are the tokens.
         return _measure(text.translate(_KEEP))
-    tokens, _ = tokenize(text, dialect)
+    tokens, _ = lex(text, dialect)      # the text's reading lexes it once for both
     return _measure(tokens.codes)
 
 

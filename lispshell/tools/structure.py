@@ -142,10 +142,9 @@ def _finish(src: editing.Source, change: editing.Change, args: dict, ctx: ToolCo
         return result
     new_hash = editing.write(src, change.new_text, tool=operation)
     _hashes(ctx)[str(src.path)] = new_hash
-    # The next call on this file finds its tree, its forms and its nesting checked.
+    # The next call on this file finds its tree (its top level) and its nesting checked.
     text, dialect = change.new_text, src.dialect
-    parse_later(text, dialect, lambda root: (check_nesting(text, dialect, "the file"),
-                                             address.top_level_forms(root, text, dialect)))
+    parse_later(text, dialect, lambda root: check_nesting(text, dialect, "the file"))
     result.update(file_path=args["file_path"], hash=new_hash,
                   bytes=len(src.encode(change.new_text)))
     return result
