@@ -212,7 +212,7 @@ def find_form(root: Node, source: str, dialect: str, form_type: str | None,
     folded, lowered = _fold(wanted, dialect), wanted.lower()
     # Only the forms that may match are looked into: on a cold call (a text never seen) the
     # insides of a big file's forms are not built at all (cst.peek).
-    forms = [fi for n in root.code_children if _may_match(n, form_type, lowered, dialect)
+    forms = [fi for n, seen in first_tokens(root) if _may_match(seen, form_type, lowered, dialect)
              if (fi := form_info(n, source, dialect))]
     matches = [fi for fi in forms
                if (not form_type or _type_matches(fi.type, form_type, dialect))
@@ -245,11 +245,17 @@ def find_form(root: Node, source: str, dialect: str, form_type: str | None,
         hint="Add [N] to form_name (0-based), a defmethod's specializers, or 'line'")
 
 
-def _may_match(node: Node, form_type: str | None, lowered: str, dialect: str) -> bool:
-    """False when the first tokens of `node` show that it cannot match (see find_form): its
-    head is not of form_type, or an atom name that every key it answers to contains (with
-    any of the prefixes "#:", ":" and "'" stripped) is not in the wanted name."""
-    seen = peek(node)
+def first_tokens(root: Node) -> list[tuple[Node, tuple | None]]:
+    """Each top-level node with what its first tokens say (cst.peek), kept with a shared tree:
+    the next call on the text does not peek again."""
+    return derived(root, "first tokens", lambda: [(n, peek(n)) for n in root.code_children])
+
+
+def _may_match(seen: tuple | None, form_type: str | None, lowered: str, dialect: str) -> bool:
+    """False when a top-level form's first tokens (`seen`, cst.peek) show that it cannot
+    match (see find_form): its head is not of form_type, or an atom name that every key it
+    answers to contains (with any of the prefixes "#:", ":" and "'" stripped) is not in the
+    wanted name."""
     if seen is None:
         return True
     head, name = seen

@@ -22,6 +22,7 @@ from lispshell.syntax.cst import LineIndex, StructureError, parse, parse_shared
 from lispshell.syntax.indent import reindent
 from lispshell.syntax.limits import check_nesting
 from lispshell.syntax.paredit import Edit
+from lispshell.syntax.reading import read
 
 BOM = "\ufeff"
 
@@ -114,14 +115,16 @@ def apply(src: Source, edit: Edit, *, indent: bool = True, whole: bool = True) -
     whole=False is for a file that did not parse before (form tools replacing a broken form):
     only the new piece is checked and indented, on its own, at the column it lands in."""
     old = src.text
+    # Lines are counted in the old text (its reading's, kept): the new text is the same
+    # up to edit.start, and indexing a big new text costs a millisecond a time.
+    old_lines = read(old, src.dialect).lines
     piece = with_newlines(edit.text, src.newline)
     if not whole:
-        piece = _indent_alone(piece, LineIndex(old).width(edit.start), src.dialect) \
+        piece = _indent_alone(piece, old_lines.width(edit.start), src.dialect) \
             if indent else piece
     new = old[:edit.start] + piece + old[edit.end:]
-    lines = LineIndex(new)
-    first = lines.line(edit.start)
-    last = lines.line(edit.start + len(piece))
+    first = old_lines.line(edit.start)
+    last = first + piece.count("\n")
     if piece.endswith("\n") and last > first:
         last -= 1    # a trailing newline ends the edited region, it does not open a line
     if whole:
@@ -134,19 +137,22 @@ def apply(src: Source, edit: Edit, *, indent: bool = True, whole: bool = True) -
             if indent and last > first:
                 # Only leading whitespace of lines that start outside any token changes:
                 # the structure just checked stays as it is.
-                above = lines.line(a) - 1
+                above = old_lines.line(a) - 1
                 new = new[:a] + reindent(new[a:b], src.dialect, first + 1 - above,
                                          last - above, root) + new[b:]
         except StructureError as exc:  # a bug of ours: never let it reach the file
             raise StructureError("INTERNAL", f"the edit would leave the text unbalanced "
                                  f"({exc.message}); nothing was changed")
-    lines = LineIndex(new)
-    while last > first and not new[lines.line_start(last):lines.line_end(last)].strip():
-        last -= 1    # blank separator lines are not worth showing
-    old_lines = LineIndex(old)
+    rows = new[old_lines.line_start(first):].split("\n", last - first + 1)[:last - first + 1]
+    while len(rows) > 1 and not rows[-1].strip():
+        rows.pop()   # blank separator lines are not worth showing
+    last = first + len(rows) - 1
+    region = "\n".join(rows)
+    if rows[-1].endswith("\r"):
+        region = region[:-1]     # as LineIndex.line_end: a CRLF line ends before its \r
     o_first, o_last = old_lines.line(edit.start), old_lines.line(max(edit.end - 1, edit.start))
-    return Change(new, first, last, _lines(new, lines, first, last),
-                  _lines(old, old_lines, o_first, o_last), o_first, o_last)
+    return Change(new, first, last, region, _lines(old, old_lines, o_first, o_last), o_first,
+                  o_last)
 
 
 def _touched_forms(text: str, dialect: str, start: int, end: int) -> tuple[int, int]:

@@ -16,6 +16,7 @@ from lispshell.syntax import address, edit as editing, forms, paredit, shapes
 from lispshell.syntax.cst import parse_later, parse_shared
 from lispshell.syntax.errors import StructureError
 from lispshell.syntax.limits import check_nesting
+from lispshell.syntax.reading import read
 from lispshell.syntax.dialects import EXTENSIONS, resolve_dialect
 from lispshell.syntax.repair import edit_summary, repair
 from lispshell.syntax.validate import validate
@@ -142,9 +143,11 @@ def _finish(src: editing.Source, change: editing.Change, args: dict, ctx: ToolCo
         return result
     new_hash = editing.write(src, change.new_text, tool=operation)
     _hashes(ctx)[str(src.path)] = new_hash
-    # The next call on this file finds its tree (its top level) and its nesting checked.
+    # The next call on this file finds its tree, its forms' first tokens and its nesting
+    # checked.
     text, dialect = change.new_text, src.dialect
-    parse_later(text, dialect, lambda root: check_nesting(text, dialect, "the file"))
+    parse_later(text, dialect, lambda root: (check_nesting(text, dialect, "the file"),
+                                             address.first_tokens(root)))
     result.update(file_path=args["file_path"], hash=new_hash,
                   bytes=len(src.encode(change.new_text)))
     return result
@@ -275,7 +278,7 @@ def read_form(args: dict, ctx: ToolContext) -> dict:
     src = _source(args, ctx)
     tree = FormTree(src)
     fi = _form(tree.root, src, args)
-    lines = address.LineIndex(src.text)
+    lines = read(src.text, src.dialect).lines     # kept with the text's reading
     result = {"form": fi.label, "start_line": lines.line(fi.node.start),
               "end_line": lines.line(fi.node.end - 1), "text": fi.node.text(src.text),
               "hash": src.hash}
