@@ -485,11 +485,71 @@ def _not_a_number(a: Arg, dialect: str) -> bool:
         (dialect == CLOJURE and t.startswith("\\"))
 
 
+# --- bodies ---------------------------------------------------------------------------------------
+
+# Where the body of a form starts (its index among the arguments), for forms whose body is a
+# sequence of forms evaluated for their effect but the last. A docstring may open the body
+# of a definition or lambda (CL, Guile); a tagbody's atoms are go tags, so `do`, `dolist`,
+# `prog` and CL's `loop` are left out.
+_CL_BODY_AT = {"progn": 0, "lambda": 1, "let": 1, "let*": 1, "flet": 1, "labels": 1,
+               "macrolet": 1, "symbol-macrolet": 1, "when": 1, "unless": 1, "defun": 2,
+               "defmacro": 2, "multiple-value-bind": 2, "destructuring-bind": 2,
+               "block": 1, "catch": 1, "unwind-protect": 1, "with-slots": 2,
+               "handler-bind": 1}
+_SCHEME_BODY_AT = {"begin": 0, "lambda": 1, "lambda*": 1, "let*": 1, "letrec": 1,
+                   "letrec*": 1, "when": 1, "unless": 1, "let-values": 1, "let*-values": 1,
+                   "parameterize": 1, "with-fluids": 1}
+_CLJ_BODY_AT = {"do": 0, "let": 1, "loop": 1, "binding": 1, "with-open": 1, "when-let": 1,
+                "when-some": 1, "when-first": 1, "doseq": 1, "dotimes": 1, "when": 1,
+                "when-not": 1, "locking": 1, "with-redefs": 1}
+_SCHEME_DEFINES = ("define", "define*", "define-public", "define-inlinable")
+_DOCSTRING_BODIES = {"lambda", "lambda*", "defun", "defmacro", *_SCHEME_DEFINES}
+
+
+def _body_start(name: str, args: list[Arg], dialect: str) -> int | None:
+    """The index in `args` where the form's body starts, or None for a form not known to
+    have one."""
+    if dialect == CL:
+        return _CL_BODY_AT.get(name)
+    if dialect == SCHEME:
+        if name == "let":                                  # named let: name, bindings, body
+            return 2 if args and args[0].kind == "atom" else 1
+        if name in _SCHEME_DEFINES and args and args[0].kind == "list":
+            return 1
+        return _SCHEME_BODY_AT.get(name)
+    if name in ("fn", "defn", "defn-"):
+        # after the name, docstring and attribute map, the parameter vector (one arity only)
+        k = 1 if name != "fn" or (args and args[0].kind == "atom") else 0
+        while k < len(args) and args[k].kind in ("string", "map"):
+            k += 1
+        return k + 1 if k < len(args) and args[k].kind == "vector" else None
+    return _CLJ_BODY_AT.get(name)
+
+
+def _dead_atom(name: str, args: list[Arg], dialect: str) -> str | None:
+    """A symbol, number, keyword or string in a body, not in its last place: evaluated for
+    nothing. Nobody writes that, but a closer put back too late leaves it: `(fn [x] (prn x)
+    x form)` for `(fn [x] (prn x) x) form`, `(binding [a 1] (f) args)` for `(binding [a 1]
+    (f)) args`. A docstring may open the body of a definition."""
+    at = _body_start(name, args, dialect)
+    if at is None:
+        return None
+    body = args[at:]
+    if body and body[0].kind == "string" and name in _DOCSTRING_BODIES and dialect != CLOJURE:
+        body = body[1:]
+    for a in body[:-1]:
+        if a.kind == "string" or (a.kind == "atom" and a.text not in ("...", "_")):
+            return f"evaluates {a.text or 'a string'} for nothing in its body"
+    return None
+
+
 def problem(head: str, args: list[Arg], dialect: str) -> str | None:
     """Why a form with operator `head` and arguments `args` cannot be right, or None."""
     name = _name(head, dialect)
     rule = _RULES[dialect].get(name)
     why = rule(args) if rule else None
+    if not why:
+        why = _dead_atom(name, args, dialect)
     if not why and name in _NUMERIC[dialect] and \
             any(_not_a_number(a, dialect) for a in args):
         why = "takes numbers, has a literal that is not one"
