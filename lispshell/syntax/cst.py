@@ -241,7 +241,7 @@ def _level(reading, first: int, stop: int, container: Node) -> list[Node]:
     """The nodes of tokens first..stop-1 (one list's insides, or the whole text), as children
     of `container`: what parse attaches there, each list in them a _LazyList."""
     tokens, partner = reading.tokens, reading.partner
-    codes, starts, ends = tokens.codes, tokens.starts, tokens.ends
+    codes, ends, start_of = tokens.codes, tokens.ends, tokens.start_of
     out: list[Node] = []
     frames: list = []               # open prefixes: [node, datums still needed]
     j = first
@@ -249,24 +249,24 @@ def _level(reading, first: int, stop: int, container: Node) -> list[Node]:
         c = codes[j]
         if c == "p" or c == "d":
             if c == "d":
-                frames.append([Node("datum_comment", starts[j], -1, open_end=ends[j]), 1])
+                frames.append([Node("datum_comment", start_of(j), -1, open_end=ends[j]), 1])
             else:
                 needs = 2 if tokens.text_of(j) in _TWO_DATUM_PREFIXES else 1
-                frames.append([Node("prefixed", starts[j], -1, open_end=ends[j]), needs])
+                frames.append([Node("prefixed", start_of(j), -1, open_end=ends[j]), needs])
             j += 1
             continue
         if c in "([{":
             k = partner[j]
-            node = _LazyList("list", starts[j], ends[k], None, (reading, j + 1, k), ends[j],
-                             starts[k], DELIM_OF_CHAR[c])
+            node = _LazyList("list", start_of(j), ends[k], None, (reading, j + 1, k), ends[j],
+                             start_of(k), DELIM_OF_CHAR[c])
             j = k + 1
             is_datum = True
         elif c in _TRIVIA_KIND:
-            node = Node(_TRIVIA_KIND[c], starts[j], ends[j])
+            node = Node(_TRIVIA_KIND[c], start_of(j), ends[j])
             j += 1
             is_datum = False
         else:
-            node = Node(_LEAF_KIND.get(c, "atom"), starts[j], ends[j])
+            node = Node(_LEAF_KIND.get(c, "atom"), start_of(j), ends[j])
             j += 1
             is_datum = True
         while frames:       # as parse's attach: completing a prefix may complete the outer

@@ -288,31 +288,28 @@ class TokenList(Sequence):
         if parts is None and starts is None:
             self._starts, self._ends = [], []
 
-    def _sum_offsets(self) -> None:
-        parts = self._parts
-        if parts is None:
-            return                      # summed by another thread, which let the parts go
-        ends = list(accumulate(map(len, parts)))
-        texts = self._texts
-        if texts is None:
-            texts = map(str.lstrip, parts, repeat(self._blanks)) if self._blanks else \
-                map(str.lstrip, parts)
-        lengths = map(len, texts)
-        self._starts, self._ends = list(map(sub, ends, lengths)), ends
-        if self._texts is not None:
-            self._parts = None          # the texts and offsets say all the parts did
+    @property
+    def ends(self) -> list:
+        if self._ends is None:
+            self._ends = list(accumulate(map(len, self._parts)))
+        return self._ends
 
     @property
     def starts(self) -> list:
         if self._starts is None:
-            self._sum_offsets()
+            texts = self._texts
+            if texts is None:
+                texts = map(str.lstrip, self._parts, repeat(self._blanks)) if self._blanks \
+                    else map(str.lstrip, self._parts)
+            self._starts = list(map(sub, self.ends, map(len, texts)))
         return self._starts
 
-    @property
-    def ends(self) -> list:
-        if self._ends is None:
-            self._sum_offsets()
-        return self._ends
+    def start_of(self, index: int) -> int:
+        """starts[index], without summing every start (a few milliseconds on a big text)
+        when they are not summed yet."""
+        if self._starts is not None:
+            return self._starts[index]
+        return self.ends[index] - len(self.text_of(index))
 
     def text_of(self, index: int) -> str:
         """The text of token `index`."""

@@ -81,10 +81,10 @@ def _check_nesting(text: str, dialect: str, what: str) -> None:
 
 def _measure(codes: str) -> tuple[int, int]:
     delims = codes.translate(_KEEP)
-    low = min(accumulate(map(_DELTA.__getitem__, delims)), default=0)
-    if low >= 0:        # no stray closer: two passes at C speed
-        last = sum(map(delims.count, "([{")) - sum(map(delims.count, ")]}"))
-        return max(accumulate(map(_DELTA.__getitem__, delims)), default=0), last
+    levels = list(accumulate(map(_DELTA.__getitem__, delims)))     # at C speed
+    low = min(levels, default=0)
+    if low >= 0:        # no stray closer: the deepest level is the depth
+        return max(levels, default=0), levels[-1] if levels else 0
     depth = low = last = 0
     for last in accumulate(map(_DELTA.__getitem__, delims)):
         # Depth counts from the lowest point so far: after stray closers an opener is one
