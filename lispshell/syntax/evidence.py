@@ -636,18 +636,23 @@ def _open_tail_ties(text, chunk, edits, best: Judged, dialect, closers) -> list:
     when no shape rules either out, neither is likely. A place with a closer still after it
     is no such tie (whoever wrote that closer kept writing closers past the place), and
     neither is a run of fewer than _TIE_RUN missing closers."""
-    run: Counter = Counter()
-    for e in edits:
-        if e["start"] == e["end"]:
-            run[e["start"]] += len(e["text"])
-    if max(run.values(), default=0) < _TIE_RUN:
+    inserted = sorted((e["start"], len(e["text"])) for e in edits if e["start"] == e["end"])
+    if sum(n for _, n in inserted) < _TIE_RUN:
         return []
+
+    def missing_from(start: int) -> int:
+        return sum(n for at, n in inserted if at >= start)
+
     last_closer = max((t.start for t in chunk if t.code in ")]}"), default=-1)
+    # right after an operator: `(h) y` for `(h y)` leaves a call of nothing but its operator
+    heads = {t.end for prev, t in zip(chunk, chunk[1:]) if prev.code in "([{" and t.code == "a"}
     ties = []
     for trial in _same_line_moves(text, chunk, edits, best, dialect, closers,
                                   after=last_closer):
         left = Counter(e["start"] for e in edits) - Counter(e["start"] for e in trial)
-        if any(run[start] >= _TIE_RUN for start in left):
+        if any(e["start"] in heads for e in trial if e not in edits):
+            continue
+        if any(missing_from(start) >= _TIE_RUN for start in left):
             ties.append(trial)
     return ties
 

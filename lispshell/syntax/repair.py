@@ -206,12 +206,14 @@ def _repair(text: str, dialect: str) -> Repair:
     level = evidence.weakest(vd.level for vd in verdicts)
     why = next((vd.why for vd in verdicts if vd.level == level), "")
     rivals = []
-    for vd in verdicts:
+    for k, vd in enumerate(verdicts):
         if len(rivals) >= 3 or not vd.rivals:
-            continue        # `e not in vd.edits` for every verdict was quadratic: 100,000 stray
-        mine = {(e["start"], e["end"], e["text"]) for e in vd.edits}   # closers took minutes
-        rest = [e for e in edits if (e["start"], e["end"], e["text"]) not in mine]
-        rivals.extend(_merge_inserts(sorted(rest + r, key=lambda e: (e["start"], e["end"])))
+            continue        # at most 3 verdicts get here: 100,000 stray closers stay linear
+        # the other chunks' edits as they were, unmerged (`edits` merges closers inserted at
+        # one place, which this chunk's own edits would no longer match)
+        rest = [e for j, other in enumerate(verdicts) if j != k for e in other.edits]
+        rivals.extend(_merge_inserts(sorted(rest + r + wrapper_edits,
+                                            key=lambda e: (e["start"], e["end"])))
                       for r in vd.rivals)
     return Repair(new_text, edits, level if edits else GUESS, why, rivals[:3])
 

@@ -426,6 +426,7 @@ _CLOJURE_RULES = {
        for f in ("when-let", "if-let", "when-some", "if-some", "dotimes")},
     "defn": _clj_defn, "defn-": _clj_defn, "defmacro": _clj_defn, "fn": _clj_fn,
     "cond": _even, "quote": _ONE,
+    **{f: _even for f in ("hash-map", "sorted-map", "array-map")},    # keys and values
     **{f: _ONE for f in ("not", "first", "rest", "next", "second", "count", "nil?", "some?",
                          "empty?", "seq", "inc", "dec", "zero?", "last", "butlast", "keys",
                          "vals", "deref", "pos?", "neg?", "even?", "odd?", "ffirst", "name")},
