@@ -11,7 +11,8 @@ clojure/core.clj`), copied into a temporary folder that is the tools' root. Per 
   replace_form         the same form, with a changed docstring (written: the file changes)
   sexp_slurp_forward, sexp_barf_forward, sexp_wrap   in `into`'s body (written)
 cold  the file changed since the last call (another writer put a new comment at its end): the
-      call reads and parses a text it has never seen
+      call lexes and reads a text it has never seen (and builds the tree of the forms it
+      visits, see cst.parse_lazy)
 warm  the file read by read_form just before (as an agent reads, then edits), unchanged
 after a write  the call that follows the tools' own edit of another form (`sexp_wrap` in
       `mapv`), once the model's turn is over: the tools parse what they wrote in the
