@@ -10,12 +10,15 @@ from lispshell.syntax.shapes import lambda_list_arity
 from lispshell.tools.registry import ToolContext, call_tool
 
 # `area` takes two arguments in the image; the form below calls it with three at the line
-# end: the closer was dropped mid-line, `(area a b) c`.
+# end: the closer was dropped mid-line, `(area a b) c`. (`list`, not `+`: nobody writes `(+
+# x)`, so `+` would decide it without the image.)
 CASES = {
     "sbcl": ("(defun area (w h) (* w h))", "cl",
-             "(defun total (a b c)\n  (+ (area a b c))", "(defun total (a b c)\n  (+ (area a b) c))"),
+             "(defun total (a b c)\n  (list (area a b c))",
+             "(defun total (a b c)\n  (list (area a b) c))"),
     "guile": ("(define (area w h) (* w h))", "scheme",
-              "(define (total a b c)\n  (+ (area a b c))", "(define (total a b c)\n  (+ (area a b) c))"),
+              "(define (total a b c)\n  (list (area a b c))",
+              "(define (total a b c)\n  (list (area a b) c))"),
 }
 
 

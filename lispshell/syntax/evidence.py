@@ -148,7 +148,8 @@ def judge(vt: list[_V]) -> Judged:
     for i, v in enumerate(vt):
         c = v.code
         if c in ")]}":
-            if not stack or CLOSE_FOR[stack[-1][0]] != c:
+            # a prefix (`'`, `#'`, `,`) needs a datum: `')` does not read
+            if not stack or CLOSE_FOR[stack[-1][0]] != c or (i and vt[i - 1].code in "pd"):
                 return Judged(False, forms, bad, "", i if first_bad < 0 else first_bad)
             trail.append(stack.pop()[1])
             if not stack:
@@ -294,7 +295,7 @@ def shape_problems(text: str, vt: list[_V], dialect: str, points: set[int],
 
 _DEFINERS = {CL: ("defun", "defmacro", "defgeneric", "defmethod"),
              SCHEME: ("define", "define*", "define-public", "define-inlinable"),
-             CLOJURE: ("defn", "defn-", "defmacro", "defmethod")}
+             CLOJURE: ("defn", "defn-", "defmacro", "defmethod", "definline")}
 # Called with any number of arguments, however consistently a text happens to call them.
 _VARIADIC = frozenset("""list list* + - * / = < > <= >= and or progn begin do vector append
 concatenate format max min str println print prn apply funcall values error cerror warn
@@ -557,6 +558,8 @@ def _trail_spots(text: str, chunk: list, line_index: int, after_opener=True) -> 
     pos = text.find("\n", last.end, end)
     while 0 <= pos < end:
         stop = text.find("\n", pos + 1, end)
+        if stop < 0 and end < len(text):
+            break                # the indentation of the next code line: no blank line
         line_text = text[pos + 1:stop if stop >= 0 else end]
         if line_text and line_text.strip(" \t") == "":
             spots.append(pos + 1 + len(line_text))
@@ -588,6 +591,7 @@ def weigh(text: str, chunk: list, edits: list, dialect: str) -> Verdict:
     if problems:
         better, rivals = _reshape(text, chunk, edits, best, dialect, closers)
         if better is not edits and not rivals[1:] and not best.disagreements and \
+                not judge(virtual(text, chunk, better)).disagreements and \
                 _shapes_decide(text, chunk, better, dialect, closers):
             return Verdict(LIKELY, better, f"the shapes decide: the indentation's placement "
                            f"breaks one ({problems[0]}), and so does every other place on the "
@@ -849,12 +853,41 @@ def _reshape(text, chunk, edits, best: Judged, dialect, closers):
     but an opener. The nearest place that reads, agrees with the indentation as well and
     leaves no impossible shape is taken; the others are rivals."""
     found = _same_line_moves(text, chunk, edits, best, dialect, closers, after_opener=True) \
-        or _same_line_moves(text, chunk, edits, best, dialect, closers)
+        or _same_line_moves(text, chunk, edits, best, dialect, closers) \
+        or _earlier_line_moves(text, chunk, edits, best, dialect)
     if not found:
         return edits, []
     # the nearest to where the indentation put it first: the smallest change of structure
     found.sort(key=lambda trial: [-e["start"] for e in trial])
     return found[0], ([edits] + found[1:])[:3]
+
+
+_EARLIER_LINES = 3     # code lines before an inserted closer's own that may take it instead
+
+
+def _earlier_line_moves(text, chunk, edits, best: Judged, dialect) -> list:
+    """Repairs that move one inserted closer to the end of one of the few code lines before
+    its own and leave no impossible shape, though one more line then disagrees with the
+    indentation: the author's indentation was loose there (`[s key\n    (. X (f s key`:
+    a body indented past its parameter vector, which the indentation then keeps open).
+    Only a guess can come of it: the shapes overrule the indentation."""
+    found = []
+    for idx, e in enumerate(edits):
+        if e["start"] != e["end"]:
+            continue
+        others = edits[:idx] + edits[idx + 1:]
+        # its code line in the chunk (as _trail_spots counts them)
+        own = sum(1 for t in chunk[1:] if t.first and t.start < e["start"])
+        for line in range(own - 1, max(-1, own - 1 - _EARLIER_LINES), -1):
+            for p in _trail_spots(text, chunk, line, after_opener=False):
+                if p >= e["start"]:
+                    continue
+                trial = sorted(others + [{"start": p, "end": p, "text": e["text"]}],
+                               key=lambda x: (x["start"], x["end"]))
+                if trial not in found and _fits(text, chunk, trial, best, dialect,
+                                                max_bad=best.disagreements + 1) is not None:
+                    found.append(trial)
+    return found
 
 
 def _shapes_decide(text, chunk, chosen: list, dialect, closers) -> bool:

@@ -63,7 +63,7 @@ def _last_is_a_list(args):
 
 # Legal with one argument, but nobody writes it (`(or x)` is `x`): 0.5-0.9% of the calls in
 # SBCL's, Guile's and Clojure's sources, and `(when x)` with no body 0.1%.
-_TWO_OR_MORE = {f: _count(2) for f in ("<", ">", "<=", ">=", "and", "or")}
+_TWO_OR_MORE = {f: _count(2) for f in ("<", ">", "<=", ">=", "and", "or", "+")}
 
 
 def _is_list(a: Arg) -> bool:
@@ -315,7 +315,8 @@ _CL_RULES = {
     "defmacro": _all(_count(2), lambda a: None if len(a) < 2 or not _known(a[1]) or
                      _is_list(a[1]) else "its second element must be a lambda list"),
     "defmethod": _all(_count(2), _cl_defmethod), "declare": _cl_declare,
-    "lambda": _first(_is_list, "a lambda list"),
+    # a lambda with no body returns nil: nobody writes one
+    "lambda": _all(_count(2), _first(_is_list, "a lambda list")), "the": _TWO,
     "setf": _pairs, "setq": _pairs, "psetf": _pairs, "psetq": _pairs,
     "cond": _clauses(), "case": _all(_count(1), _clauses(1)),
     "ecase": _all(_count(1), _clauses(1)), "typecase": _all(_count(1), _clauses(1)),
@@ -424,7 +425,14 @@ _CLOJURE_RULES = {
     **{f: _all(_count(1), _first(lambda a: a.kind == "vector" and len(a.elems) == 2,
                                  "a vector of one pair"))
        for f in ("when-let", "if-let", "when-some", "if-some", "dotimes")},
-    "defn": _clj_defn, "defn-": _clj_defn, "defmacro": _clj_defn, "fn": _clj_fn,
+    "defn": _clj_defn, "defn-": _clj_defn, "defmacro": _clj_defn, "definline": _clj_defn,
+    "fn": _clj_fn,
+    # Java methods that take no argument in every class that has them: only the target
+    **{"." + m: _ONE for m in ("toString", "hashCode", "getClass", "length", "size",
+                               "isEmpty", "getName", "getSimpleName", "getMessage", "getCause",
+                               "getKey", "getValue", "iterator", "hasNext", "trim", "intern",
+                               "getFileName", "getLineNumber", "getClassName",
+                               "getMethodName", "getStackTrace", "keySet", "entrySet")},
     "cond": _even, "quote": _ONE,
     **{f: _even for f in ("hash-map", "sorted-map", "array-map")},    # keys and values
     **{f: _ONE for f in ("not", "first", "rest", "next", "second", "count", "nil?", "some?",
@@ -518,7 +526,7 @@ def _body_start(name: str, args: list[Arg], dialect: str) -> int | None:
         if name in _SCHEME_DEFINES and args and args[0].kind == "list":
             return 1
         return _SCHEME_BODY_AT.get(name)
-    if name in ("fn", "defn", "defn-"):
+    if name in ("fn", "defn", "defn-", "defmacro", "definline"):
         # after the name, docstring and attribute map, the parameter vector (one arity only)
         k = 1 if name != "fn" or (args and args[0].kind == "atom") else 0
         while k < len(args) and args[k].kind in ("string", "map"):
