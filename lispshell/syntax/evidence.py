@@ -857,6 +857,18 @@ def _reshape(text, chunk, edits, best: Judged, dialect, closers):
         or _earlier_line_moves(text, chunk, edits, best, dialect)
     if not found:
         return edits, []
+    # moving either of two closers inserted at one place, or putting one before the same
+    # closer rather than after it, gives the same text: one rival
+    def same_text(at: int, ch: str) -> int:
+        while text[at:at + 1] == ch:
+            at += 1
+        return at
+
+    unique: dict = {}
+    for trial in found:
+        unique.setdefault(tuple(sorted((same_text(e["start"], ch), ch)
+                                       for e in trial for ch in e["text"])), trial)
+    found = list(unique.values())
     # the nearest to where the indentation put it first: the smallest change of structure
     found.sort(key=lambda trial: [-e["start"] for e in trial])
     return found[0], ([edits] + found[1:])[:3]
