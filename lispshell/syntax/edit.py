@@ -127,6 +127,12 @@ def apply(src: Source, edit: Edit, *, indent: bool = True, whole: bool = True) -
     last = first + piece.count("\n")
     if piece.endswith("\n") and last > first:
         last -= 1    # a trailing newline ends the edited region, it does not open a line
+    lo, hi = first + 1, last    # the lines re-indented
+    if edit.indent is not None:       # the lines paredit would re-indent (or none)
+        lo, hi = (_new_line(old_lines, edit, piece, at) for at in edit.indent) \
+            if edit.indent else (1, 0)
+        # but never a line that starts before the edit: the bytes outside it stay as they are
+        lo = max(lo, first if old_lines.line_start(first) == edit.start else first + 1)
     if whole:
         try:
             # Only the top-level forms the edit touched are read again (a whole big file
@@ -134,12 +140,13 @@ def apply(src: Source, edit: Edit, *, indent: bool = True, whole: bool = True) -
             a, b = _touched_forms(old, src.dialect, edit.start, edit.end)
             b += len(piece) - (edit.end - edit.start)
             root = parse(new[a:b], src.dialect)
-            if indent and last > first:
+            if indent and hi >= lo:
                 # Only leading whitespace of lines that start outside any token changes:
                 # the structure just checked stays as it is.
                 above = old_lines.line(a) - 1
-                new = new[:a] + reindent(new[a:b], src.dialect, first + 1 - above,
-                                         last - above, root) + new[b:]
+                new = new[:a] + reindent(new[a:b], src.dialect, lo - above, hi - above,
+                                         root) + new[b:]
+                first, last = min(first, lo), max(last, hi)   # show what was re-indented
         except StructureError as exc:  # a bug of ours: never let it reach the file
             raise StructureError("INTERNAL", f"the edit would leave the text unbalanced "
                                  f"({exc.message}); nothing was changed")
@@ -153,6 +160,17 @@ def apply(src: Source, edit: Edit, *, indent: bool = True, whole: bool = True) -
     o_first, o_last = old_lines.line(edit.start), old_lines.line(max(edit.end - 1, edit.start))
     return Change(new, first, last, region, _lines(old, old_lines, o_first, o_last), o_first,
                   o_last)
+
+
+def _new_line(old_lines: LineIndex, edit: Edit, piece: str, at: int) -> int:
+    """The line of offset `at` of the new text (`piece` spliced in over edit.start..end)."""
+    if at <= edit.start:
+        return old_lines.line(at)
+    if at <= edit.start + len(piece):
+        return old_lines.line(edit.start) + piece.count("\n", 0, at - edit.start)
+    shift = len(piece) - (edit.end - edit.start)
+    return old_lines.line(at - shift) + piece.count("\n") - \
+        old_lines.text.count("\n", edit.start, edit.end)
 
 
 def _touched_forms(text: str, dialect: str, start: int, end: int) -> tuple[int, int]:

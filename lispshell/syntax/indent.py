@@ -123,9 +123,10 @@ def _column_for(root: Node, text: str, dialect: str, p: int, col) -> int | None:
         code_before = sum(1 for c in lst.code_children if c.start < p)
     base = col(lst.open_end - 1)    # the column of the delimiter character itself
     code = lst.code_children
+    below = _below_first_line(lst, text, p, col)
     if lst.delim != "paren" or is_quoted(lst, text) or code_before == 0 \
             or text[lst.start:lst.open_end] != "(":   # #( vectors, #?( reader conditionals
-        return base + 1
+        return base + 1 if below is None else below
     head = code[0]
     if head.kind == "list" or (head.kind == "prefixed"):
         return col(head.start)
@@ -144,10 +145,25 @@ def _column_for(root: Node, text: str, dialect: str, p: int, col) -> int | None:
             return base + 4   # a distinguished argument on its own line
     # A plain call (or a distinguished argument): line up with the first argument if it
     # sits on the head's line, else one column in.
+    if below is not None:
+        return below
     if len(code) > 1 and code[1].start < p and \
             text.count("\n", head.start, code[1].start) == 0:
         return col(code[1].start)
     return base + 1
+
+
+def _below_first_line(lst: Node, text: str, p: int, col) -> int | None:
+    """Where Emacs lines an element up when the element before it does not sit on the list's
+    first line: under the first element of that element's line, as the person put it (None:
+    the element before is on the first line, or there is none)."""
+    before = [c for c in lst.code_children if c.end <= p]
+    if not before:
+        return None
+    line_start = text.rfind("\n", 0, before[-1].start) + 1
+    if line_start <= lst.start:
+        return None
+    return col(next(c for c in before if c.start >= line_start).start)
 
 
 # Forms whose elements are themselves definitions or clauses with a body:

@@ -45,6 +45,27 @@ class Edit:
     end: int
     text: str
     rule: str | None = None      # which convention decided, for the answer (keep_head)
+    # The lines paredit re-indents after this operation, as (from, to) offsets in the new
+    # text: the lines from the one holding `from` to the one holding `to`; () none (Emacs's
+    # own kill-sexp and transpose-sexps re-indent nothing). None: the lines the edit
+    # produced, its first excepted.
+    indent: tuple | None = None
+
+
+def _with_indentation(src: str, start: int, text: str) -> tuple[int, str]:
+    """(start, text) grown back to the start of the line when only blanks stand before
+    `start` on it: an operation after which paredit re-indents that line then edits it."""
+    line_start = src.rfind("\n", 0, start) + 1
+    if src[line_start:start].strip(" \t"):
+        return start, text
+    return line_start, src[line_start:start] + text
+
+
+def _indent_sexp(start: int, text: str) -> tuple:
+    """What Emacs's indent-sexp re-indents of the list `text` at `start` (in the new text):
+    its lines after the first."""
+    nl = text.find("\n")
+    return (start + nl + 1, start + len(text)) if nl >= 0 else ()
 
 
 def _s(node: Node, src: str, limit: int = 50) -> str:
@@ -206,9 +227,8 @@ def wrap(src: str, node: Node, dialect: str, count=1, wrapper="round", head=None
         if _ends_in_line_comment(head, dialect):
             raise StructureError("BAD_INPUT", "head must not end with a comment")
         lead = head + " "
-    body = src[first.start:last.end]
-    return Edit(first.start, last.end, OPEN_CHAR[delim] + lead + body + CLOSE_CHAR[delim],
-                rule)
+    text = OPEN_CHAR[delim] + lead + src[first.start:last.end] + CLOSE_CHAR[delim]
+    return Edit(first.start, last.end, text, rule, _indent_sexp(first.start, text))
 
 
 def unwrap(src: str, node: Node, dialect: str, keep="all") -> Edit:
@@ -238,7 +258,11 @@ def raise_(src: str, node: Node, dialect: str, count=1) -> Edit:
         raise StructureError("NO_SIBLING", f"Cannot raise {count} elements from {_s(o, src)!r}: "
                              f"only {len(kids) - i} from there to the end of its list",
                              suggestion=f"use count <= {len(kids) - i}")
-    return Edit(parent.start, parent.end, src[o.start:kids[i + count - 1].end])
+    raised = src[o.start:kids[i + count - 1].end]
+    # paredit re-indents the raised text when it spans lines, its first line included
+    start, text = _with_indentation(src, parent.start, raised)
+    return Edit(start, parent.end, text,
+                indent=(start, start + len(text)) if "\n" in raised else ())
 
 
 def _taker(lst: Node, forward: bool) -> Node | None:
@@ -264,7 +288,7 @@ def _slurp_steps(src: str, lst: Node, dialect: str, count: int, forward: bool,
                  keep_head=None) -> Edit:
     """`count` slurps, one element each, as paredit repeats them, until there is nothing more
     to take."""
-    text, cur, rule, span = src, lst, None, None
+    text, cur, rule, span, indent = src, lst, None, None, None
     tail = len(src) - lst.end
     for step in range(count):
         if step:
@@ -273,8 +297,10 @@ def _slurp_steps(src: str, lst: Node, dialect: str, count: int, forward: bool,
         taker = _taker(cur, forward)
         if taker is None:
             if step:
-                return _spanning(src, text, *span, "; ".join(filter(None, [
+                done = _spanning(src, text, *span, "; ".join(filter(None, [
                     rule, _clamped(count, step, "slurped")])))
+                done.indent = indent
+                return done
             raise StructureError(
                 "NO_SIBLING", f"Cannot slurp {'forward' if forward else 'backward'}: no "
                 f"sibling {'after' if forward else 'before'} {_s(outer(lst), src)!r} nor any "
@@ -291,7 +317,15 @@ def _slurp_steps(src: str, lst: Node, dialect: str, count: int, forward: bool,
                 ed.rule]))
         rule = ed.rule or rule
         text, span = _applied(text, ed, span)
-    return _spanning(src, text, *span, rule)
+        # A step keeps the text before its list's closer, so where the first step began
+        # re-indenting holds; each step re-indents up to its closer.
+        if forward and ed.indent:
+            indent = (indent[0] if indent else ed.indent[0], ed.indent[1])
+        elif not forward:
+            indent = ed.indent      # the last list slurped into holds all the others
+    done = _spanning(src, text, *span, rule)
+    done.indent = indent
+    return done
 
 
 def _applied(text: str, ed: Edit, span: tuple[int, int] | None) -> tuple[str, tuple[int, int]]:
@@ -322,7 +356,10 @@ def _slurp_forward_one(src: str, lst: Node, dialect: str) -> Edit:
         body, moved = src[lst.start:lst.open_end], moved.lstrip()
     elif not body[-1].isspace() and not moved[0].isspace():
         moved = " " + moved
-    return Edit(lst.start, last.end, body + moved + src[lst.close_start:lst.end])
+    text = body + moved + src[lst.close_start:lst.end]
+    # paredit re-indents from where the closer was to where it is now
+    return Edit(lst.start, last.end, text,
+                indent=(lst.start + len(body), lst.start + len(text)))
 
 
 def slurp_backward(src: str, node: Node, dialect: str, count=1, keep_head=None) -> Edit:
@@ -353,7 +390,9 @@ def _slurp_backward_one(src: str, lst: Node, dialect: str, keep_head=None) -> Ed
         rest = src[lst.open_end:lst.close_start].lstrip()
         lead = ""
     tail = sep + rest if rest else ("\n" if _ends_in_line_comment(moved, dialect) else "")
-    return Edit(first.start, lst.end, opener + lead + moved + tail + closer, rule)
+    # paredit re-indents the line of the new opener and the whole list
+    start, text = _with_indentation(src, first.start, opener + lead + moved + tail + closer)
+    return Edit(start, lst.end, text, rule, (start, start + len(text)))
 
 
 def barf_forward(src: str, node: Node, dialect: str, count=1) -> Edit:
@@ -373,7 +412,10 @@ def barf_forward(src: str, node: Node, dialect: str, count=1) -> Edit:
     if ejected and not ejected[0].isspace():
         ejected = " " + ejected
     new = src[lst.start:prev_end] + src[lst.close_start:lst.end] + ejected
-    return Edit(lst.start, lst.end, new)
+    # paredit re-indents the elements pushed out, from the line the first one starts on
+    end = lst.start + len(new)
+    return Edit(lst.start, lst.end, new,
+                indent=(end - len(ejected.lstrip()), end) if ejected.strip() else ())
 
 
 def barf_backward(src: str, node: Node, dialect: str, count=1, keep_head=None) -> Edit:
@@ -409,7 +451,9 @@ def barf_backward(src: str, node: Node, dialect: str, count=1, keep_head=None) -
     if head is not None:
         gap = src[head.end:first.start]
         lead = src[lst.open_end:head.end] + (gap if rest else _close_safely(gap.rstrip(), dialect))
-    return Edit(o.start, lst.end, ejected + opener + lead + rest + closer, rule)
+    # paredit re-indents the elements pushed out, the list's line and the list
+    start, text = _with_indentation(src, o.start, ejected + opener + lead + rest + closer)
+    return Edit(start, lst.end, text, rule, (start, start + len(text)))
 
 
 def splice_killing(src: str, node: Node, dialect: str, direction="backward") -> Edit:
@@ -456,7 +500,9 @@ def convolute(src: str, node: Node, dialect: str) -> Edit:
     closer = src[inner_list.close_start:inner_list.end]
     # The line break before the target stays where it was, between the new head and the body.
     sep = "" if lead.endswith("\n") else "\n" if "\n" in before[len(before.rstrip()):] else " "
-    return Edit(outer_list.start, outer_list.end, opener + lead + sep + body + closer)
+    text = opener + lead + sep + body + closer
+    return Edit(outer_list.start, outer_list.end, text,
+                indent=_indent_sexp(outer_list.start, text))
 
 
 # ---- tier 2 ---------------------------------------------------------------------------------
@@ -469,7 +515,7 @@ def kill(src: str, node: Node, dialect: str, count=1) -> Edit:
                              f"only {len(kids) - i} from there to the end of its list",
                              suggestion=f"use count <= {len(kids) - i}")
     start, end = kids[i].start, kids[i + count - 1].end
-    return Edit(*_spacing_for_delete(src, start, end, dialect), "")
+    return Edit(*_spacing_for_delete(src, start, end, dialect), "", indent=())
 
 
 def _spacing_for_delete(src: str, start: int, end: int,
@@ -514,7 +560,7 @@ def transpose(src: str, node: Node, dialect: str) -> Edit:
         raise StructureError("NO_SIBLING", f"Cannot transpose: no sibling after {_s(o, src)!r}",
                              suggestion=hint)
     a, b = kids[i], kids[i + 1]
-    return Edit(a.start, b.end, b.text(src) + src[a.end:b.start] + a.text(src))
+    return Edit(a.start, b.end, b.text(src) + src[a.end:b.start] + a.text(src), indent=())
 
 
 def split(src: str, node: Node, dialect: str, clone_head=False) -> Edit:
@@ -536,7 +582,9 @@ def split(src: str, node: Node, dialect: str, clone_head=False) -> Edit:
     opener, closer = src[lst.start:lst.open_end], src[lst.close_start:lst.end]
     gap = src[prev.end:o.start] or " "
     second = opener + (head.text(src) + " " if clone_head else "") + src[o.start:lst.close_start]
-    return Edit(lst.start, lst.end, src[lst.start:prev.end] + closer + gap + second + closer)
+    first_part = src[lst.start:prev.end] + closer + gap
+    return Edit(lst.start, lst.end, first_part + second + closer,
+                indent=_indent_sexp(lst.start + len(first_part), second + closer))
 
 
 def join(src: str, node: Node, dialect: str, drop_head=False) -> Edit:
@@ -574,7 +622,7 @@ def join(src: str, node: Node, dialect: str, drop_head=False) -> Edit:
         elif _ends_in_line_comment(trimmed, dialect) and "\n" not in sep:
             sep = "\n"
         new = trimmed + sep + _close_safely(content, dialect) + src[first.close_start:first.end]
-    return Edit(first.start, second.end, new)
+    return Edit(first.start, second.end, new, indent=_indent_sexp(first.start, new))
 
 
 # ---- tier 3: queries ------------------------------------------------------------------------
