@@ -4,7 +4,8 @@ Each operation takes the source, the resolved node and its options, and returns 
 (replace `source[start:end]` with `text`). Only whole nodes and delimiters move, and the
 whitespace and comments between them are carried along, so the result is balanced by
 construction and every atom and comment outside the edited node is kept. `lispshell.syntax
-.edit` applies the Edit, re-indents its lines and checks the result parses.
+.edit` applies the Edit, re-indents the lines Emacs paredit re-indents after that operation
+(`Edit.indent`) and checks the result parses.
 
 The operations do what GNU Emacs paredit does (tests/test_paredit_emacs.py runs both on the
 Lisp sources Debian installs), with these differences, where lispshell is right:
