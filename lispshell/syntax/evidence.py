@@ -854,6 +854,7 @@ def _reshape(text, chunk, edits, best: Judged, dialect, closers):
     leaves no impossible shape is taken; the others are rivals."""
     found = _same_line_moves(text, chunk, edits, best, dialect, closers, after_opener=True) \
         or _same_line_moves(text, chunk, edits, best, dialect, closers) \
+        or _same_line_pair_moves(text, chunk, edits, best, dialect) \
         or _earlier_line_moves(text, chunk, edits, best, dialect)
     if not found:
         return edits, []
@@ -872,6 +873,38 @@ def _reshape(text, chunk, edits, best: Judged, dialect, closers):
     # the nearest to where the indentation put it first: the smallest change of structure
     found.sort(key=lambda trial: [-e["start"] for e in trial])
     return found[0], ([edits] + found[1:])[:3]
+
+
+_PAIR_SPOTS = 12     # places on the line tried for two closers moved together (66 pairs)
+
+
+def _same_line_pair_moves(text, chunk, edits, best: Judged, dialect) -> list:
+    """Repairs that move two closers inserted at one place to two earlier places on their line,
+    when no single move leaves every shape possible: `(remove-if-not (lambda (x) (typep x
+    type *numbers*` is `(lambda (x) (typep x type)) *numbers*`, two closers mid-line. Never
+    more than a guess (two closers placed where the indentation says nothing)."""
+    found = []
+    by_place: dict = {}
+    for idx, e in enumerate(edits):
+        if e["start"] == e["end"]:
+            by_place.setdefault(e["start"], []).append(idx)
+    for place, idxs in by_place.items():
+        if len(idxs) < 2:
+            continue
+        inner, outer = idxs[0], idxs[1]      # inserted innermost first
+        others = [e for k, e in enumerate(edits) if k not in (inner, outer)]
+        line_start = text.rfind("\n", 0, place) + 1
+        spots = [t.end for t in chunk if line_start <= t.start and t.end < place
+                 and t.code not in "([{pd"][-_PAIR_SPOTS:]
+        for i, p in enumerate(spots):
+            for q in spots[i:]:
+                trial = sorted(others + [{"start": p, "end": p, "text": edits[inner]["text"]},
+                                         {"start": q, "end": q, "text": edits[outer]["text"]}],
+                               key=lambda x: (x["start"], x["end"]))
+                if _fits(text, chunk, trial, best, dialect,
+                         max_bad=best.disagreements) is not None:
+                    found.append(trial)
+    return found
 
 
 _EARLIER_LINES = 3     # code lines before an inserted closer's own that may take it instead
