@@ -129,7 +129,7 @@ def apply(src: Source, edit: Edit, *, indent: bool = True, whole: bool = True) -
         last -= 1    # a trailing newline ends the edited region, it does not open a line
     lo, hi = first + 1, last    # the lines re-indented
     if edit.indent is not None:       # the lines paredit would re-indent (or none)
-        lo, hi = (_new_line(old_lines, edit, piece, at) for at in edit.indent) \
+        lo, hi = (_new_line(old_lines, edit, at) for at in edit.indent) \
             if edit.indent else (1, 0)
         # but never a line that starts before the edit: the bytes outside it stay as they are
         lo = max(lo, first if old_lines.line_start(first) == edit.start else first + 1)
@@ -162,14 +162,16 @@ def apply(src: Source, edit: Edit, *, indent: bool = True, whole: bool = True) -
                   o_last)
 
 
-def _new_line(old_lines: LineIndex, edit: Edit, piece: str, at: int) -> int:
-    """The line of offset `at` of the new text (`piece` spliced in over edit.start..end)."""
+def _new_line(old_lines: LineIndex, edit: Edit, at: int) -> int:
+    """The line of offset `at` of the text the edit makes (edit.text spliced in over
+    edit.start..end, before its newlines are the file's: that changes no line number)."""
+    text = edit.text
     if at <= edit.start:
         return old_lines.line(at)
-    if at <= edit.start + len(piece):
-        return old_lines.line(edit.start) + piece.count("\n", 0, at - edit.start)
-    shift = len(piece) - (edit.end - edit.start)
-    return old_lines.line(at - shift) + piece.count("\n") - \
+    if at <= edit.start + len(text):
+        return old_lines.line(edit.start) + text.count("\n", 0, at - edit.start)
+    shift = len(text) - (edit.end - edit.start)
+    return old_lines.line(at - shift) + text.count("\n") - \
         old_lines.text.count("\n", edit.start, edit.end)
 
 
