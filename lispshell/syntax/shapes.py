@@ -430,7 +430,7 @@ _CLOJURE_RULES = {
     # Java methods that take no argument in every class that has them: only the target
     **{"." + m: _ONE for m in ("toString", "hashCode", "getClass", "length", "size",
                                "isEmpty", "getName", "getSimpleName", "getMessage", "getCause",
-                               "getKey", "getValue", "iterator", "hasNext", "trim", "intern",
+                               "iterator", "hasNext", "trim", "intern",
                                "getFileName", "getLineNumber", "getClassName",
                                "getMethodName", "getStackTrace", "keySet", "entrySet")},
     "cond": _even, "quote": _ONE,
@@ -557,6 +557,11 @@ def problem(head: str, args: list[Arg], dialect: str) -> str | None:
     name = _name(head, dialect)
     rule = _RULES[dialect].get(name)
     why = rule(args) if rule else None
+    if not why and dialect == CLOJURE and len(name) > 1 and name[0] in ":." and \
+            name[1] != ".":
+        # `(:key m)` / `(:key m default)` looks a key up; `(.method target args...)` needs a
+        # target
+        why = _count(1, 2)(args) if name[0] == ":" else _count(1)(args)
     if not why:
         why = _dead_atom(name, args, dialect)
     if not why and name in _NUMERIC[dialect] and \
