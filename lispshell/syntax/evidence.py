@@ -17,7 +17,9 @@ that splits a form or glues two together is no repair at all.
   placement leaves an impossible shape and exactly one other place on the line of one
   inserted closer keeps every shape (`_reshape`, `_shapes_decide`): every rival breaks one.
   Or a space after an opener decides (`(fn [ body`: nobody types that space, a closer was
-  dropped there).
+  dropped there). But not when three or more closers are missing after the last one left
+  and a place earlier on their line, with no closer after it, fits as well
+  (`_open_tail_ties`): the author stopped writing closers somewhere on that line.
 - **guess**: anything else. The best candidate is still returned, with the rivals found.
 
 "Agrees with the indentation" is parinfer's rule for closer trails: each line that starts
