@@ -293,9 +293,10 @@ def peek(node: Node) -> tuple[str, str | None] | None:
     the text of its first token when that is an atom ("" when the list surely has no symbol
     head), name the text of the next token when that is an atom too (else None). None when it
     cannot tell (built already, not a list, a datum comment in the way): build it and look."""
-    if type(node) is not _LazyList:
+    unbuilt = _CHILDREN.__get__(node, Node) if type(node) is _LazyList else None
+    if type(unbuilt) is not tuple:      # (another thread may have just built it)
         return None
-    reading, j, closer = _CHILDREN.__get__(node, Node)
+    reading, j, closer = unbuilt
     codes, text_of = reading.tokens.codes, reading.tokens.text_of
     found: list = []
     while j < closer and len(found) < 2:
