@@ -626,9 +626,10 @@ def weigh(text: str, chunk: list, edits: list, dialect: str) -> Verdict:
 
 # Closers missing in one run at a line end from which a tie with a mid-line place demotes a
 # repair. Two are the usual end of a form's last line (a call and the definition around it);
-# with three or more, a call that closed earlier on the line (`(f (g x) y)))`) is common. On
-# SBCL's, Guile's and Clojure's sources, 1 in 10 such ties with three or more missing was the
-# mid-line place, 2 in 500 with two.
+# with three or more, a call that closed earlier on the line (`(f (g x) y)))`) is common.
+# Among forms of SBCL's, Guile's and Clojure's sources whose last 2-4 closers were dropped
+# (bench/repair_corpus.py), about 1 in 8 such ties with three or more missing was the
+# mid-line place, 1 in 100 with two.
 _TIE_RUN = 3
 
 
