@@ -869,9 +869,9 @@ def _reshape(text, chunk, edits, best: Judged, dialect, closers):
         return at
 
     unique: dict = {}
-    for trial in found:
-        unique.setdefault(tuple(sorted((same_text(e["start"], ch), ch)
-                                       for e in trial for ch in e["text"])), trial)
+    for trial in found:        # places in text order: the last kept, after the closer
+        unique[tuple(sorted((same_text(e["start"], ch), ch)
+                            for e in trial for ch in e["text"]))] = trial
     found = list(unique.values())
     # the nearest to where the indentation put it first: the smallest change of structure
     found.sort(key=lambda trial: [-e["start"] for e in trial])
