@@ -38,6 +38,7 @@ from collections import Counter
 from contextvars import ContextVar
 from dataclasses import dataclass, field
 from functools import lru_cache
+from itertools import pairwise
 from typing import NamedTuple
 
 from lispshell.syntax import shapes
@@ -652,7 +653,7 @@ def _open_tail_ties(text, chunk, edits, best: Judged, dialect, closers) -> list:
 
     last_closer = max((t.start for t in chunk if t.code in ")]}"), default=-1)
     # right after an operator: `(h) y` for `(h y)` leaves a call of nothing but its operator
-    heads = {t.end for prev, t in zip(chunk, chunk[1:]) if prev.code in "([{" and t.code == "a"}
+    heads = {t.end for prev, t in pairwise(chunk) if prev.code in "([{" and t.code == "a"}
     ties = []
     for trial in _same_line_moves(text, chunk, edits, best, dialect, closers,
                                   after=last_closer):
