@@ -330,6 +330,9 @@ def test_a_cached_answer_serves_longer_prefixes_word_by_word():
 def test_tab_completes_word_by_word_at_the_prompt(shell):
     sh = shell("--lisp", "sbcl", "--no-llm")
     sh.expect(PROMPT)
+    sh.submit("(+ 1 2)")          # the Lisp is up: a completion asked before it is answers none
+    sh.expect("\n3\n")
+    sh.expect(PROMPT)
     sh.send("(m-v-b\t")
     sh.expect("multiple-value-bind")
     sh.submit(" (a b) (values 1 2) (+ a b))")
