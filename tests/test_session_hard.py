@@ -246,13 +246,17 @@ def test_a_second_interrupt_after_the_grace_period_kills_at_the_persons_word():
     try:
         old = s.pid
         results = []
+        inside = threading.Event()       # the loop has begun: no interrupt can land now
         runner = threading.Thread(target=lambda: results.append(
-            s.eval("(sb-sys:without-interrupts (loop))", keep_levels=True)))
+            s.eval("(sb-sys:without-interrupts (write-line \"inside\") (finish-output) (loop))",
+                   keep_levels=True, on_output=lambda text: inside.set())))
         runner.start()
-        while not s.busy:
-            runner.join(0.01)
+        # Not merely busy: an interrupt sent while the form is still being read lands (a
+        # level opens), and the test would wait for a grace period that never comes.
+        assert inside.wait(120)
         assert s.interrupt() == "interrupted"
         while s.interrupt_pending < s.interrupt_grace:    # it has not landed, and never will
+            assert runner.is_alive() and s.busy, results      # (a landed one would end here)
             runner.join(0.05)
         assert runner.is_alive() and s.pid == old         # no timer killed it meanwhile
         assert s.interrupt() == "killed"                  # Ctrl-C again: the person's word
