@@ -10,8 +10,7 @@ from lispshell.syntax.shapes import lambda_list_arity
 from lispshell.tools.registry import ToolContext, call_tool
 
 # `area` takes two arguments in the image; the form below calls it with three at the line
-# end: the closer was dropped mid-line, `(area a b) c`. (`list`, not `+`: nobody writes `(+
-# x)`, so `+` would decide it without the image.)
+# end: the closer was dropped mid-line, `(area a b) c`.
 CASES = {
     "sbcl": ("(defun area (w h) (* w h))", "cl",
              "(defun total (a b c)\n  (list (area a b c))",

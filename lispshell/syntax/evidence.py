@@ -331,11 +331,11 @@ def text_arities(text: str, dialect: str) -> dict:
     stack: list[list] = []
     quote_next = None              # "q" a quote, "u" an unquote before the next datum
 
-    def define(frame) -> None:
+    def define(frame, complete: bool = True) -> None:
         head, elems = frame[0], frame[3]
         if head and not frame[2] and frame[4] == "(" and elems and \
                 head.lower() in _DEFINERS[dialect]:
-            _definition(head.lower(), elems, dialect, defined)
+            _definition(head.lower(), elems, dialect, defined, complete)
 
     for j, c in enumerate(codes):
         if c in ";b":
@@ -343,7 +343,7 @@ def text_arities(text: str, dialect: str) -> dict:
         if c in "([{":
             start = tokens.starts[j]
             if stack and (start == 0 or text[start - 1] == "\n"):
-                define(stack[0])             # a top-level form left open before this one
+                define(stack[0], complete=False)   # a top-level form left open before
                 stack.clear()
             quoted = quote_next == "q" or (quote_next != "u" and bool(stack and stack[-1][2]))
             skipped = bool(stack) and stack[-1][5]
@@ -389,7 +389,7 @@ def text_arities(text: str, dialect: str) -> dict:
             if top[3] is not None and len(top[3]) < _KEPT:
                 top[3].append(("atom", tok))
     if stack:
-        define(stack[0])
+        define(stack[0], complete=False)
     out = {}
     for name, counts in uses.items():
         if name in _VARIADIC or name.lower() in _VARIADIC or name in defined or name in local or \
@@ -402,13 +402,15 @@ def text_arities(text: str, dialect: str) -> dict:
     return out
 
 
-def _definition(definer: str, elems: list, dialect: str, defined: dict) -> None:
+def _definition(definer: str, elems: list, dialect: str, defined: dict,
+                complete: bool = True) -> None:
     """Record the arity of a definition from its parameter list: `(defun name (params)
     ...)`, `(define (name . params) ...)`, `(defn name "doc" [params] ...)` and `(defn name
     ([a] ...) ([a b] ...))`, and the methods of a generic function or multimethod: `(defmethod
     name :around ((x point) y) ...)`, `(defmethod name dispatch-value [params] ...)`. Elements
     are (kind, atom text or list of elements); a list cut at _KEPT elements, or a parameter
-    list not read here, defines nothing."""
+    list not read here, defines nothing; so do the arities of a form left open (complete
+    False), whose last arity is missing."""
     if len(elems) < 2 or len(elems) >= _KEPT:
         return
     if dialect == SCHEME:
@@ -433,6 +435,8 @@ def _definition(definer: str, elems: list, dialect: str, defined: dict) -> None:
             rest = rest[1:]                  # docstring, attribute map
         if rest and rest[0][0] == "vector":
             arities = [_lambda_list_arity(rest[0][1], dialect)]
+        elif not complete:
+            return        # a form left open: the arity left open with it is not among these
         else:                                # one list per arity, each with its vector
             arities = [_lambda_list_arity(body[0][1], dialect)
                        if body and body[0][0] == "vector" else None

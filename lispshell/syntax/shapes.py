@@ -63,7 +63,7 @@ def _last_is_a_list(args):
 
 # Legal with one argument, but nobody writes it (`(or x)` is `x`): 0.5-0.9% of the calls in
 # SBCL's, Guile's and Clojure's sources, and `(when x)` with no body 0.1%.
-_TWO_OR_MORE = {f: _count(2) for f in ("<", ">", "<=", ">=", "and", "or", "+")}
+_TWO_OR_MORE = {f: _count(2) for f in ("<", ">", "<=", ">=", "and", "or")}
 
 
 def _is_list(a: Arg) -> bool:
