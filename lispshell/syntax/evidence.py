@@ -409,8 +409,8 @@ def _definition(definer: str, elems: list, dialect: str, defined: dict,
     ([a] ...) ([a b] ...))`, and the methods of a generic function or multimethod: `(defmethod
     name :around ((x point) y) ...)`, `(defmethod name dispatch-value [params] ...)`. Elements
     are (kind, atom text or list of elements); a list cut at _KEPT elements, or a parameter
-    list not read here, defines nothing; so do the arities of a form left open (complete
-    False), whose last arity is missing."""
+    list not read here, defines nothing. Of a form left open (complete False), the last
+    arity is missing: the others give the fewest arguments, and no most."""
     if len(elems) < 2 or len(elems) >= _KEPT:
         return
     if dialect == SCHEME:
@@ -435,12 +435,14 @@ def _definition(definer: str, elems: list, dialect: str, defined: dict,
             rest = rest[1:]                  # docstring, attribute map
         if rest and rest[0][0] == "vector":
             arities = [_lambda_list_arity(rest[0][1], dialect)]
-        elif not complete:
-            return        # a form left open: the arity left open with it is not among these
         else:                                # one list per arity, each with its vector
             arities = [_lambda_list_arity(body[0][1], dialect)
                        if body and body[0][0] == "vector" else None
                        for kind, body in rest if kind == "list"] or [None]
+            if not complete:
+                # the form was left open in its last arity, which is not among these: arities
+                # come fewest first, so it takes more than they do, and there is no upper bound
+                arities.append((arities[-1][0], None) if arities[-1] else None)
         if None in arities:
             return
         los = [lo for lo, _ in arities]
