@@ -290,23 +290,3 @@ def test_invoke_gives_its_form_to_a_restart_that_reads_standard_input():
                    "(list (read))) (* v 2)))", keep_levels=True)
         assert r.level == 1 and s.restarts[0] == "USE-IT\tUSE-IT"
         assert s.invoke_restart(0, "21").values == ["42"]
-
-
-def test_guile_bt_and_frame_show_the_last_errors_frames(tmp_path):
-    """Guile's errors unwind at once, but the loop keeps the last error's frames: ,bt and
-    ,frame N show them, as Guile's own ,bt and ,locals do."""
-    sh = Shell(tmp_path, "--lisp", "guile", "--no-llm", "--no-project")
-    try:
-        sh.expect("(guile-user)>")
-        sh.submit("(define (f x) (car x))")
-        sh.submit("(define (g x) (+ 1 (f x)))")
-        sh.submit("(g 5)")
-        sh.expect("wrong-type-arg")
-        sh.submit(",bt")
-        sh.expect("Backtrace of the last error")
-        sh.expect("0: (f 5)")
-        sh.submit(",frame 0")
-        sh.expect("Frame 0: (f 5)")
-        sh.expect("x = 5")
-    finally:
-        sh.close()

@@ -24,6 +24,14 @@ def test_an_error_typed_at_the_prompt_names_the_callers_with_line_and_column(tmp
         # Each form typed is read on its own: its lines and columns count from its start.
         sh.expect("(f 5) at 1:15")
         sh.expect("(g _) at 1:20")
+        # The error unwound, but the loop kept its frames: ,bt and ,frame N show them, as
+        # Guile's own ,bt and ,locals do.
+        sh.submit(",bt")
+        sh.expect("Backtrace of the last error")
+        sh.expect("0: (f 5)")
+        sh.submit(",frame 0")
+        sh.expect("Frame 0: (f 5)")
+        sh.expect("x = 5")
     finally:
         sh.close()
 
