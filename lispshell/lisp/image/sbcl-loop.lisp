@@ -289,7 +289,8 @@
       (if (> (length sorted) 500) (subseq sorted 0 500) sorted))))
 
 (defun system-names (prefix)
-  "ASDF systems whose names start with PREFIX (`,load-system` completes them): those defined,
+  "ASDF systems whose names match PREFIX as symbols do (COMPOUND-MATCH-P: the REPL filters
+   its cached answers by that rule), for `,load-system`: those defined,
    the .asd files in the directories on ASDF's central and source registries, and Quicklisp's
    (when it is loaded). Nothing is loaded or evaluated: a central registry entry that is a
    form, not a directory, is skipped."
@@ -312,8 +313,7 @@
           (dolist (system (ignore-errors (funcall provided t)))
             (push (funcall name system) names)))))
     (let ((found (remove-duplicates
-                  (remove-if-not (lambda (n) (and (stringp n) (>= (length n) (length prefix))
-                                                  (string-equal prefix n :end2 (length prefix))))
+                  (remove-if-not (lambda (n) (and (stringp n) (compound-match-p prefix n)))
                                  names)
                   :test #'string=)))
       (let ((sorted (sort found #'string<)))
