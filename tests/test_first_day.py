@@ -366,6 +366,8 @@ def test_load_system_completes_system_names(tmp_path, shell):
                                                              "lispshell-demo-two"]
         assert s.completions("asdf", "system")[:1] == ["asdf"]       # defined ones too
         assert s.eval('(asdf:registered-system "lispshell-demo-one")').values[0] == "NIL"
+    with LispSession("sbcl") as s:                    # ASDF not required yet: Tab does it
+        assert "asdf" in s.completions("asd", "system")
     with LispSession("guile") as s:
         assert s.completions("", "system") == []      # no systems: nothing asked
     sh = shell("--lisp", "sbcl", "--no-llm")

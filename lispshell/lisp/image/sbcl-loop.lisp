@@ -292,9 +292,11 @@
   "ASDF systems whose names match PREFIX as symbols do (COMPOUND-MATCH-P: the REPL filters
    its cached answers by that rule), for `,load-system`: those defined,
    the .asd files in the directories on ASDF's central and source registries, and Quicklisp's
-   (when it is loaded). Nothing is loaded or evaluated: a central registry entry that is a
-   form, not a directory, is skipped."
-  (let ((asdf (find-package "ASDF")) (names '()))
+   (when it is loaded). No system is loaded and nothing evaluated: a central registry entry
+   that is a form, not a directory, is skipped."
+  ;; `,load-system` requires ASDF (SBCL's own contrib) anyway: completing its argument may too.
+  (let ((asdf (or (find-package "ASDF") (progn (ignore-errors (require :asdf)) (find-package "ASDF"))))
+        (names '()))
     (flet ((sym (name package) (and (find-package package) (find-symbol name package))))
       (when asdf
         (let ((registered (sym "REGISTERED-SYSTEMS" "ASDF")))
