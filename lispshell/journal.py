@@ -8,7 +8,11 @@ is refused with the hashes, never overwritten. The journal keeps the newest MAX_
 within MAX_BYTES of saved content, dropping the oldest first.
 
 Several lispshell processes (a REPL and an MCP server) may share it: the index is only changed
-under an exclusive lock, and rewritten atomically.
+under an exclusive lock. A write appends one line to the index (reading and rewriting a
+500-line index on every write cost each edit a few milliseconds); the entries beyond the bounds
+are dropped at once (their saved bytes deleted, and every reader applies the same bounds), and
+their lines are taken out of the index, which is then rewritten atomically, only once it holds
+twice as many lines as entries kept.
 """
 from __future__ import annotations
 
@@ -58,10 +62,46 @@ def _locked():
 
 
 def _read(folder: Path) -> list[dict]:
+    """The entries of the index, oldest first, within the bounds (see `_bounded`)."""
+    return _index(folder).entries
+
+
+class _Index:
+    """The index as this process last read or wrote it: its entries within the bounds, how
+    many lines the file holds, whether it ends with a newline, and the file's identity then."""
+
+    def __init__(self, folder: str, stamp, entries: list, lines: int, clean_end: bool):
+        self.folder, self.stamp, self.entries = folder, stamp, entries
+        self.lines, self.clean_end = lines, clean_end
+
+
+_KNOWN: _Index | None = None    # read again when the file is not the one this process saw
+
+
+def _stamp(path: Path):
+    """What changes whenever anyone appends to or replaces the index."""
     try:
-        lines = (folder / "index.jsonl").read_text(encoding="utf-8").splitlines()
+        st = os.stat(path)
     except FileNotFoundError:
-        return []
+        return None
+    return st.st_dev, st.st_ino, st.st_size, st.st_mtime_ns
+
+
+def _index(folder: Path) -> _Index:
+    """The index, read only when it changed since this process last saw it (called under
+    the lock: nobody changes it meanwhile)."""
+    global _KNOWN
+    path = folder / "index.jsonl"
+    stamp = _stamp(path)
+    known = _KNOWN
+    if known is not None and known.folder == str(folder) and known.stamp == stamp \
+            and stamp is not None:
+        return known
+    try:
+        text = path.read_text(encoding="utf-8")
+    except FileNotFoundError:
+        text = ""
+    lines = text.splitlines()
     entries = []
     for line in lines:
         try:
@@ -70,7 +110,24 @@ def _read(folder: Path) -> list[dict]:
             continue            # a torn line from a killed process: skip it, keep the rest
         if _well_formed(entry):  # a crafted one (an id with ../) names no file of ours
             entries.append(entry)
-    return entries
+    kept, _ = _bounded(entries)
+    _KNOWN = _Index(str(folder), stamp, kept, len(lines), text.endswith("\n") or not text)
+    return _KNOWN
+
+
+def _bounded(entries: list[dict]) -> tuple[list[dict], list[dict]]:
+    """(the newest entries within MAX_ENTRIES and MAX_BYTES, oldest first; the others)."""
+    total = 0
+    keep: list[dict] = []
+    drop: list[dict] = []
+    for e in reversed(entries):           # newest first, within both bounds
+        total += e.get("size", 0)
+        if len(keep) < MAX_ENTRIES and total <= MAX_BYTES:
+            keep.append(e)
+        else:
+            drop.append(e)
+    keep.reverse()
+    return keep, drop
 
 
 _ID = re.compile(r"[0-9a-f]{1,32}-[0-9a-f]{1,16}")
@@ -87,9 +144,30 @@ def _well_formed(entry) -> bool:
 
 
 def _write(folder: Path, entries: list[dict]) -> None:
+    """Replace the index with `entries`, atomically."""
+    global _KNOWN
     tmp = folder / f".index.{secrets.token_hex(4)}.tmp"
     _save(tmp, "".join(json.dumps(e) + "\n" for e in entries).encode("utf-8"))
     os.replace(tmp, folder / "index.jsonl")
+    _KNOWN = _Index(str(folder), _stamp(folder / "index.jsonl"), list(entries), len(entries),
+                    True)
+
+
+def _append(folder: Path, index: _Index, entry: dict) -> None:
+    """Add one line to the index (after a newline if a killed writer left half a line)."""
+    global _KNOWN
+    line = ("" if index.clean_end else "\n") + json.dumps(entry) + "\n"
+    fd = os.open(folder / "index.jsonl", os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o600)
+    try:
+        data = memoryview(line.encode("utf-8"))
+        while data:
+            data = data[os.write(fd, data):]
+    finally:
+        os.close(fd)
+    index.lines += 1 + (not index.clean_end)
+    index.clean_end = True
+    index.stamp = _stamp(folder / "index.jsonl")
+    _KNOWN = index
 
 
 def record(path: Path, before: bytes, before_hash: str, after_hash: str, tool: str = "") -> None:
@@ -99,24 +177,23 @@ def record(path: Path, before: bytes, before_hash: str, after_hash: str, tool: s
     with _locked() as folder:
         entry_id = f"{time.time_ns():x}-{secrets.token_hex(3)}"
         _save(folder / "before" / entry_id, before)
-        entries = _read(folder)
-        entries.append({"id": entry_id, "time": time.time(), "path": os.path.realpath(path),
-                        "before": before_hash, "after": after_hash, "size": len(before),
-                        "tool": tool})
-        total = 0
-        keep: list[dict] = []
-        for e in reversed(entries):           # newest first, within both bounds
-            total += e.get("size", 0)
-            if len(keep) < MAX_ENTRIES and total <= MAX_BYTES:
-                keep.append(e)
-            else:
-                (folder / "before" / e["id"]).unlink(missing_ok=True)
-        _write(folder, list(reversed(keep)))
+        entry = {"id": entry_id, "time": time.time(), "path": os.path.realpath(path),
+                 "before": before_hash, "after": after_hash, "size": len(before),
+                 "tool": tool}
+        index = _index(folder)
+        kept, dropped = _bounded(index.entries + [entry])
+        for e in dropped:
+            (folder / "before" / e["id"]).unlink(missing_ok=True)
+        if index.lines + 1 > 2 * max(len(kept), 1):
+            _write(folder, kept)          # mostly lines of dropped entries: compact
+        else:
+            index.entries = kept
+            _append(folder, index, entry)
 
 
 def entries() -> list[dict]:
     with _locked() as folder:
-        return _read(folder)
+        return list(_read(folder))
 
 
 def undo(path: Path | None = None, root: Path | None = None) -> dict:
