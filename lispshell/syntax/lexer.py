@@ -319,6 +319,24 @@ class TokenList(Sequence):
             return self._parts[index].lstrip(self._blanks or None)
         return self._source[self.starts[index]:self.ends[index]]
 
+    def pieces(self) -> tuple[list, list]:
+        """(parts, texts): each token with the blanks before it, and without them; the parts
+        joined give the text up to the last token's end."""
+        if self._parts is not None:
+            texts = self._texts
+            if texts is None:
+                texts = list(map(self.text_of, range(len(self.codes))))
+            return self._parts, texts
+        source, starts, ends = self._source, self.starts, self.ends
+        parts = list(map(source.__getitem__, map(slice, [0] + ends[:-1], ends)))
+        return parts, list(map(source.__getitem__, map(slice, starts, ends)))
+
+    def head(self, k: int) -> "TokenList":
+        """The first k tokens."""
+        parts, texts = self.pieces()
+        return TokenList(self.codes[:k], parts=parts[:k], texts=texts[:k], blanks=self._blanks,
+                         source=self._source)
+
     def __len__(self) -> int:
         return len(self.codes)
 
@@ -348,6 +366,20 @@ class TokenList(Sequence):
 
     def __repr__(self) -> str:
         return f"TokenList({list(self)!r})"
+
+
+def spliced(old: TokenList, a: int, mid: TokenList, k: int, gap: str, b: int,
+            source: str, dialect: str) -> TokenList:
+    """old's tokens before a, mid's first k, then old's from b (the blanks before old token b
+    being `gap` now), as the tokens of `source`: the caller checked that the three pieces are
+    what lexing `source` whole gives (reading.read's re-read of a changed text)."""
+    old_parts, old_texts = old.pieces()
+    mid_parts, mid_texts = mid.pieces()
+    right_parts = [gap + old_texts[b]] + old_parts[b + 1:] if b < len(old.codes) else []
+    return TokenList(old.codes[:a] + mid.codes[:k] + old.codes[b:],
+                     parts=old_parts[:a] + mid_parts[:k] + right_parts,
+                     texts=old_texts[:a] + mid_texts[:k] + old_texts[b:],
+                     blanks=_BLANK_CHARS[dialect] if dialect == CLOJURE else "", source=source)
 
 
 def _make_token(fields: tuple) -> Token:

@@ -46,7 +46,7 @@ from threading import Lock
 
 from lispshell.syntax.dialects import CL, CLOJURE, CLOSER_OF, OPENER_OF, SCHEME, resolve_dialect
 from lispshell.syntax.dialects import DELIM_OF_CHAR as DELIM_OF
-from lispshell.syntax.lexer import LexState, TokenList, tokenize
+from lispshell.syntax.lexer import CODE, LexState, TokenList, spliced, tokenize
 
 # Delimiter token codes (see lexer.CODE_KIND) are the characters themselves, so the tables
 # of dialects.py serve: CLOSER_OF, OPENER_OF, DELIM_OF (char -> paren | bracket | brace).
@@ -354,14 +354,20 @@ def read(text: str, dialect: str, state: LexState | None = None) -> Reading:
             return hit
     with _CACHE_LOCK:
         lexed = _LEXED.pop(key, None)
-    tokens, end_state = lexed or tokenize(text, dialect, state)
-    reading = Reading(text, dialect, tokens, end_state)
+    reading = None if lexed or state is not None else _reread(text, dialect)
+    if reading is None:
+        tokens, end_state = lexed or tokenize(text, dialect, state)
+        reading = Reading(text, dialect, tokens, end_state)
+    _keep(key, reading)
+    return reading
+
+
+def _keep(key, reading: Reading) -> None:
     with _CACHE_LOCK:
         _CACHE[key] = reading
         held = sum(len(k[0]) for k in _CACHE)
         while len(_CACHE) > 1 and (len(_CACHE) > _CACHE_SIZE or held > _CACHE_CHARS):
             held -= len(_CACHE.popitem(last=False)[0][0])
-    return reading
 
 
 def lex(text: str, dialect: str) -> tuple[TokenList, LexState]:
@@ -376,6 +382,10 @@ def lex(text: str, dialect: str) -> tuple[TokenList, LexState]:
             return hit.tokens, hit.state
         if key in _LEXED:
             return _LEXED[key]
+    reading = _reread(text, dialect)
+    if reading is not None:
+        _keep(key, reading)
+        return reading.tokens, reading.state
     lexed = tokenize(text, dialect)
     with _CACHE_LOCK:
         _LEXED.clear()                  # one text waits for its read, no more
@@ -384,6 +394,135 @@ def lex(text: str, dialect: str) -> tuple[TokenList, LexState]:
 
 
 _LEXED: dict = {}          # (text, dialect, None) -> what `lex` lexed, until `read` takes it
+
+
+# ---- a changed text read again from the reading of the text before -----------------------------
+# A file changed by someone else (an editor, another agent) between two tool calls is a new
+# text, mostly the old one: the same beginning and end around a changed region. Its reading is
+# the old reading's tokens and pairs before the top-level form where the change begins, the
+# changed region lexed and paired afresh, and the old reading's after it (shifted), whenever
+# that is provably what reading the new text whole gives; otherwise it is read whole.
+#
+# Why the pieces are exact: the lexer matches each token from where the one before ended, on
+# the text from there on (no pattern looks behind), so
+# - after the change, once a token of the new text starts where a token of the old one did
+#   (shifted), in the common end, every later token is the old one shifted;
+# - before it, old tokens that end before a top-level form that starts before the change are
+#   matched on text the two share: a pattern looks one character past its match, or scans
+#   for a closing `"`, `|#`, `|`, `!#` to the end of the text, and when such a scan fails the
+#   token runs to the end of the text (an unterminated string...), so it is no such token;
+#   the one exception is Guile's `#{...}#` (a failing scan leaves a short `#{` token), and
+#   Scheme text holding `#{` is read whole;
+# - the changed region is lexed as a slice of the new text that runs one token past the
+#   point where the old tokens resume: the same scans, cut short at the slice's end, can only
+#   run into that last token, so a token starting exactly there proves the lexing resumed.
+# Only clean readings are spliced (no delimiter problem, nothing left open, no prefix waiting
+# for its datum): a top-level form then starts with nothing open, so the pairs and the
+# top-level forms of the three pieces are those of the whole.
+
+REREAD_MIN = 32_768     # shorter texts are read whole in a few milliseconds
+
+
+def _reread(text: str, dialect: str) -> Reading | None:
+    """The reading of `text`, spliced from a cached reading of a text that differs from it
+    in one region (see above), or None (then read it whole)."""
+    if len(text) < REREAD_MIN or (dialect == SCHEME and "#{" in text):
+        return None
+    with _CACHE_LOCK:
+        olds = [r for (t, d, st), r in reversed(_CACHE.items())
+                if d == dialect and st is None and len(t) >= REREAD_MIN]
+    best, best_cost = None, len(text) // 4        # a region over a quarter: read it whole
+    for old in olds:
+        if not _clean(old):
+            continue
+        p = _common_prefix(old.text, text)
+        s = _common_suffix(old.text, text, min(len(old.text), len(text)) - p)
+        cost = len(text) - p - s
+        if cost < best_cost:
+            best, best_cost = (old, p, s), cost
+    if best is None:
+        return None
+    reading = _splice(*best, text)
+    return reading if reading is not None and _clean(reading) else None
+
+
+def _clean(r: Reading) -> bool:
+    return not (r.delimiter_problems or r.unclosed or r.pending_prefixes) and r.state == CODE
+
+
+def _common_prefix(a: str, b: str) -> int:
+    """len of the longest common prefix (slices compare in C; a binary search of them)."""
+    lo, hi = 0, min(len(a), len(b))
+    while lo < hi:
+        mid = (lo + hi + 1) // 2
+        if a[lo:mid] == b[lo:mid]:
+            lo = mid
+        else:
+            hi = mid - 1
+    return lo
+
+
+def _common_suffix(a: str, b: str, limit: int) -> int:
+    """len of the longest common suffix, at most `limit`."""
+    na, nb = len(a), len(b)
+    lo, hi = 0, limit
+    while lo < hi:
+        mid = (lo + hi + 1) // 2
+        if a[na - mid:na - lo] == b[nb - mid:nb - lo]:
+            lo = mid
+        else:
+            hi = mid - 1
+    return lo
+
+
+def _splice(old: Reading, p: int, s: int, text: str) -> Reading | None:
+    """The reading of `text`, which is old.text with [p, len(old.text) - s) replaced."""
+    tokens, forms = old.tokens, old.form_tokens
+    start_of = tokens.start_of
+    shift = len(text) - len(old.text)
+    # Left: the old tokens before the last top-level form that starts before the change.
+    i = bisect.bisect_left(forms, p, key=lambda f: start_of(f[0])) - 1
+    a = forms[i][0] if i >= 0 else 0
+    e = tokens.ends[a - 1] if a > 0 else 0
+    # Right: the old tokens from the first top-level form that starts in the common end.
+    j = bisect.bisect_left(forms, len(old.text) - s, key=lambda f: start_of(f[0]), lo=i + 1)
+    n = len(tokens.codes)
+    if j < len(forms):
+        b = forms[j][0]
+        resume = start_of(b) + shift                # where the old tokens resume in text
+        piece = text[e:tokens.ends[b] + shift]      # ...and one token past it
+    else:
+        b, resume, piece = n, len(text), text[e:]
+    mid, mid_state = tokenize(piece, dialect=old.dialect)
+    if b < n:
+        k = bisect.bisect_left(mid.ends, resume - e + 1)
+        if k >= len(mid.codes) or mid.start_of(k) != resume - e:
+            return None                             # the lexing did not resume there
+        state = old.state
+    else:
+        k, state = len(mid.codes), mid_state
+    m = Reading(piece, old.dialect, mid.head(k), CODE)
+    if m.delimiter_problems or m.unclosed or m.pending_prefixes:
+        return None
+    gap = text[e + (mid.ends[k - 1] if k else 0):resume]
+    d = a + k - b                                   # how far the right part's indexes move
+    r = Reading.__new__(Reading)
+    r.text, r.dialect, r.state = text, old.dialect, state
+    r.tokens = spliced(tokens, a, mid, k, gap, b, text, old.dialect)
+    r._lines = r._depths = r._problems = None
+    delimiters = old.delimiters
+    da, db = bisect.bisect_left(delimiters, a), bisect.bisect_left(delimiters, b)
+    right = old.partner[b:]
+    if d:       # only delimiters have partners: the other tokens' -1 stay
+        for x in delimiters[db:]:
+            right[x - b] += d
+    r.partner = (old.partner[:a] + [x + a if x >= 0 else -1 for x in m.partner] + right)
+    r.delimiters = (delimiters[:da] + [x + a for x in m.delimiters]
+                    + (list(map(d.__add__, delimiters[db:])) if d else delimiters[db:]))
+    r.delimiter_problems, r.unclosed, r.pending_prefixes = [], [], []
+    r.form_tokens = (forms[:max(i, 0)] + [(f + a, t + a) for f, t in m.form_tokens]
+                     + [(f + d, t + d) for f, t in forms[j:]])
+    return r
 
 
 # ---- problems with positions and messages ------------------------------------------------------
