@@ -450,11 +450,20 @@ def scan(text: str, dialect: str) -> tuple[TokenList, LexState]:
         return TokenList(), CODE
     blanks = comp.blanks
     # str.lstrip() without arguments strips exactly what \s matches, and is faster
-    texts = list(map(str.lstrip, parts) if dialect != CLOJURE else
-                 map(str.lstrip, parts, repeat(blanks)))
+    texts = list(map(str.lstrip, parts))
     firsts = "".join(map(itemgetter(0), texts))
+    if dialect == CLOJURE and "," in firsts:
+        # Clojure's commas are blanks too: strip them where they were left (a token never
+        # starts with one). Twice as fast as lstrip(blanks) on every part.
+        pieces, done = [], 0
+        for m in _COMMA.finditer(firsts):
+            j = m.start()
+            texts[j] = texts[j].lstrip(blanks)
+            pieces += (firsts[done:j], texts[j][0])
+            done = j + 1
+        firsts = "".join(pieces) + firsts[done:]
     codes = firsts.translate(comp.first_table)
-    if firsts and max(firsts) > "\uffff":      # the table covers the BMP only
+    if not firsts.isascii() and max(firsts) > "\uffff":   # the table covers the BMP only
         codes = comp.first.sub("a", firsts).translate(comp.first_table)
     hash2, again = comp.hash2, comp.pattern.match
     pieces, done = [], 0
@@ -480,7 +489,7 @@ def scan(text: str, dialect: str) -> tuple[TokenList, LexState]:
     codes = codes[:-2] + codes[-1]      # the last token's code, replaced
     tokens = TokenList(codes, parts=parts, texts=texts,
                        blanks=blanks if dialect == CLOJURE else "", source=text)
-    end = sum(map(len, parts))
+    end = tokens.ends[-1]               # (summed now, for whoever asks for the ends next)
     if end != len(text):                # blanks after the last token: nothing is left open
         return tokens, CODE
     return tokens, _end_state(text, end - len(texts[last]), tag, dialect, 0, False)
@@ -499,6 +508,7 @@ def _finish_with_loop(text, dialect, codes, pieces, done, j, parts, blanks):
 
 
 _HASH = re.compile("#")
+_COMMA = re.compile(",")
 
 
 def _scan_loop(text: str, dialect: str, pos: int) -> tuple[str, list, list, LexState]:
