@@ -26,6 +26,12 @@ With --image-arglists the Common Lisp cases are repaired as the form tools repai
 an SBCL image running: knowing the arglists of every function and macro in SBCL's own image
 (the corpus is SBCL's source, so that is the image its code runs in).
 
+With --in-file each damaged form is also repaired inside the file it came from, every other
+form of the file intact, as `lispshell check FILE` repairs it: what the file's other
+definitions and calls say about its functions (`evidence.text_arities`) is then known. Those
+figures are printed beside the lone-form ones (forms of a file that does not read as a whole
+are left out of them). --dump PATH writes each case not restored exactly, one JSON a line.
+
 With --midline-ties it also counts, per class, the `likely` repairs for which a closer moved
 to an earlier place on its own line passes every test as well (`evidence.same_line_rivals`):
 what demoting all of those to `guess` would do to what `--fix=likely` writes. That is the
@@ -33,7 +39,7 @@ price of "no `likely` ever wrong" on closers dropped mid-line.
 
     .venv/bin/python bench/repair_corpus.py [--per-class N] [--seed S] [--no-parinfer]
                                             [--image-arglists] [--midline-ties]
-                                            [--only CLASS,...]
+                                            [--in-file] [--dump PATH] [--only CLASS,...]
 """
 from __future__ import annotations
 
@@ -54,7 +60,7 @@ from lispshell.syntax import evidence  # noqa: E402
 from lispshell.syntax.lexer import tokenize  # noqa: E402
 from lispshell.syntax.shapes import lambda_list_arity  # noqa: E402
 from lispshell.syntax.repair import repair  # noqa: E402
-from lispshell.syntax.validate import top_level_forms  # noqa: E402
+from lispshell.syntax.validate import top_level_forms, validate  # noqa: E402
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 CLOSERS = ")]}"
@@ -78,8 +84,11 @@ def _read(path):
 
 
 def forms(max_chars=6000):
-    """(dialect, form text) for valid multi-line top-level forms with a few closers."""
+    """(dialect, form text, where) for valid multi-line top-level forms with a few closers;
+    where is (the text of its file, the form's start): the file the form is repaired in by
+    --in-file, None when that file does not read as a whole."""
     for dialect, text in sources():
+        whole = text if validate(text, dialect).ok else None
         for start, end in top_level_forms(text, dialect):
             form = text[start:end]
             if "\n" not in form or len(form) > max_chars:
@@ -87,7 +96,7 @@ def forms(max_chars=6000):
             line_start = text.rfind("\n", 0, start) + 1
             if start != line_start:          # keep forms that start at column 0
                 continue
-            yield dialect, form
+            yield dialect, form, (whole, start) if whole is not None else None
 
 
 def closers(form, dialect):
@@ -123,15 +132,15 @@ def make_cases(per_class: int, seed: int):
     pool = list(forms())
     rng.shuffle(pool)
     cases = defaultdict(list)
-    for dialect, form in pool:
+    for dialect, form, where in pool:
         cl = closers(form, dialect)
         if len(cl) < 2:
             continue
         for k in (1, 2, 3, 4):
             cls = "last-%d" % k
             if len(cl) >= k + 1 and len(cases[cls]) < per_class and \
-                    sum(d == dialect for d, _, _ in cases[cls]) < -(-per_class // 3):
-                cases[cls].append((dialect, form, drop(form, [p for p, _, _ in cl[-k:]])))
+                    sum(c[0] == dialect for c in cases[cls]) < -(-per_class // 3):
+                cases[cls].append((dialect, form, drop(form, [p for p, _, _ in cl[-k:]]), where))
         for k in (1, 2, 3, 4):
             if len(cl) < k + 1:
                 break
@@ -140,23 +149,23 @@ def make_cases(per_class: int, seed: int):
             cls = ("trail-end-%d" % k if wheres == {"end"} else
                    "trail-midline" if "mid-line" in wheres else "trail-lines")
             if len(cases[cls]) < per_class:
-                cases[cls].append((dialect, form, drop(form, [p for p, _, _ in last])))
+                cases[cls].append((dialect, form, drop(form, [p for p, _, _ in last]), where))
         inner = [c for c in cl if c[2] != "end"]
         line_end = [c for c in inner if c[2] == "line-end"]
         mid = [c for c in inner if c[2] == "mid-line"]
         if line_end and len(cases["drop-line-end"]) < per_class:
             p = rng.choice(line_end)[0]
-            cases["drop-line-end"].append((dialect, form, drop(form, [p])))
+            cases["drop-line-end"].append((dialect, form, drop(form, [p]), where))
         if mid and len(cases["drop-mid-line"]) < per_class:
             p = rng.choice(mid)[0]
-            cases["drop-mid-line"].append((dialect, form, drop(form, [p])))
+            cases["drop-mid-line"].append((dialect, form, drop(form, [p]), where))
         if len(cases["extra-end"]) < per_class:
-            cases["extra-end"].append((dialect, form, form + cl[-1][1]))
+            cases["extra-end"].append((dialect, form, form + cl[-1][1], where))
         if dialect == "clojure" and len(cases["wrong-kind"]) < per_class:
             typed = [c for c in cl if c[1] in "]}"] or cl
             p, ch, _ = rng.choice(typed)
             other = rng.choice([x for x in CLOSERS if x != ch])
-            cases["wrong-kind"].append((dialect, form, form[:p] + other + form[p + 1:]))
+            cases["wrong-kind"].append((dialect, form, form[:p] + other + form[p + 1:], where))
         if all(len(cases[c]) >= per_class for c in CLASSES if c != "wrong-kind") and \
                 len(cases["wrong-kind"]) >= per_class:
             break
@@ -231,6 +240,11 @@ def main(argv=None):
     ap.add_argument("--image-arglists", action="store_true",
                     help="repair Common Lisp cases knowing a running SBCL's arglists")
     ap.add_argument("--only", help="comma-separated classes to run (default: all)")
+    ap.add_argument("--in-file", action="store_true",
+                    help="also repair each damaged form inside its file, the others intact")
+    ap.add_argument("--in-file-only", action="store_true", help="only inside its file")
+    ap.add_argument("--dump", metavar="PATH",
+                    help="write each case not restored exactly to PATH, one JSON a line")
     ap.add_argument("--midline-ties", action="store_true",
                     help="count likely repairs a same-line mid-line place fits as well")
     args = ap.parse_args(argv)
@@ -260,22 +274,52 @@ def main(argv=None):
         print("no corpus: apt-get install sbcl-source guile-3.0 clojure", file=sys.stderr)
         return 1
     only = args.only.split(",") if args.only else CLASSES
-    flat = [(cls, d, orig, dmg) for cls in CLASSES if cls in only
-            for d, orig, dmg in cases.get(cls, [])]
-    ours = []
+    flat = [(cls, d, orig, dmg, where) for cls in CLASSES if cls in only
+            for d, orig, dmg, where in cases.get(cls, [])]
+    dump = open(args.dump, "w") if args.dump else None
     t0 = time.perf_counter()
-    tied = []
-    for cls, dialect, orig, dmg in flat:
-        ties.clear()
-        r = repair(dmg, dialect, arity=cl_arity if dialect == "cl" else None)
-        ours.append((r.text == orig, r.level))
-        tied.append(bool(ties) and r.level == "likely")
+
+    def run(in_file: bool):
+        """(exact, level) and tied of each case, repaired alone or inside its file."""
+        ours, tied = [], []
+        for cls, dialect, orig, dmg, where in flat:
+            ties.clear()
+            if in_file and where is not None:
+                text, start = where
+                before, after = text[:start], text[start + len(orig):]
+                r = repair(before + dmg + after, dialect,
+                           arity=cl_arity if dialect == "cl" else None)
+                exact = r.text == text
+                got = r.text[len(before):len(r.text) - len(after)] \
+                    if r.text.startswith(before) and r.text.endswith(after) else None
+            else:
+                r = repair(dmg, dialect, arity=cl_arity if dialect == "cl" else None)
+                exact, got = r.text == orig, r.text
+            ours.append((exact, r.level))
+            tied.append(bool(ties) and r.level == "likely")
+            if dump and not exact:
+                dump.write(json.dumps({"class": cls, "dialect": dialect, "in_file": in_file,
+                                       "level": r.level, "why": r.why, "original": orig,
+                                       "damaged": dmg, "repaired": got}) + "\n")
+        return ours, tied
+
+    if args.in_file_only:
+        args.in_file = True
+        ours, tied = [(False, "guess")] * len(flat), [False] * len(flat)
+    else:
+        ours, tied = run(False)
     ours_time = time.perf_counter() - t0
+    in_file = None
+    if args.in_file:
+        t0 = time.perf_counter()
+        in_file = run(True)[0]
+        file_time = time.perf_counter() - t0
     theirs = None
     if not args.no_parinfer:
-        results, pin_time = run_parinfer([dmg for _, _, _, dmg in flat])
-        theirs = [(text == orig, ok) for (ok, text), (_, _, orig, _) in zip(results, flat)]
-    print(f"ours: {ours_time:.1f}s" + (f", parinfer: {pin_time:.1f}s" if theirs else ""))
+        results, pin_time = run_parinfer([dmg for _, _, _, dmg, _ in flat])
+        theirs = [(text == orig, ok) for (ok, text), (_, _, orig, _, _) in zip(results, flat)]
+    print(f"ours: {ours_time:.1f}s" + (f", in its file: {file_time:.1f}s" if in_file else "")
+          + (f", parinfer: {pin_time:.1f}s" if theirs else ""))
     print("level columns: share of cases at that level (wrong ones among them); --fix writes "
           "certain, --fix=likely certain and likely: share written (wrong files written)")
     head = (f"{'class':15} {'cases':>6} {'exact':>7} {'certain':>13} {'likely':>13} "
@@ -287,40 +331,57 @@ def main(argv=None):
     for i, (cls, *_rest) in enumerate(flat):
         by[cls].append(i)
 
-    def share(idx, pick):
+    def share(res, idx, pick):
         chosen = [i for i in idx if pick(i)]
-        wrong = sum(not ours[i][0] for i in chosen)
+        wrong = sum(not res[i][0] for i in chosen)
         return f"{100 * len(chosen) / len(idx):6.1f}% ({wrong:3})"
+
+    def class_row(res, cls, idx, label):
+        n = len(idx)
+        exact = sum(res[i][0] for i in idx)
+        row = f"{label:15} {n:6} {100 * exact / n:6.1f}%"
+        for level in ("certain", "likely", "guess"):
+            row += " " + share(res, idx, lambda i, lv=level: res[i][1] == lv).rjust(13)
+        row += " " + share(res, idx, lambda i: res[i][1] == "certain").rjust(13)
+        row += " " + share(res, idx, lambda i: res[i][1] in ("certain", "likely")).rjust(13)
+        return row
 
     for cls in CLASSES:
         idx = by.get(cls, [])
         if not idx:
             continue
-        n = len(idx)
-        exact = sum(ours[i][0] for i in idx)
-        row = f"{cls:15} {n:6} {100 * exact / n:6.1f}%"
-        for level in ("certain", "likely", "guess"):
-            row += " " + share(idx, lambda i, lv=level: ours[i][1] == lv).rjust(13)
-        row += " " + share(idx, lambda i: ours[i][1] == "certain").rjust(13)
-        row += " " + share(idx, lambda i: ours[i][1] in ("certain", "likely")).rjust(13)
+        row = class_row(ours, cls, idx, cls)
         if theirs:
+            n = len(idx)
             pe = sum(theirs[i][0] for i in idx)
             pw = sum(theirs[i][1] for i in idx)
             pww = sum(theirs[i][1] and not theirs[i][0] for i in idx)
             row += f" {100 * pe / n:14.1f}% {100 * pw / n:9.1f}% ({pww:4})"
         print(row)
+    if in_file:
+        print("\nthe same damaged forms repaired inside their files (the other forms intact), "
+              "as `lispshell check` repairs them:")
+        for cls in CLASSES:
+            idx = [i for i in by.get(cls, []) if flat[i][4] is not None]
+            if idx:
+                print(class_row(in_file, cls, idx, cls))
+    settings = ([] if args.in_file_only else [("alone", ours)]) + \
+        ([("in file", in_file)] if in_file else [])
     print("\nper dialect: exact, and what --fix=likely writes (wrong among its writes):")
     for cls in LAST:
         for dialect in ("cl", "scheme", "clojure"):
-            idx = [i for i in by.get(cls, []) if flat[i][1] == dialect]
-            if not idx:
-                continue
-            exact = sum(ours[i][0] for i in idx)
-            written = [i for i in idx if ours[i][1] in ("certain", "likely")]
-            wrong = sum(not ours[i][0] for i in written)
-            print(f"{cls:8} {dialect:8} {len(idx):6} exact {100 * exact / len(idx):5.1f}%   "
-                  f"--fix=likely writes {100 * len(written) / len(idx):5.1f}%, wrong "
-                  f"{wrong:4} = {100 * wrong / max(1, len(written)):4.1f}% of its writes")
+            for label, res in settings:
+                idx = [i for i in by.get(cls, []) if flat[i][1] == dialect and
+                       (label == "alone" or flat[i][4] is not None)]
+                if not idx:
+                    continue
+                exact = sum(res[i][0] for i in idx)
+                written = [i for i in idx if res[i][1] in ("certain", "likely")]
+                wrong = sum(not res[i][0] for i in written)
+                print(f"{cls:8} {dialect:8} {label:8} {len(idx):6} exact "
+                      f"{100 * exact / len(idx):5.1f}%   --fix=likely writes "
+                      f"{100 * len(written) / len(idx):5.1f}%, wrong {wrong:4} = "
+                      f"{100 * wrong / max(1, len(written)):4.1f}% of its writes")
     if args.midline_ties:
         print("\nlikely repairs that a mid-line place on the same line fits as well (wrong "
               "among them), and --fix=likely if they were guesses instead:")
@@ -336,7 +397,7 @@ def main(argv=None):
             print(f"{cls:15} tied {100 * len(t) / n:5.1f}% ({t_wrong:4} wrong)   "
                   f"--fix=likely would write {100 * len(kept) / n:5.1f}% ({k_wrong:4} wrong)")
     # valid input must come back byte-identical (parinfer rewrites some valid forms)
-    valid = [(d, orig) for _, d, orig, _ in flat[:: max(1, len(flat) // 3000)]]
+    valid = [(d, orig) for _, d, orig, _, _ in flat[:: max(1, len(flat) // 3000)]]
     same = sum(repair(orig, d).text == orig for d, orig in valid)
     line = f"valid forms unchanged: ours {same}/{len(valid)}"
     if theirs:

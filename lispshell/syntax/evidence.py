@@ -34,6 +34,7 @@ placement the shapes alone single out is likely.
 """
 from __future__ import annotations
 
+import re
 from collections import Counter
 from contextvars import ContextVar
 from dataclasses import dataclass, field
@@ -327,7 +328,8 @@ def text_arities(text: str, dialect: str) -> dict:
     uses: dict[str, Counter] = {}
     defined: dict[str, tuple] = {}
     local: set[str] = set()
-    # each open list: [head or None, element count, quoted, elems, opener, skip next datum]
+    # each open list: [head or None, element count, quoted, elems, opener, skip next datum,
+    # a `^hint`'s datum, its role (shapes.child_role)]
     stack: list[list] = []
     quote_next = None              # "q" a quote, "u" an unquote before the next datum
 
@@ -347,9 +349,20 @@ def text_arities(text: str, dialect: str) -> dict:
                 stack.clear()
             quoted = quote_next == "q" or (quote_next != "u" and bool(stack and stack[-1][2]))
             skipped = bool(stack) and stack[-1][5]
+            role = None
+            if stack and not quoted:
+                # what the form around it says it is: a binding, a lambda list, a clause
+                # is no call (`(let ((x (f y)))`: `(x ...)` calls nothing)
+                parent = stack[-1]
+                prior = [shapes.Arg(kind, text if kind == "atom" else "")
+                         for kind, text in (parent[3] or [])]
+                role = shapes.child_role((parent[0] or "") if parent[4] == "(" else "",
+                                         parent[7], parent[1], prior, dialect)
+                quoted = role == shapes.DATA
             if stack and not skipped:
                 stack[-1][1] += 1
-            stack.append([None, 0, quoted, [] if c in "([" else None, c, False, skipped])
+            stack.append([None, 0, quoted, [] if c in "([" else None, c, False, skipped,
+                          role])
             quote_next = None
             continue
         if c in ")]}":
@@ -357,8 +370,10 @@ def text_arities(text: str, dialect: str) -> dict:
                 continue
             frame = stack.pop()
             head, n, quoted, elems, opener = frame[:5]
-            if head and not quoted and opener == "(":
-                uses.setdefault(head, Counter())[n - 1] += 1
+            role = frame[7]
+            if head and not quoted and opener == "(" and role in (None, shapes.THREADED):
+                # inside `->` / `doto` a call gets one argument more than it shows
+                uses.setdefault(head, Counter())[n - (role is None)] += 1
                 if head in _NAMED_LETS and elems and len(elems) > 1 and elems[1][0] == "atom":
                     local.add(elems[1][1])     # a named let's loop: a name used many ways
                 if not stack:
@@ -548,6 +563,18 @@ def trail_closers(chunk: list, line_index: int) -> list:
     return toks[k:]
 
 
+_COLUMN_0 = re.compile(r"\n(?=[^ \t\r\n])")
+
+
+def chunk_end(text: str, chunk: list) -> int:
+    """Where the text that may hold a chunk's dropped closers ends: at the next line that
+    starts in column 0 with anything but blanks (the next top-level form, or a comment
+    about it), else at the end of the text. A form damaged in the middle of a file has
+    the same blank lines after it as one that ends the text."""
+    m = _COLUMN_0.search(text, chunk[-1].end)
+    return m.end() if m else len(text)
+
+
 def _trail_spots(text: str, chunk: list, line_index: int, after_opener=True) -> list[int]:
     """Offsets in the trail of code line `line_index`: after its last code token, after each
     closer of the run that ends it, and on the blank lines after it (where a closer alone on
@@ -563,7 +590,7 @@ def _trail_spots(text: str, chunk: list, line_index: int, after_opener=True) -> 
     spots = [t.end for t in last_code + run]
     last = toks[-1]
     later = [t.start for t in chunk if t.start > last.start]
-    end = later[0] if later else len(text)
+    end = later[0] if later else chunk_end(text, chunk)
     pos = text.find("\n", last.end, end)
     while 0 <= pos < end:
         stop = text.find("\n", pos + 1, end)

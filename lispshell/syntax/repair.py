@@ -191,7 +191,7 @@ def _repair(text: str, dialect: str) -> Repair:
             wrapper_edits = _close_wrapper(text, chunk, toks)
             wrapped = True
             continue
-        verdict = _repair_chunk(text, chunk, dialect, toks[-1])
+        verdict = _repair_chunk(text, chunk, dialect)
         edits.extend(verdict.edits)
         verdicts.append(verdict)
     edits.sort(key=lambda e: (e["start"], e["end"]))
@@ -424,10 +424,9 @@ def _balanced(chunk) -> bool:
 
 # --- one chunk -------------------------------------------------------------------------------------
 
-def _repair_chunk(text: str, chunk: list[_Tok], dialect: str,
-                  last_tok: _Tok) -> evidence.Verdict:
+def _repair_chunk(text: str, chunk: list[_Tok], dialect: str) -> evidence.Verdict:
     candidates = []
-    holes = _closer_holes(text, chunk) if chunk[-1] is last_tok else []
+    holes = _closer_holes(text, chunk)
 
     def final(stack):
         return _final_positions(text, chunk, stack, holes)
@@ -800,23 +799,30 @@ def _blank_lines(text: str, start: int, end: int) -> list[tuple[int, int]]:
 
 def _closer_holes(text: str, chunk: list[_Tok], wrapper: bool = False) -> list[tuple[int, int]]:
     """(offset, column) of the lines after the chunk's last code token where dropped closers
-    most likely sat on lines of their own; only for the chunk that ends the text.
+    most likely sat on lines of their own, up to the next line that starts in column 0
+    (`evidence.chunk_end`).
 
-    Blank lines that keep an indentation (see `_blank_lines`). The text's last line left empty
-    (the text ends with a line break) counts as one at column 0 only with evidence that the
-    form closes on a line of its own: its last code line ends with a comment, it has other
-    lines that start with a closer, or it is a wrapper whose body sits at column 0.
-    Otherwise a trailing line break is just the end of a file, and the closers go on the last
-    code line.
+    Blank lines that keep an indentation (see `_blank_lines`). The line after the last code
+    line left empty counts as one at column 0 only with evidence that the form closes on a
+    line of its own: its last code line ends with a comment, it has other lines that start
+    with a closer, or it is a wrapper whose body sits at column 0. Otherwise a line break
+    there is just the end of a form, and the closers go on the last code line.
+
+    Before another form (not at the end of the text) a file often has blank lines of its
+    own, spaces left on them or not: there a blank line counts only in a form that has
+    other lines starting with a closer, and the empty line only after a comment.
     """
     end = chunk[-1].end
-    holes = _blank_lines(text, end, len(text))
-    if not holes and text.endswith("\n") and "\n" in text[end:]:
-        last_code_line = text[end:text.find("\n", end)]
+    limit = evidence.chunk_end(text, chunk)
+    own_line_closers = any(t.first and t.code in ")]}" for t in chunk)
+    last = limit == len(text)
+    holes = _blank_lines(text, end, limit) if last or own_line_closers else []
+    nl = text.find("\n", end, limit)
+    if not holes and nl >= 0 and (nl + 1 == len(text) or text[nl + 1] == "\n"):
+        last_code_line = text[end:nl]
         comment_ends_code_line = ";" in last_code_line or "#|" in last_code_line
-        own_line_closers = any(t.first and t.code in ")]}" for t in chunk)
-        if comment_ends_code_line or own_line_closers or wrapper:
-            holes.append((len(text), 0))
+        if comment_ends_code_line or (last and (own_line_closers or wrapper)):
+            holes.append((nl + 1, 0))
     return holes
 
 
@@ -824,14 +830,16 @@ def _final_positions(text: str, chunk: list[_Tok], stack: list, holes) -> list[i
     """Where each form still open at the end of the chunk closes, innermost first.
 
     After the last code token, or in the holes after it (see `_place_in_holes`). Trailing
-    blanks on that line with no line break after them (`(f x) )))`) say the closers of the
-    forms opened on the last line came before the blanks and the others after them.
+    blanks on that line (`(f x) )))`) say the closers of the forms opened on the last line
+    came before the blanks and the others after them.
     """
     end = chunk[-1].end
-    tail = text[end:]
-    if not holes and tail and "\n" not in tail and tail.strip(" \t") == "":
+    nl = text.find("\n", end)
+    line_end = len(text) if nl < 0 else nl
+    tail = text[end:line_end]
+    if not holes and tail and tail.strip(" \t") == "":
         line_start = text.rfind("\n", 0, end) + 1
-        return [end if o.tok.start >= line_start else len(text) for o in reversed(stack)]
+        return [end if o.tok.start >= line_start else line_end for o in reversed(stack)]
     return _place_in_holes(end, stack, holes)
 
 

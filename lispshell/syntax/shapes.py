@@ -614,6 +614,8 @@ _CL_BINDINGS = frozenset("let let* prog prog* symbol-macrolet compiler-let progv
 _CL_FBINDINGS = frozenset("flet labels macrolet".split())
 _CL_KEYED = frozenset("case ecase ccase typecase etypecase ctypecase".split())
 _CL_CLAUSE_DEFS = frozenset("handler-case restart-case".split())     # (name (vars) body)
+# (object stream &key type identity) and the like: a list of forms, no call
+_CL_SPEC_FIRST = frozenset("print-unreadable-object pprint-logical-block".split())
 _SCHEME_LAMBDA_AT = {"define": 1, "define*": 1, "lambda": 1, "lambda*": 1,
                      "define-public": 1, "define-inlinable": 1, "define-syntax-rule": 1,
                      "receive": 1, "call-with-values": -1, "define-record-type": 99}
@@ -657,7 +659,7 @@ def child_role(head: str, role: str | None, index: int, prior: list, dialect: st
         if name in ("do", "do*"):
             return "bindings" if index == 1 else "clause" if index == 2 else None
         if name.startswith(("do-", "dolist", "dotimes", "dovector", "dohash", "with-")) and \
-                index == 1:
+                index == 1 or name in _CL_SPEC_FIRST and index == 1:
             return "clause"           # (var list [result]), (stream ...) and the like
         if name.startswith(("def", "define-")) and name not in _RULES[CL] and index in (1, 2):
             return DATA               # an unknown definer: (defthing name (lambda list) ...)
@@ -676,6 +678,8 @@ def child_role(head: str, role: str | None, index: int, prior: list, dialect: st
             return DATA
         if name.startswith("define") and index == 1:
             return DATA               # (define-folder (name args) ...): a definer's header
+        if name == "define-class" and index >= 2:
+            return DATA               # GOOPS: superclasses, then slot and class options
         if name in _SCHEME_BINDINGS:
             named = len(prior) > 1 and prior[1].kind == "atom"
             if index == (2 if named else 1):
