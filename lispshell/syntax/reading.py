@@ -71,11 +71,18 @@ class LineIndex:
     """Offsets <-> 1-based lines and 1-based character columns for one text (see the module
     docstring for the column rule), and the visual `width` indentation compares."""
 
-    __slots__ = ("text", "_starts")
+    __slots__ = ("text", "_starts", "_known")
+
+    # A call on a text never seen asks the lines of a few offsets (the form it read or edited):
+    # counting the newlines from the nearest line already known costs far less than the table
+    # of every line start (a millisecond on a big file), which is built once that many were
+    # asked, or when something needs every line.
+    PROBES = 32
 
     def __init__(self, text: str):
         self.text = text
         self._starts = None
+        self._known: dict = {}      # line -> its start, for the lines asked before the table
 
     @property
     def starts(self) -> list:
@@ -84,26 +91,47 @@ class LineIndex:
             self._starts = [0] + [m.end() for m in re.finditer("\n", self.text)]
         return self._starts
 
+    def _line_and_start(self, offset: int) -> tuple[int, int]:
+        if self._starts is None and len(self._known) < self.PROBES and offset >= 0:
+            line, start = 1, 0
+            for known_line, known_start in list(self._known.items()):
+                if start < known_start <= offset:
+                    line, start = known_line, known_start
+            text = self.text
+            nl = text.rfind("\n", start, offset)
+            if nl >= 0:
+                line += text.count("\n", start, nl + 1)
+                start = nl + 1
+            self._known[line] = start
+            return line, start
+        starts = self.starts
+        i = bisect.bisect_right(starts, offset) - 1
+        return i + 1, starts[i]
+
     def line(self, offset: int) -> int:
-        return bisect.bisect_right(self.starts, offset)
+        return self._line_and_start(offset)[0]
 
     def line_col(self, offset: int) -> tuple[int, int]:
-        i = bisect.bisect_right(self.starts, offset) - 1
-        return i + 1, offset - self.starts[i] + 1
+        line, start = self._line_and_start(offset)
+        return line, offset - start + 1
 
     def line_start(self, line: int) -> int:
+        if self._starts is None and (line in self._known or line == 1):
+            return self._known.get(line, 0)
         return self.starts[line - 1]
 
     def line_end(self, line: int) -> int:
         """Offset of the line's newline (or of the end of text), `\\r` excluded."""
-        starts = self.starts
-        end = starts[line] - 1 if line < len(starts) else len(self.text)
-        if end > starts[line - 1] and self.text[end - 1] == "\r":
+        start = self.line_start(line)
+        end = self.text.find("\n", start)
+        if end < 0:
+            end = len(self.text)
+        if end > start and self.text[end - 1] == "\r":
             end -= 1
         return end
 
     def line_text(self, line: int) -> str:
-        start = self.starts[line - 1]
+        start = self.line_start(line)
         end = self.text.find("\n", start)
         return self.text[start:] if end < 0 else self.text[start:end]
 
@@ -113,8 +141,7 @@ class LineIndex:
 
     def width(self, offset: int) -> int:
         """The visual width of the line before `offset`, tabs to the next multiple of 8."""
-        start = self.starts[bisect.bisect_right(self.starts, offset) - 1]
-        return visual_width(self.text[start:offset])
+        return visual_width(self.text[self._line_and_start(offset)[1]:offset])
 
 
 def visual_width(s: str) -> int:
