@@ -28,7 +28,9 @@ indentation. The winner is then weighed (`evidence.weigh`).
 """
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass, field
+from functools import lru_cache
 
 from lispshell.syntax import evidence, limits
 from lispshell.syntax.dialects import CLOSER_OF, OPENER_OF, resolve_dialect
@@ -808,19 +810,22 @@ def _closer_holes(text: str, chunk: list[_Tok], wrapper: bool = False) -> list[t
     with a closer, or it is a wrapper whose body sits at column 0. Otherwise a line break
     there is just the end of a form, and the closers go on the last code line.
 
-    Before another form (not at the end of the text) a file often has blank lines of its
-    own, spaces left on them or not: there a blank line counts only in a form that has
-    other lines starting with a closer, and the empty line only after a comment.
+    Before another form (not at the end of the text) a file often has a blank line of its
+    own, spaces left on it or not: there blank lines count only in a form that has other
+    lines starting with a closer, after a comment that ends the last code line, or when
+    there are two of them; the empty line only after such a comment.
     """
     end = chunk[-1].end
     limit = evidence.chunk_end(text, chunk)
     own_line_closers = any(t.first and t.code in ")]}" for t in chunk)
     last = limit == len(text)
-    holes = _blank_lines(text, end, limit) if last or own_line_closers else []
     nl = text.find("\n", end, limit)
+    last_code_line = text[end:nl if nl >= 0 else limit]
+    comment_ends_code_line = ";" in last_code_line or "#|" in last_code_line
+    holes = _blank_lines(text, end, limit)
+    if not (last or own_line_closers or comment_ends_code_line or len(holes) > 1):
+        holes = []
     if not holes and nl >= 0 and (nl + 1 == len(text) or text[nl + 1] == "\n"):
-        last_code_line = text[end:nl]
-        comment_ends_code_line = ";" in last_code_line or "#|" in last_code_line
         if comment_ends_code_line or (last and (own_line_closers or wrapper)):
             holes.append((nl + 1, 0))
     return holes
@@ -831,16 +836,30 @@ def _final_positions(text: str, chunk: list[_Tok], stack: list, holes) -> list[i
 
     After the last code token, or in the holes after it (see `_place_in_holes`). Trailing
     blanks on that line (`(f x) )))`) say the closers of the forms opened on the last line
-    came before the blanks and the others after them.
+    came before the blanks and the others after them: at the end of the text; before
+    another form only in a file that ends lines with `) )))` at least as often as with
+    closers and trailing blanks (which files have of their own after a form's closers).
     """
     end = chunk[-1].end
     nl = text.find("\n", end)
     line_end = len(text) if nl < 0 else nl
     tail = text[end:line_end]
-    if not holes and tail and tail.strip(" \t") == "":
+    if not holes and tail and tail.strip(" \t") == "" and (nl < 0 or _spaced_closers(text)):
         line_start = text.rfind("\n", 0, end) + 1
         return [end if o.tok.start >= line_start else line_end for o in reversed(stack)]
     return _place_in_holes(end, stack, holes)
+
+
+_SPACED_RUN = re.compile(r"[)\]}][ \t]+[)\]}]+\r?$", re.M)
+_TRAILING_BLANKS = re.compile(r"[)\]}][ \t]+\r?$", re.M)
+
+
+@lru_cache(maxsize=8)
+def _spaced_closers(text: str) -> bool:
+    """Does the text end lines with closers a blank apart (`x)) )))`) at least as often as
+    with closers followed by blanks and nothing else?"""
+    spaced = len(_SPACED_RUN.findall(text))
+    return spaced > 0 and spaced >= len(_TRAILING_BLANKS.findall(text))
 
 
 def _place_in_holes(end: int, stack: list, holes) -> list[int]:
