@@ -203,35 +203,40 @@ def _write_and_record(path: Path, data: bytes, root: Path | None, expected: str 
         try:
             current, st = _read_fd(fd, path)
             _writable(st, fd, path)
-            if expected is not None and digest(current) != expected:
+            before = digest(current)
+            if expected is not None and before != expected:
                 raise FileError("STALE", f"{path} changed while the edit was prepared; "
                                 "nothing was written")
+            # From here the file must still hold `current` (when expected was given): compared
+            # as bytes, which costs less than hashing them again.
+            check = current if expected is not None else None
             if st.st_nlink > 1:
-                _write_in_place(parent, name, path, data, expected)
+                _write_in_place(parent, name, path, data, check)
             else:
-                _write_by_rename(parent, name, path, data, st, fd, expected)
+                _write_by_rename(parent, name, path, data, st, fd, check)
         finally:
             os.close(fd)
     finally:
         os.close(parent)
+    after = digest(data)
     if journal:
         try:
             from lispshell import journal as undo_journal
-            undo_journal.record(path, current, digest(current),
-                                digest(data), tool)
+            undo_journal.record(path, current, before, after, tool)
         except OSError:
             pass    # the edit is made; only its undo is lost (the state directory is unwritable)
-    return digest(data)
+    return after
 
 
 def _write_in_place(parent: int, name: str, path: Path, data: bytes,
-                    expected: str | None) -> None:
-    """A file with several hard links keeps them all: its own inode is rewritten."""
+                    check: bytes | None) -> None:
+    """A file with several hard links keeps them all: its own inode is rewritten. `check`: the
+    bytes it must still hold (None: no check)."""
     fd = _open_file(parent, name, path, os.O_RDWR)
     try:
-        if expected is not None:
+        if check is not None:
             now, _ = _read_fd(fd, path)
-            if digest(now) != expected:
+            if now != check:
                 raise FileError("STALE", f"{path} changed while the edit was prepared; "
                                 "nothing was written")
         os.lseek(fd, 0, os.SEEK_SET)
@@ -247,7 +252,7 @@ def _write_in_place(parent: int, name: str, path: Path, data: bytes,
 
 
 def _write_by_rename(parent: int, name: str, path: Path, data: bytes, st: os.stat_result,
-                     original: int, expected: str | None) -> None:
+                     original: int, check: bytes | None) -> None:
     tmp = f".{name}.{secrets.token_hex(4)}.tmp"
     try:
         fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC,
@@ -270,14 +275,14 @@ def _write_by_rename(parent: int, name: str, path: Path, data: bytes, st: os.sta
             _copy_xattrs(original, fd)
         finally:
             os.close(fd)
-        if expected is not None:
+        if check is not None:
             # As late as possible: read the file again right before it is replaced.
-            check = _open_file(parent, name, path, os.O_RDONLY)
+            again = _open_file(parent, name, path, os.O_RDONLY)
             try:
-                now, _ = _read_fd(check, path)
+                now, _ = _read_fd(again, path)
             finally:
-                os.close(check)
-            if digest(now) != expected:
+                os.close(again)
+            if now != check:
                 raise FileError("STALE", f"{path} changed while the edit was prepared; "
                                 "nothing was written")
         os.replace(tmp, name, src_dir_fd=parent, dst_dir_fd=parent)
