@@ -7,8 +7,10 @@ import random
 import pytest
 from hypothesis import given, settings, strategies as st
 
+from lispshell.syntax.evidence import text_arities
 from lispshell.syntax.lexer import tokenize
 from lispshell.syntax.repair import apply_edits, repair
+from lispshell.syntax.shapes import DATA, child_role
 from lispshell.syntax.validate import top_level_forms, validate
 
 DEFUN = "(defun f (x)\n  (let ((y 1))\n    (+ x y)))\n"
@@ -217,3 +219,45 @@ def test_wrapper_whose_first_child_runs_over_several_lines():
     text = "(macrolet ((def (x)\n             `(list ,x)))\n(def a)\n(def b)\n"
     new, _, confident = repair(text, "cl")
     assert new == text + ")" and not confident
+
+
+# --- a damaged form inside its file, other forms after it (as `lispshell check` repairs) ----
+
+@pytest.mark.parametrize("damaged,original,dialect", [
+    # a comment ends the last code line: the closer went on a line of its own, before the
+    # blank line that separates the forms
+    ("(defun f (x)\n  (g x) ; done\n\n\n(defun h () 1)\n",
+     "(defun f (x)\n  (g x) ; done\n)\n\n(defun h () 1)\n", "cl"),
+    # a form that closes on lines of its own: the blank lines it left keep their closers
+    ("(define (f x)\n  (cond\n    (x 1)\n    )\n  (g x\n    \n  \n\n(define y 2)\n",
+     "(define (f x)\n  (cond\n    (x 1)\n    )\n  (g x\n    )\n  )\n\n(define y 2)\n", "scheme"),
+    # no such sign: a blank line with spaces left on it is the file's own, not a closer's
+    ("(defn f [x]\n  (g x\n  \n(defn h [] 1)\n",
+     "(defn f [x]\n  (g x))\n  \n(defn h [] 1)\n", "clojure"),
+    # trailing blanks on the last line: the file's own after closers, unless the file writes
+    # `) )))` at least as often
+    ("(defn f [x]\n  (g x \n\n(defn h [] 1)   \n",
+     "(defn f [x]\n  (g x)) \n\n(defn h [] 1)   \n", "clojure"),
+    ("(define (f x)\n  (g (h x) \n\n(define (k y)\n  (g y) )\n",
+     "(define (f x)\n  (g (h x)) )\n\n(define (k y)\n  (g y) )\n", "scheme"),
+])
+def test_a_form_damaged_inside_its_file(damaged, original, dialect):
+    r = repair(damaged, dialect)
+    assert r.text == original, r.why
+    assert apply_edits(damaged, r.edits) == r.text
+
+
+def test_only_calls_are_counted_for_arities():
+    # `(x 1)` is a binding and `(a b)` a lambda list, not calls with one argument; inside
+    # `doto` a call gets the target as one argument more than it shows
+    text = "\n".join(["(let ((x 1)) x)"] * 4 + ["(lambda (a b) a)"] * 4) + "\n"
+    arities = text_arities(text, "cl")
+    assert "x" not in arities and "a" not in arities
+    clj = "\n".join(["(doto o (.setFoo 1))"] * 3) + "\n"
+    assert text_arities(clj, "clojure")[".setFoo"] == (2, 2)
+
+
+def test_lists_that_are_no_calls_by_the_form_around_them():
+    # print-unreadable-object's (object stream &key ...) and GOOPS slot specs
+    assert child_role("print-unreadable-object", None, 1, [], "cl") == "clause"
+    assert child_role("define-class", None, 3, [], "scheme") == DATA
