@@ -169,7 +169,6 @@ def parse(text: str, dialect: str) -> Node:
 _LEAF_KIND = {"s": "string", "S": "string", "c": "char", "C": "char"}   # other leaves: atom
 _TRIVIA_KIND = {";": "comment", "b": "block_comment", "B": "block_comment"}
 _CHILDREN = Node.__dict__["children"]   # the slot itself, under _LazyList's property
-_PREFIX_CODE = re.compile("[pd]")       # prefix and datum-comment tokens in reading codes
 _EXPANDING = Lock()                     # two threads may visit one shared tree
 
 
@@ -215,7 +214,7 @@ def _reads_whole(reading) -> bool:
     n = len(codes)
     past: dict[int, int] = {}       # prefix token -> the token after its datum(s)
     # the last prefix first, so that the prefixes inside a prefix's datum are measured already
-    for j in reversed([m.start() for m in _PREFIX_CODE.finditer(codes)]):
+    for j in reversed(reading.prefixes):
         needs = 2 if codes[j] == "p" and tokens.text_of(j) in _TWO_DATUM_PREFIXES else 1
         i = j + 1
         while needs:

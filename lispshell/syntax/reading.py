@@ -42,6 +42,7 @@ import unicodedata
 from collections import OrderedDict
 from dataclasses import dataclass
 from itertools import accumulate, compress, count
+from operator import add
 from threading import Lock
 
 from lispshell.syntax.dialects import CL, CLOJURE, CLOSER_OF, OPENER_OF, SCHEME, resolve_dialect
@@ -62,7 +63,6 @@ MAX_ERRORS = 20
 _DELIM_MASK = str.maketrans({**{c: "\x00" for c in range(128)},
                              **{ord(c): "\x01" for c in "()[]{}"}})
 _DEPTH_DELTA = {"(": 1, "[": 1, "{": 1}
-_MISSING_DATUM = re.compile(r"[pd][;b]*[)\]}]")    # a prefix or #_ right before a closer
 
 
 # ---- positions ---------------------------------------------------------------------------------
@@ -197,7 +197,7 @@ class Reading:
 
     def __init__(self, text: str, dialect: str, tokens: TokenList, state: LexState):
         self.text, self.dialect, self.tokens, self.state = text, dialect, tokens, state
-        self._lines = self._depths = self._problems = None
+        self._lines = self._depths = self._problems = self._prefixes = None
         self._walk()
 
     @property
@@ -249,9 +249,12 @@ class Reading:
                     partner[j] = o
                 else:
                     bad.append((j, 1, "UNMATCHED_CLOSE", None))
-        if "p" in codes or "d" in codes:
-            for m in _MISSING_DATUM.finditer(codes):
-                bad.append((m.end() - 1, 0, "MISSING_DATUM", None))
+        for j in self.prefixes:           # a prefix or #_ right before a closer
+            j += 1
+            while j < n and codes[j] in TRIVIA:
+                j += 1
+            if j < n and codes[j] in CLOSERS:
+                bad.append((j, 0, "MISSING_DATUM", None))
         # the reader stops at the first; at one closer a missing datum is what it sees first
         self.delimiter_problems = sorted(bad) if len(bad) > 1 else bad
         self.partner = partner
@@ -301,6 +304,17 @@ class Reading:
     # -- derived, on first use -------------------------------------------------------------------
 
     @property
+    def prefixes(self) -> list[int]:
+        """The indexes of the prefix and `#_` tokens, in order."""
+        if self._prefixes is None:
+            codes = self.tokens.codes
+            found = _positions(codes, "p")
+            if "d" in codes:
+                found = sorted(found + _positions(codes, "d"))
+            self._prefixes = found
+        return self._prefixes
+
+    @property
     def spans(self) -> list[tuple[int, int]]:
         """(start, end) offsets of the complete top-level forms before the first problem."""
         starts, ends = self.tokens.starts, self.tokens.ends
@@ -345,6 +359,12 @@ class Reading:
         line, col = self.lines.line_col(start)
         return {"delim": DELIM_OF[self.tokens.codes[o]], "offset": start, "line": line,
                 "col": col}
+
+
+def _positions(codes: str, code: str) -> list[int]:
+    """Where `code` is in `codes`: from the lengths of the pieces between, summed in C (a
+    regex search of a character class looks at every token, three times slower)."""
+    return list(map(add, accumulate(map(len, codes.split(code)[:-1])), count()))
 
 
 def _prefix_arity(tok: str, dialect: str) -> int:
@@ -536,7 +556,7 @@ def _splice(old: Reading, p: int, s: int, text: str) -> Reading | None:
     r = Reading.__new__(Reading)
     r.text, r.dialect, r.state = text, old.dialect, state
     r.tokens = spliced(tokens, a, mid, k, gap, b, text, old.dialect)
-    r._lines = r._depths = r._problems = None
+    r._lines = r._depths = r._problems = r._prefixes = None
     delimiters = old.delimiters
     da, db = bisect.bisect_left(delimiters, a), bisect.bisect_left(delimiters, b)
     right = old.partner[b:]
