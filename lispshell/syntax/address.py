@@ -19,6 +19,7 @@ from __future__ import annotations
 import difflib
 import re
 from dataclasses import dataclass
+from functools import lru_cache
 
 from lispshell.syntax.cst import (
     LineIndex, Node, StructureError, derived, head_of, inner, is_top_level, outer,
@@ -184,6 +185,7 @@ def top_level_forms(root: Node, source: str, dialect: str) -> list[FormInfo]:
         fi for n in root.code_children if (fi := form_info(n, source, dialect))])
 
 
+@lru_cache(maxsize=4096)    # asked for every top-level form of a file: heads repeat
 def _type_matches(ftype: str, wanted: str, dialect: str) -> bool:
     a, b = _fold(ftype, dialect), _fold(wanted.strip(), dialect)
     if a == b:

@@ -256,8 +256,9 @@ def _level(reading, first: int, stop: int, container: Node) -> list[Node]:
             continue
         if c in "([{":
             k = partner[j]
+            # (a closer is one character: it starts one before its end)
             node = _LazyList("list", start_of(j), ends[k], None, (reading, j + 1, k), ends[j],
-                             start_of(k), DELIM_OF_CHAR[c])
+                             ends[k] - 1, DELIM_OF_CHAR[c])
             j = k + 1
             is_datum = True
         elif c in _TRIVIA_KIND:

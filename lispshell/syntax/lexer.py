@@ -309,7 +309,10 @@ class TokenList(Sequence):
         when they are not summed yet."""
         if self._starts is not None:
             return self._starts[index]
-        return self.ends[index] - len(self.text_of(index))
+        ends = self._ends if self._ends is not None else self.ends
+        if self._texts is not None:     # (asked for every node of a tree: kept short)
+            return ends[index] - len(self._texts[index])
+        return ends[index] - len(self.text_of(index))
 
     def text_of(self, index: int) -> str:
         """The text of token `index`."""
