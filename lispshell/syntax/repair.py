@@ -825,9 +825,10 @@ def _closer_holes(text: str, chunk: list[_Tok], wrapper: bool = False) -> list[t
     holes = _blank_lines(text, end, limit)
     if not (last or own_line_closers or comment_ends_code_line or len(holes) > 1):
         holes = []
-    if not holes and nl >= 0 and (nl + 1 == len(text) or text[nl + 1] == "\n"):
+    if not holes and nl >= 0 and (last and text.endswith("\n") or text[nl + 1] == "\n"):
         if comment_ends_code_line or (last and (own_line_closers or wrapper)):
-            holes.append((nl + 1, 0))
+            # the text's last line, or the first empty one before the next form
+            holes.append((len(text) if last else nl + 1, 0))
     return holes
 
 
