@@ -284,6 +284,7 @@ def main(argv=None):
         ours, tied = [], []
         for cls, dialect, orig, dmg, where in flat:
             ties.clear()
+            after = ""
             if in_file and where is not None:
                 text, start = where
                 before, after = text[:start], text[start + len(orig):]
@@ -300,7 +301,13 @@ def main(argv=None):
             if dump and not exact:
                 dump.write(json.dumps({"class": cls, "dialect": dialect, "in_file": in_file,
                                        "level": r.level, "why": r.why, "original": orig,
-                                       "damaged": dmg, "repaired": got}) + "\n")
+                                       "damaged": dmg, "repaired": got,
+                                       # what follows the form in its file, and the repair
+                                       # of both when it moved a closer past the form
+                                       "after": after[:300],
+                                       "repaired_region": None if got is not None or not after
+                                       else r.text[len(before):len(before) + len(dmg) + 300]})
+                           + "\n")
         return ours, tied
 
     if args.in_file_only:

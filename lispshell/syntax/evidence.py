@@ -193,6 +193,9 @@ def shape_problems(text: str, vt: list[_V], dialect: str, points: set[int],
     root = {"elems": [], "pend": [], "quoted": False, "uncountable": False, "role": None}
     frames = [root]
     out: list[str] = []
+    # names the form binds to local functions or variables (`shapes.binds`), anywhere in
+    # it: a call of one says nothing by the global function's argument count
+    local: set[str] = set()
 
     def start_datum(f) -> tuple[bool, bool, str | None]:
         """A datum starts in frame f: (is it a prefix's datum, is it quoted, the prefix
@@ -241,13 +244,13 @@ def shape_problems(text: str, vt: list[_V], dialect: str, points: set[int],
                     not f["uncountable"] and elems and elems[0].kind == "atom":
                 head = elems[0].text
                 args = elems[1:] + ([shapes.Arg("other")] if f["role"] else [])
-                why = shapes.problem(head, args, dialect)
-                known = arities.get(head)
+                why = None if head in local else shapes.problem(head, args, dialect)
+                known = None if head in local else arities.get(head)
                 source = "the text's own definition or calls"
-                if why is None and known is None and counts:
+                if why is None and known is None and counts and head not in local:
                     known, source = shapes.stdlib_arity(head, dialect), "the standard library"
                 if why is None and known is None and image is not None and \
-                        not shapes.known(head, dialect):
+                        head not in local and not shapes.known(head, dialect):
                     known, source = image(head), "the running image's arglist"
                 if why is None and known is not None:
                     lo, hi = known
@@ -284,12 +287,21 @@ def shape_problems(text: str, vt: list[_V], dialect: str, points: set[int],
                 parent, f["role"], len(elems) - prefixed, elems, dialect)
             frames.append({"open": i, "kind": kind, "elems": [], "pend": [],
                            "quoted": quoted or role == shapes.DATA, "role": role,
-                           "uncountable": False, "attach": not prefixed})
+                           "uncountable": False, "attach": not prefixed,
+                           "binds": None if quoted else shapes.binds(
+                               kind, parent, role, len(elems) - prefixed, elems, dialect,
+                               f["role"], len(frames) == 2)})
         elif not prefixed:
             if tok == "." and dialect != CLOJURE:
                 f["uncountable"] = True       # a dotted list: no argument count
                 f["dot"] = len(f["elems"])
             f["elems"].append(shapes.Arg("string" if c in "sS" else "atom", tok))
+            bound = f.get("binds")
+            if bound and c == "a" and (bound == "all" or bound == "first" and
+                                       len(f["elems"]) == 1 or bound == "rest" and
+                                       len(f["elems"]) > 1 or bound == "even" and
+                                       len(f["elems"]) % 2):
+                local.add(tok)
             if len(f["elems"]) == 1 and tok in _TEMPLATES:
                 f["quoted"] = True            # macro patterns and templates are data
     return out

@@ -227,17 +227,53 @@ def _clj_fn_body(args):
     return "needs a parameter vector"
 
 
-def _clj_params(vector: Arg) -> str | None:
+def _clj_params(vector: Arg, nested: bool = False) -> str | None:
     """A parameter vector holds symbols, `&`, and vectors or maps to destructure (a `^hint`
-    before one is fine, and so is a template's `~name`); never a call, a string, a keyword or
-    a number."""
-    for e in vector.elems:
+    before one is fine, and so is a template's `~name`; a nested vector's `:as name` too);
+    never a call, a string, a keyword or a number; and no name twice (its vectors'
+    included)."""
+    for i, e in enumerate(vector.elems):
         if e.kind in ("list", "string") or \
                 (e.kind == "other" and e.text not in ("^", "#^", "~", "~@")) \
                 or (e.kind == "atom" and (e.text[:1] in ":0123456789\\\"" or
-                                          e.text in ("nil", "true", "false"))):
+                                          e.text in ("nil", "true", "false"))
+                    and not (nested and e.text == ":as")):
             return "its parameter vector holds something that is not a parameter"
+        if e.kind == "vector" and _clj_params(e, True):
+            return "its parameter vector holds something that is not a parameter"
+    if not nested:
+        names = [e for e in vector.elems if e.kind == "atom"] + \
+            [n for e in vector.elems if e.kind == "vector" for n in e.elems if n.kind == "atom"]
+        return _repeated(names)
     return None
+
+
+def _repeated(params: list[Arg]) -> str | None:
+    """A lambda list or parameter vector names each parameter once (Common Lisp and Scheme
+    say so; Clojure lets the last one win, but nobody writes that). Names starting with `_`
+    are the ignored ones, and `&`-words and `#:` keywords no names."""
+    seen: set[str] = set()
+    for p in params:
+        t = p.text.lower() if p.kind == "atom" else ""
+        if not t or t[0] in "_&#:." or t == ":as":
+            continue
+        if t in seen:
+            return f"its parameters name {p.text} twice"
+        seen.add(t)
+    return None
+
+
+def _lambda_list_once(at: int):
+    """The list at argument `at` (a lambda list, Scheme's `(name . formals)`) names each
+    parameter once (its own `(var default)` lists by their first element)."""
+    def rule(args):
+        if len(args) <= at or args[at].kind != "list":
+            return None
+        names = [e if e.kind == "atom" else e.elems[0] for e in args[at].elems
+                 if e.kind == "atom" or e.kind == "list" and e.elems and
+                 e.elems[0].kind == "atom"]
+        return _repeated(names)
+    return rule
 
 
 def _clj_defn(args):
@@ -311,12 +347,14 @@ _CL_RULES = {
     "flet": _all(_count(1), _first(_cl_fbindings, "a list of (name lambda-list body)")),
     "labels": _all(_count(1), _first(_cl_fbindings, "a list of (name lambda-list body)")),
     "defun": _all(_count(2), lambda a: None if len(a) < 2 or not _known(a[1]) or
-                  _cl_lambda_list(a[1]) else "its second element must be a lambda list"),
+                  _cl_lambda_list(a[1]) else "its second element must be a lambda list",
+                  _lambda_list_once(1)),
     "defmacro": _all(_count(2), lambda a: None if len(a) < 2 or not _known(a[1]) or
                      _is_list(a[1]) else "its second element must be a lambda list"),
     "defmethod": _all(_count(2), _cl_defmethod), "declare": _cl_declare,
     # a lambda with no body returns nil: nobody writes one
-    "lambda": _all(_count(2), _first(_is_list, "a lambda list")), "the": _TWO,
+    "lambda": _all(_count(2), _first(_is_list, "a lambda list"), _lambda_list_once(0)),
+    "the": _TWO,
     "setf": _pairs, "setq": _pairs, "psetf": _pairs, "psetq": _pairs,
     "cond": _clauses(), "case": _all(_count(1), _clauses(1)),
     "ecase": _all(_count(1), _clauses(1)), "typecase": _all(_count(1), _clauses(1)),
@@ -379,9 +417,9 @@ _CL_RULES = {
 
 _SCHEME_RULES = {
     "if": _count(2, 3), "when": _count(2), "unless": _count(2),
-    "define": _scheme_define, "string-append": _count(2),
+    "define": _all(_scheme_define, _lambda_list_once(0)), "string-append": _count(2),
     "let": _scheme_let, "let*": _scheme_let, "letrec": _scheme_let, "letrec*": _scheme_let,
-    "lambda": _count(2), "set!": _TWO, "quote": _ONE,
+    "lambda": _all(_count(2), _lambda_list_once(0)), "set!": _TWO, "quote": _ONE,
     "cond": _clauses(), "case": _all(_count(1), _clauses(1)),
     **{f: _ONE for f in ("not", "null?", "pair?", "car", "cdr", "cadr", "cddr", "caar",
                          "length", "reverse", "symbol?", "string?", "number?", "zero?",
@@ -708,6 +746,52 @@ def child_role(head: str, role: str | None, index: int, prior: list, dialect: st
         return DATA
     if name == "case" and index >= 2:
         return DATA
+    return None
+
+
+_CLJ_LET_LIKE = frozenset("""let let* loop binding when-let if-let when-some if-some for doseq
+dotimes with-open with-local-vars with-redefs""".split())
+_CLJ_FN_LIKE = frozenset("fn fn* defn defn- defmacro definline".split())
+
+
+def binds(kind: str, head: str, role: str | None, index: int, prior: list, dialect: str,
+          parent_role: str | None, top: bool) -> str | None:
+    """Which elements of a new list name local functions or variables that a call in the
+    form may then have as its head, so that the global function of that name says nothing
+    about the call's arguments: "all", "rest" (all but the first), "first", "even" (a
+    Clojure binding vector's names), or None. The list is element `index` of a list headed
+    by `head`, whose role is `parent_role`; `kind` list, vector or map; its own role is `role` (`child_role`); `top`: that
+    list is a top-level form. Common Lisp keeps functions apart from variables, so only
+    `flet`, `labels` and `macrolet` names shadow there; in Scheme and Clojure parameters
+    and bindings do too (`[sc test key]` makes `(test x 0)` no call of clojure.core's
+    one-argument `test`)."""
+    name = _name(head, dialect) if head else ""
+    if role == "fbinding":
+        # CL flet/labels and Clojure letfn: (name params body); not reify's methods
+        return "first" if parent_role in ("fbindings", "methods") else None
+    if dialect == CL:
+        return None
+    if dialect == SCHEME:
+        if kind != "list":
+            return None
+        if role == "binding":
+            return "first"
+        if role == DATA and index == 1 and name in ("lambda", "lambda*", "receive"):
+            return "all"
+        if role == DATA and index == 1 and name in ("define", "define*", "define-public",
+                                                     "define-inlinable"):
+            return "rest" if top else "all"   # a top-level define's name is global
+        return None
+    if kind != "vector":
+        return None
+    if parent_role == "fbinding" and index == 1:
+        return "all"                          # a letfn function's or a method's parameters
+    if index == 0 and not head and not prior:
+        return "all"                          # ([x y] body): one arity of fn or defn
+    if name in _CLJ_LET_LIKE and index == 1:
+        return "even"
+    if name in _CLJ_FN_LIKE and all(a.kind in ("atom", "string", "map") for a in prior[1:]):
+        return "all"
     return None
 
 
