@@ -240,6 +240,14 @@ def test_wrapper_whose_first_child_runs_over_several_lines():
      "(defn f [x]\n  (g x)) \n\n(defn h [] 1)   \n", "clojure"),
     ("(define (f x)\n  (g (h x) \n\n(define (k y)\n  (g y) )\n",
      "(define (f x)\n  (g (h x)) )\n\n(define (k y)\n  (g y) )\n", "scheme"),
+    # two empty lines after a form, in a file that closes forms alone in column 0: one is
+    # the line of the dropped closer; in a file that does not, both are the file's own
+    ("(define (a)\n (display 1)\n)\n\n(define (b)\n (display 2)\n\n\n(define c 1)\n",
+     "(define (a)\n (display 1)\n)\n\n(define (b)\n (display 2)\n)\n\n(define c 1)\n",
+     "scheme"),
+    ("(define (a)\n (display 1))\n\n(define (b)\n (display 2)\n\n\n(define c 1)\n",
+     "(define (a)\n (display 1))\n\n(define (b)\n (display 2))\n\n\n(define c 1)\n",
+     "scheme"),
 ])
 def test_a_form_damaged_inside_its_file(damaged, original, dialect):
     r = repair(damaged, dialect)
@@ -261,3 +269,52 @@ def test_lists_that_are_no_calls_by_the_form_around_them():
     # print-unreadable-object's (object stream &key ...) and GOOPS slot specs
     assert child_role("print-unreadable-object", None, 1, [], "cl") == "clause"
     assert child_role("define-class", None, 3, [], "scheme") == DATA
+
+
+# --- names the form binds: a local function or parameter is not the global one ------------
+
+@pytest.mark.parametrize("damaged,dialect", [
+    # flet's g takes two; the file's global g one: the global count must not pull a closer
+    # in between (g x) and y
+    ("(defun g (a) a)\n\n(defun f (x y)\n  (flet ((g (a b) (+ a b)))\n    (g x y\n", "cl"),
+    # a parameter named like clojure.core's one-argument test
+    ("(defn check [test x]\n  (when x\n    (test x 0)\n    (test x 1\n", "clojure"),
+    # a let-bound procedure named like Guile's one-argument car
+    ("(define (f x)\n  (let ((car (lambda (a b) a)))\n    (car x 1\n", "scheme"),
+])
+def test_a_bound_name_says_nothing_by_the_global_arity(damaged, dialect):
+    # before, the global count decided a closer after the first argument, as likely; now
+    # nothing tells the line end from that place, three closers missing: a guess
+    r = repair(damaged, dialect)
+    assert r.text == damaged.rstrip("\n") + ")))\n" and r.level == "guess", r.why
+
+
+def test_common_lisp_parameters_do_not_shadow_functions():
+    # a Lisp-2: a variable named list leaves (list ...) the function
+    text = "(defun f (list)\n  (car list 1\n"
+    r = repair(text, "cl")
+    assert r.text == "(defun f (list)\n  (car list) 1)\n" and r.level == "likely", r.why
+
+
+def test_a_parameter_list_names_each_parameter_once():
+    from lispshell.syntax.shapes import Arg, problem
+    x = Arg("atom", "x")
+    assert problem("fn", [Arg("vector", "", [x, x])], "clojure")
+    assert problem("fn", [Arg("vector", "", [Arg("atom", "_"), Arg("atom", "_")])],
+                   "clojure") is None
+    # a destructuring vector's names count too, and its `:as`
+    nested = Arg("vector", "", [Arg("atom", "root"), Arg("atom", ":as"), Arg("atom", "all")])
+    assert problem("fn", [Arg("vector", "", [Arg("atom", "a"), nested]), x], "clojure") is None
+    assert problem("fn", [Arg("vector", "", [Arg("atom", "root"), nested]), x], "clojure")
+    assert problem("lambda", [Arg("list", "", [x, Arg("list", "", [x, Arg("atom", "1")])]),
+                              x], "cl")
+    assert problem("lambda", [Arg("list", "", [x, Arg("atom", "y")]), x], "scheme") is None
+    assert problem("define", [Arg("list", "", [Arg("atom", "f"), x, x]), x], "scheme")
+
+
+def test_top_level_forms_and_recur_are_no_calls_to_count():
+    # three define* forms of one length are definitions, not calls of a 3-argument define*
+    text = "".join(f"(define* (f{i} a #:optional b)\n  (g a b))\n\n" for i in range(4))
+    assert "define*" not in text_arities(text, "scheme")
+    loops = "(loop [i 0] (recur (inc i)))\n" * 4
+    assert "recur" not in text_arities(loops, "clojure")

@@ -316,7 +316,7 @@ _DEFINERS = {CL: ("defun", "defmacro", "defgeneric", "defmethod"),
 _VARIADIC = frozenset("""list list* + - * / = < > <= >= and or progn begin do vector append
 concatenate format max min str println print prn apply funcall values error cerror warn
 string-append logior logand logxor max min concat hash-map vector hash-set conj assoc merge
-comp partial juxt cond case when unless let let* if inst define""".split())
+comp partial juxt cond case when unless let let* if inst define recur""".split())
 
 
 _NAMED_LETS = ("let", "let*", "letrec", "letrec*")
@@ -383,13 +383,16 @@ def text_arities(text: str, dialect: str) -> dict:
             frame = stack.pop()
             head, n, quoted, elems, opener = frame[:5]
             role = frame[7]
-            if head and not quoted and opener == "(" and role in (None, shapes.THREADED):
-                # inside `->` / `doto` a call gets one argument more than it shows
+            if head and not quoted and opener == "(" and role in (None, shapes.THREADED) \
+                    and stack:
+                # inside `->` / `doto` a call gets one argument more than it shows; a
+                # top-level form is a definition or a definer's macro (`define*`,
+                # `define-record-type`), as long as its body: no call
                 uses.setdefault(head, Counter())[n - (role is None)] += 1
                 if head in _NAMED_LETS and elems and len(elems) > 1 and elems[1][0] == "atom":
                     local.add(elems[1][1])     # a named let's loop: a name used many ways
-                if not stack:
-                    define(frame)              # top level only: no local ones
+            if head and not quoted and opener == "(" and not stack:
+                define(frame)                  # top level only: no local ones
             if frame[6]:
                 stack[-1][5] = False           # the datum a `^` hint was about: not counted
             elif stack and stack[-1][3] is not None and len(stack[-1][3]) < _KEPT:

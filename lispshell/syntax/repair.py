@@ -813,7 +813,8 @@ def _closer_holes(text: str, chunk: list[_Tok], wrapper: bool = False) -> list[t
     Before another form (not at the end of the text) a file often has a blank line of its
     own, spaces left on it or not: there blank lines count only in a form that has other
     lines starting with a closer, after a comment that ends the last code line, or when
-    there are two of them; the empty line only after such a comment.
+    there are two of them; the empty line only after such a comment, or when two empty
+    lines follow in a file that closes forms alone in column 0 (`_closes_alone`).
     """
     end = chunk[-1].end
     limit = evidence.chunk_end(text, chunk)
@@ -826,10 +827,24 @@ def _closer_holes(text: str, chunk: list[_Tok], wrapper: bool = False) -> list[t
     if not (last or own_line_closers or comment_ends_code_line or len(holes) > 1):
         holes = []
     if not holes and nl >= 0 and (last and text.endswith("\n") or text[nl + 1] == "\n"):
-        if comment_ends_code_line or (last and (own_line_closers or wrapper)):
+        if comment_ends_code_line or (last and (own_line_closers or wrapper)) or \
+                (not last and text.startswith("\n", nl + 2) and _closes_alone(text)):
             # the text's last line, or the first empty one before the next form
             holes.append((len(text) if last else nl + 1, 0))
     return holes
+
+
+_ALONE = re.compile(r"^[)\]}][ \t]*\r?$", re.M)
+_TWO_EMPTY = re.compile(r"\n\r?\n\r?\n[(\[{]")
+
+
+@lru_cache(maxsize=8)
+def _closes_alone(text: str) -> bool:
+    """Does the text close top-level forms with a closer alone in column 0 (`  (newline)\n)`)
+    at least as often as it puts two empty lines before one? Then two empty lines after a
+    form, where one is the file's own, are the line its dropped closer stood on."""
+    alone = len(_ALONE.findall(text))
+    return alone > 0 and alone >= len(_TWO_EMPTY.findall(text))
 
 
 def _final_positions(text: str, chunk: list[_Tok], stack: list, holes) -> list[int]:
