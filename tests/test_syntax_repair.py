@@ -228,6 +228,10 @@ def test_wrapper_whose_first_child_runs_over_several_lines():
     # blank line that separates the forms
     ("(defun f (x)\n  (g x) ; done\n\n\n(defun h () 1)\n",
      "(defun f (x)\n  (g x) ; done\n)\n\n(defun h () 1)\n", "cl"),
+    # with one empty line, in a file that puts one between forms, the comment came after
+    # the closers
+    ("(defun f (x)\n  (g x) ; done\n\n(defun h () 1)\n",
+     "(defun f (x)\n  (g x)) ; done\n\n(defun h () 1)\n", "cl"),
     # a form that closes on lines of its own: the blank lines it left keep their closers
     ("(define (f x)\n  (cond\n    (x 1)\n    )\n  (g x\n    \n  \n\n(define y 2)\n",
      "(define (f x)\n  (cond\n    (x 1)\n    )\n  (g x\n    )\n  )\n\n(define y 2)\n", "scheme"),

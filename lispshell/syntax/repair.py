@@ -813,7 +813,8 @@ def _closer_holes(text: str, chunk: list[_Tok], wrapper: bool = False) -> list[t
     Before another form (not at the end of the text) a file often has a blank line of its
     own, spaces left on it or not: there blank lines count only in a form that has other
     lines starting with a closer, after a comment that ends the last code line, or when
-    there are two of them; the empty line only after such a comment, or when two empty
+    there are two of them; the empty line only after such a comment when two empty lines
+    follow or the file puts none between forms (`_separates_forms`), or when two empty
     lines follow in a file that closes forms alone in column 0 (`_closes_alone`).
     """
     end = chunk[-1].end
@@ -827,11 +828,25 @@ def _closer_holes(text: str, chunk: list[_Tok], wrapper: bool = False) -> list[t
     if not (last or own_line_closers or comment_ends_code_line or len(holes) > 1):
         holes = []
     if not holes and nl >= 0 and (last and text.endswith("\n") or text[nl + 1] == "\n"):
-        if comment_ends_code_line or (last and (own_line_closers or wrapper)) or \
-                (not last and text.startswith("\n", nl + 2) and _closes_alone(text)):
+        two_empty = not last and text.startswith("\n", nl + 2)
+        if (comment_ends_code_line and (last or two_empty or not _separates_forms(text))) or \
+                (last and (own_line_closers or wrapper)) or (two_empty and _closes_alone(text)):
             # the text's last line, or the first empty one before the next form
             holes.append((len(text) if last else nl + 1, 0))
     return holes
+
+
+_FORM_AFTER_EMPTY = re.compile(r"[)\]}][ \t]*(?:;[^\n]*)?\n[ \t]*\r?\n[(\[{]")
+_FORM_AFTER_FORM = re.compile(r"[)\]}][ \t]*(?:;[^\n]*)?\n[(\[{]")
+
+
+@lru_cache(maxsize=8)
+def _separates_forms(text: str) -> bool:
+    """Does the text put an empty line between a form's end and the next form at least as
+    often as it starts the next one right after? Then a form's last line ending with a
+    comment (`(g x)) ; done`) and one empty line before the next form is how the file
+    writes it, not the place of a closer dropped after the comment (which leaves two)."""
+    return len(_FORM_AFTER_EMPTY.findall(text)) >= len(_FORM_AFTER_FORM.findall(text))
 
 
 _ALONE = re.compile(r"^[)\]}][ \t]*\r?$", re.M)
