@@ -252,6 +252,13 @@ def test_wrapper_whose_first_child_runs_over_several_lines():
     ("(define (a)\n (display 1))\n\n(define (b)\n (display 2)\n\n\n(define c 1)\n",
      "(define (a)\n (display 1))\n\n(define (b)\n (display 2))\n\n\n(define c 1)\n",
      "scheme"),
+    # a commented-out line, then a blank one: the closer came after the comment
+    ("(ns a\n  (:require [b])\n  ;;(:use [c])\n  \n\n(declare main)\n",
+     "(ns a\n  (:require [b])\n  ;;(:use [c])\n  )\n\n(declare main)\n", "clojure"),
+    # at the end of the text, a blank line with blanks on it in a file that has such lines
+    # of its own is no closer's line
+    ("(defn f [x]\n  x)\n  \n(defn g [y]\n  (h y\n  ",
+     "(defn f [x]\n  x)\n  \n(defn g [y]\n  (h y))\n  ", "clojure"),
 ])
 def test_a_form_damaged_inside_its_file(damaged, original, dialect):
     r = repair(damaged, dialect)
@@ -322,3 +329,10 @@ def test_top_level_forms_and_recur_are_no_calls_to_count():
     assert "define*" not in text_arities(text, "scheme")
     loops = "(loop [i 0] (recur (inc i)))\n" * 4
     assert "recur" not in text_arities(loops, "clojure")
+
+
+def test_a_space_after_an_opener_and_a_blank_at_the_line_end():
+    # `#{ :a :b }`: the author writes both blanks; the space is no sign of a dropped closer
+    r = repair("(def s\n  #{ :a :b \n", "clojure")
+    assert r.level == "guess" and r.text.startswith("(def s\n  #{ :a :b}") and r.rivals
+    assert repair("(defn f [x]\n  (fn [ x\n", "clojure").level == "likely"

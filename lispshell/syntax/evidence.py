@@ -659,6 +659,10 @@ def weigh(text: str, chunk: list, edits: list, dialect: str) -> Verdict:
     if rivals:
         return Verdict(GUESS, edits, "another placement fits the indentation as well", rivals)
     spaced = _same_line_moves(text, chunk, edits, best, dialect, closers, after_opener=True)
+    if spaced and _blank_before_closer(text, edits):
+        # `#{ :a :b }`: a blank after the opener and one before the closer, the line end
+        return Verdict(GUESS, edits, "a space after an opener, and a blank at the line end "
+                       "too: the author writes both", spaced)
     if spaced:
         # `(fn [ body` reads as `(fn [body])` too, but the space says where the closer was
         level = LIKELY if len(spaced) == 1 and _shapes_decide(text, chunk, spaced[0], dialect,
@@ -671,6 +675,18 @@ def weigh(text: str, chunk: list, edits: list, dialect: str) -> Verdict:
                        "and one of them may have stood earlier on its line: that reads, "
                        "agrees with the indentation and keeps every shape as well", ties[:3])
     return Verdict(LIKELY, edits, "the indentation decides")
+
+
+def _blank_before_closer(text: str, edits: list) -> bool:
+    """Is a closer inserted at a line end after trailing blanks, or before them (`:b }`)?"""
+    for e in edits:
+        if e["start"] == e["end"]:
+            nl = text.find("\n", e["start"])
+            tail = text[e["start"]:nl if nl >= 0 else len(text)]
+            if text[e["start"] - 1:e["start"]] in (" ", "\t") or \
+                    tail and not tail.strip(" \t\r"):
+                return True
+    return False
 
 
 # Closers missing in one run at a line end from which a tie with a mid-line place demotes a

@@ -812,8 +812,9 @@ def _closer_holes(text: str, chunk: list[_Tok], wrapper: bool = False) -> list[t
 
     Before another form (not at the end of the text) a file often has a blank line of its
     own, spaces left on it or not: there blank lines count only in a form that has other
-    lines starting with a closer, after a comment that ends the last code line, or when
-    there are two of them; the empty line only after such a comment when two empty lines
+    lines starting with a closer, after a comment (ending the last code line or on lines
+    of its own), or when there are two of them; at the end of the text also when the text
+    before the form has no blank line with blanks on it; the empty line only after such a comment when two empty lines
     follow or the file puts none between forms (`_separates_forms`), or when two empty
     lines follow in a file that closes forms alone in column 0 (`_closes_alone`).
     """
@@ -825,7 +826,12 @@ def _closer_holes(text: str, chunk: list[_Tok], wrapper: bool = False) -> list[t
     last_code_line = text[end:nl if nl >= 0 else limit]
     comment_ends_code_line = ";" in last_code_line or "#|" in last_code_line
     holes = _blank_lines(text, end, limit)
-    if not (last or own_line_closers or comment_ends_code_line or len(holes) > 1):
+    # a comment line after the last code line, then a blank one: the closer came after the
+    # comment (`;;(:use ...)\n  )`)
+    comment_before_hole = bool(holes) and (";" in text[end:holes[0][0]] or
+                                           "#|" in text[end:holes[0][0]])
+    if not (own_line_closers or comment_before_hole or len(holes) > 1 or
+            last and not _blanks_of_its_own(text, chunk[0].start)):
         holes = []
     if not holes and nl >= 0 and (last and text.endswith("\n") or text[nl + 1] == "\n"):
         two_empty = not last and text.startswith("\n", nl + 2)
@@ -834,6 +840,16 @@ def _closer_holes(text: str, chunk: list[_Tok], wrapper: bool = False) -> list[t
             # the text's last line, or the first empty one before the next form
             holes.append((len(text) if last else nl + 1, 0))
     return holes
+
+
+_BLANK_LINE = re.compile(r"^[ \t]+\r?$", re.M)
+
+
+def _blanks_of_its_own(text: str, start: int) -> bool:
+    """Does the text before `start` (the damaged form) have blank lines with blanks left on
+    them? Then one after the form at the end of the text is as likely the file's own as
+    the line of a dropped closer."""
+    return _BLANK_LINE.search(text, 0, start) is not None
 
 
 _FORM_AFTER_EMPTY = re.compile(r"[)\]}][ \t]*(?:;[^\n]*)?\n[ \t]*\r?\n[(\[{]")
