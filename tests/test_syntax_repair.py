@@ -235,9 +235,12 @@ def test_wrapper_whose_first_child_runs_over_several_lines():
     # a form that closes on lines of its own: the blank lines it left keep their closers
     ("(define (f x)\n  (cond\n    (x 1)\n    )\n  (g x\n    \n  \n\n(define y 2)\n",
      "(define (f x)\n  (cond\n    (x 1)\n    )\n  (g x\n    )\n  )\n\n(define y 2)\n", "scheme"),
-    # no such sign: a blank line with spaces left on it is the file's own, not a closer's
+    # no such sign, in a file that leaves blanks on blank lines of its own: the file's own
+    ("(def a 1)\n  \n(defn f [x]\n  (g x\n  \n(defn h [] 1)\n",
+     "(def a 1)\n  \n(defn f [x]\n  (g x))\n  \n(defn h [] 1)\n", "clojure"),
+    # in a file that has none: the closer's line
     ("(defn f [x]\n  (g x\n  \n(defn h [] 1)\n",
-     "(defn f [x]\n  (g x))\n  \n(defn h [] 1)\n", "clojure"),
+     "(defn f [x]\n  (g x)\n  )\n(defn h [] 1)\n", "clojure"),
     # trailing blanks on the last line: the file's own after closers, unless the file writes
     # `) )))` at least as often
     ("(defn f [x]\n  (g x \n\n(defn h [] 1)   \n",
@@ -336,3 +339,15 @@ def test_a_space_after_an_opener_and_a_blank_at_the_line_end():
     r = repair("(def s\n  #{ :a :b \n", "clojure")
     assert r.level == "guess" and r.text.startswith("(def s\n  #{ :a :b}") and r.rivals
     assert repair("(defn f [x]\n  (fn [ x\n", "clojure").level == "likely"
+
+
+def test_a_blank_line_after_a_form_decided_by_the_file_style_alone_is_a_guess():
+    # whether the line after (g x is where its closer stood or the file's own, nothing in
+    # the form says: either placement is a guess
+    for text in ("(defn f [x]\n  (g x\n  \n(defn h [] 1)\n",
+                 "(def a 1)\n  \n(defn f [x]\n  (g x\n  \n(defn h [] 1)\n"):
+        assert repair(text, "clojure").level == "guess"
+    # the form alone, or a sign in it (a comment line before the blank one): likely
+    assert repair("(defn f [x]\n  (g x\n  ", "clojure").level == "likely"
+    assert repair("(ns a\n  (:require [b])\n  ;;(:use [c])\n  \n\n(declare main)\n",
+                  "clojure").level == "likely"
