@@ -5,6 +5,8 @@ from __future__ import annotations
 
 import os
 import signal
+import subprocess
+import sys
 import threading
 import time
 import tracemalloc
@@ -278,6 +280,40 @@ def test_close_leaves_no_process(name):
     s.close()
     assert _gone(pid)
     assert not s.alive
+
+
+_HOLDER = """
+import sys
+from lispshell.lisp.session import LispSession
+s = LispSession(sys.argv[1])
+s.start()
+assert s.eval("(+ 1 2)").values == ["3"]
+print(s.pid, flush=True)
+sys.stdin.read()        # held until the test kills this process
+"""
+
+
+@pytest.mark.parametrize("name", LISPS)
+def test_a_child_whose_lispshell_was_killed_exits(name):
+    """lispshell killed (kill -9, the OOM killer) with SIGHUP ignored (nohup, some process
+    managers): the child's pty is gone, so its loop's reads and writes fail, and it must
+    exit, not report the failure to nobody for ever (it did, at full speed, in Guile and
+    Clojure)."""
+    holder = subprocess.Popen(
+        [sys.executable, "-c", _HOLDER, name], stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+        text=True, preexec_fn=lambda: signal.signal(signal.SIGHUP, signal.SIG_IGN))
+    try:
+        child = int(holder.stdout.readline())
+        holder.kill()
+        holder.wait()
+        deadline = time.monotonic() + 120     # the child's exit is the event waited for
+        while not _gone(child) and time.monotonic() < deadline:
+            time.sleep(0.1)
+        assert _gone(child), f"the {name} child {child} outlived its lispshell"
+    finally:
+        holder.kill()
+        if not _gone(child := locals().get("child", 0)) and child:
+            os.kill(child, signal.SIGKILL)
 
 
 def test_clojure_boots_in_the_background():

@@ -202,6 +202,10 @@
               \C (doseq [c (try (completions text) (catch Throwable _ nil))]
                    (seg \V c))
               \Q (System/exit 0)))
+          (catch java.io.IOException _
+            ;; The channel to lispshell failed (killed, its pty closed): nobody will read
+            ;; another answer, and trying again would spin here for ever.
+            (System/exit 1))
           (catch Throwable t
             (try
               (seg \E "lispshell-protocol-error")

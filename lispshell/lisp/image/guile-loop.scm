@@ -371,8 +371,14 @@ starts a fresh Guile.~%"))
           (lambda (key . args)
             (when (and server-token (eq? key 'quit))
               (leave 0))
-            (unless (eq? key 'lispshell-interrupt)
-              (false-if-exception
-               (begin (seg #\E) (display "lispshell-protocol-error" out)
-                      (seg #\M) (display (exn-message key args) out))))))
+            (unless (or (eq? key 'lispshell-interrupt)
+                        (false-if-exception
+                         (begin (seg #\E) (display "lispshell-protocol-error" out)
+                                (seg #\M) (display (exn-message key args) out)
+                                (force-output out)
+                                #t)))
+              ;; Not even the report could be written: lispshell's end of the channel is gone
+              ;; (killed, its pty or socket closed). Nobody will read another answer, and
+              ;; trying again would spin here for ever.
+              (leave 1))))
         (loop)))))

@@ -394,6 +394,13 @@
                               marker))
                 (#\Q (sb-ext:exit :code 0 :abort t))))))
         (error (c)
-          (ignore-errors
-           (seg marker #\E) (write-string "LISPSHELL-PROTOCOL-ERROR" *out*)
-           (seg marker #\M) (write-string (safe-string (lambda () (princ-to-string c))) *out*)))))))
+          (unless (ignore-errors
+                   (seg marker #\E) (write-string "LISPSHELL-PROTOCOL-ERROR" *out*)
+                   (seg marker #\M) (write-string (safe-string (lambda () (princ-to-string c)))
+                                                   *out*)
+                   (finish-output *out*)
+                   t)
+            ;; Not even the report could be written: lispshell's end of the channel is gone
+            ;; (killed, its pty closed, SIGHUP ignored). Nobody will read another answer, and
+            ;; trying again would spin here for ever.
+            (sb-ext:exit :code 1 :abort t)))))))
