@@ -327,6 +327,31 @@ def test_a_cached_answer_serves_longer_prefixes_word_by_word():
     assert not compound_match("m-v-b-x", "multiple-value-bind")
 
 
+def test_an_answer_asked_before_an_eval_and_back_after_it_is_not_kept():
+    """On a busy machine a completion asked before an eval can come back after the eval
+    cleared the cache: kept, it hid the names the eval defined from every longer prefix
+    (Tab after `(defun frobnicate ...)` completed nothing)."""
+    from lispshell.repl.completion import LiveCompleter
+
+    names = ["frob-old"]
+
+    class Session:
+        busy, ready = False, True
+
+        def completions(self, prefix, kind="symbol"):
+            answer = [n for n in names if n.startswith(prefix)]
+            names.append("frobnicate")       # the eval lands while this answer travels
+            completer.invalidate()
+            return answer
+
+    completer = LiveCompleter(lambda: session)
+    session = Session()
+    assert completer.candidates("frob") == ["frob-old"]
+    Session.completions = lambda self, prefix, kind="symbol": [
+        n for n in names if n.startswith(prefix)]
+    assert completer.candidates("frobn") == ["frobnicate"]
+
+
 def test_tab_completes_word_by_word_at_the_prompt(shell):
     sh = shell("--lisp", "sbcl", "--no-llm")
     sh.expect(PROMPT)

@@ -188,6 +188,9 @@ def test_the_toolbar_shows_the_arglist_of_the_operator_at_the_cursor(shell, lisp
 def test_doc_and_apropos_keys_print_above_the_prompt(shell):
     sh = shell("--lisp", "sbcl", "--no-llm")
     sh.expect(PROMPT)
+    sh.submit("(+ 1 2)")                      # the Lisp is up: a starting one says so instead
+    sh.expect("3")
+    sh.expect(PROMPT)
     sh.send("(mapcar")
     sh.send("\x18\x04")                       # Ctrl-X Ctrl-D
     sh.expect("documentation of mapcar")

@@ -748,12 +748,23 @@ class LispSession(Session):
             self._lock.release()
 
     # ------------------------------------------------------------------ completions
+    def _lock_for_lookup(self) -> bool:
+        """Take the lock for a completion once another look-up (the toolbar's arglist) has
+        let it go; False as soon as the Lisp is busy with an eval, starting or closed. A
+        look-up holding it always ends (it has its own deadline); an eval may not, and a
+        completion is not worth waiting for it."""
+        while True:
+            if not self.ready or self.busy or self._closed:
+                return False
+            if self._lock.acquire(timeout=0.05):
+                return True
+
     def completions(self, prefix: str, kind: str = "symbol") -> list[str]:
         """Names from the live image that match `prefix`: symbols, or with kind "system" the
         systems `,load-system` loads (a dialect that has them); [] at once if busy/not ready."""
         if kind == "system" and not self.dialect.systems:
             return []
-        if not self.ready or self.busy or not self._lock.acquire(blocking=False):
+        if not self._lock_for_lookup():
             return []
         try:
             if self._child is None or self._closed:
@@ -762,11 +773,10 @@ class LispSession(Session):
             try:
                 self._send("Y" if kind == "system" else "C", prefix)
                 # Generous: on a loaded machine or a huge image the answer is late, not lost,
-                # and the editor asks from a thread. Only an image that stays silent this long
-                # is restarted (a stray answer must never be taken for the next one).
+                # and the editor asks from a thread. A later one is given up, never the
+                # image: its answer carries this request's id, and the next reader drops it.
                 self._read_answer(answer, deadline=time.monotonic() + 30.0)
             except TimeoutError:
-                self._kill_child()
                 return []
             except _Died:
                 self._kill_child()

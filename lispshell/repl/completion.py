@@ -65,11 +65,15 @@ class LiveCompleter(Completer):
         self._cache: dict[tuple[str, str], list[str]] = {}   # (kind, prefix) -> names
         self._cache_owner: object = None
         self._lock = threading.Lock()
+        # Bumped by invalidate: an answer asked for before an eval and back after it (a busy
+        # machine) is not cached, or the name the eval defined would be filtered out.
+        self._generation = 0
 
     def invalidate(self) -> None:
         """Forget cached answers (after an eval: new names may exist)."""
         with self._lock:
             self._cache.clear()
+            self._generation += 1
 
     def candidates(self, prefix: str, kind: str = "symbol") -> list[str]:
         session = self.get_session()
@@ -81,6 +85,7 @@ class LiveCompleter(Completer):
                 self._cache_owner = session
             if (kind, prefix) in self._cache:
                 return self._cache[kind, prefix]
+            generation = self._generation
             for (known_kind, known), names in self._cache.items():
                 if known_kind == kind and prefix.lower().startswith(known.lower()) \
                         and len(names) < self.limit:
@@ -94,7 +99,8 @@ class LiveCompleter(Completer):
         except Exception:   # a dying child must not break the editor
             return []
         with self._lock:
-            self._cache[kind, prefix] = names
+            if generation == self._generation:
+                self._cache[kind, prefix] = names
         return names
 
     def get_completions(self, document, complete_event):

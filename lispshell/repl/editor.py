@@ -28,7 +28,7 @@ from prompt_toolkit.completion import ThreadedCompleter
 from prompt_toolkit.enums import DEFAULT_BUFFER
 from prompt_toolkit.application import get_app
 from prompt_toolkit.filters import Condition, has_focus
-from prompt_toolkit.history import FileHistory, ThreadedHistory
+from prompt_toolkit.history import FileHistory
 from prompt_toolkit.key_binding import KeyBindings
 from prompt_toolkit.layout.processors import HighlightMatchingBracketProcessor
 
@@ -209,7 +209,10 @@ def make_prompt_session(repl, lisp: str) -> PromptSession:
         message=repl.prompt_message,
         multiline=True,
         prompt_continuation=lambda width, line_number, soft_wrap: " " * width,
-        history=ThreadedHistory(history),
+        # Not ThreadedHistory: its lines arrive from a thread, and Up pressed at once on a
+        # busy machine found none. A file history loads whole in the one step of the event
+        # loop after the prompt is first drawn, before any key is read.
+        history=history,
         enable_history_search=True,
         lexer=input_lexer(lisp, pygments_lexer(lisp), repl.theme),
         style=prompt_style(repl.theme),
