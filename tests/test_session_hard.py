@@ -316,6 +316,27 @@ def test_a_child_whose_lispshell_was_killed_exits(name):
             os.kill(child, signal.SIGKILL)
 
 
+@pytest.mark.parametrize("name", LISPS)
+def test_interrupt_lands_when_lispshell_was_started_with_sigint_ignored(name):
+    """A shell script's background job starts with SIGINT ignored, and a child inherits
+    that: a JVM then never installs its handler, and Ctrl-C (or a deadline) left a Clojure
+    loop spinning. The child gets SIGINT back before its Lisp starts."""
+    old = signal.signal(signal.SIGINT, signal.SIG_IGN)
+    try:
+        s = LispSession(name, interrupt_grace=5.0)
+        s.start()
+    finally:
+        signal.signal(signal.SIGINT, old)
+    try:
+        c = CODE[name]
+        pid = s.pid
+        r = s.eval(c["spin"], timeout=0.5)
+        assert r.timed_out and r.error.type == "timeout" and not r.restarted
+        assert s.pid == pid and s.eval("(+ 1 2)").values == ["3"]
+    finally:
+        s.close()
+
+
 def test_clojure_boots_in_the_background():
     s = LispSession("clojure")
     try:

@@ -943,8 +943,11 @@ def _read_some(fd: int, poller, deadline: float | None) -> bytes | None:
 
 def _raw_stdin() -> None:
     """Runs in the child before exec: raw mode, so no echo, no 4096-byte line limit, no
-    signals from control characters, no CR/LF translation on either side."""
+    signals from control characters, no CR/LF translation on either side. SIGINT is how the
+    child is interrupted: lispshell started as a shell script's background job inherits it
+    ignored, and a JVM then never installs its handler (Ctrl-C left a Clojure loop running)."""
     tty.setraw(0)
+    signal.signal(signal.SIGINT, signal.SIG_DFL)
 
 
 def init_failure(session) -> str:
