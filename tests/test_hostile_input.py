@@ -274,6 +274,54 @@ def _no_forged_look_up(session, lisp, tries=80):
             assert got["value"] == "42", got
 
 
+
+# A thread that prints a line every 100 µs, all along (a server's log, say).
+PRINTER = {
+    "sbcl": ('(progn (sb-thread:make-thread (lambda () (loop repeat 1000000 do '
+             '(write-string (format nil "zz~%")) (finish-output) (sleep 0.0001)))) t)'),
+    "guile": ('(begin (use-modules (ice-9 threads)) (call-with-new-thread (lambda () '
+              '(let loop ((n 1000000)) (when (> n 0) (display "zz\\n") (usleep 100) '
+              '(loop (- n 1)))))) #t)'),
+    "clojure": '(do (future (dotimes [i 1000000] (print "zz\\n") (flush) (Thread/sleep 0 100000))) true)',
+}
+LINES = {"sbcl": '(format nil "a~%b~%c")', "guile": '(string-append "a" (string #\\newline) "b" '
+         '(string #\\newline) "c")', "clojure": '(str "a" \\newline "b" \\newline "c")'}
+
+
+def _answers_stay_whole(session, lisp):
+    assert session.eval(PRINTER[lisp]).error is None
+    for _ in range(100):
+        # Guile's loop once shared the printing thread's port, whose buffer is not safe for
+        # two threads: an answer's end was lost and this waited for ever; SBCL's wrote a value
+        # line by line, and the thread's lines landed inside it.
+        result = session.eval(LINES[lisp])
+        assert result.error is None and len(result.values) == 1, result
+        assert "zz" not in result.values[0] and "c" in result.values[0], result.values
+
+
+@pytest.mark.parametrize("lisp", list(PRINTER))
+def test_a_thread_printing_all_along_never_lands_inside_an_answer(lisp):
+    from lispshell.lisp.session import LispSession
+
+    with LispSession(lisp) as session:
+        _answers_stay_whole(session, lisp)
+
+
+def test_a_thread_printing_all_along_never_lands_inside_an_answer_over_the_guile_server(
+        tmp_path):
+    from lisp_servers import Server
+    from lispshell.lisp.connection import connect_session
+
+    srv = Server("guile", tmp_path).start()
+    try:
+        session = connect_session(srv.url, {})
+        try:
+            _answers_stay_whole(session, "guile")
+        finally:
+            session.close()
+    finally:
+        srv.kill()
+
 @pytest.mark.parametrize("lisp", list(FORGER))
 def test_a_thread_cannot_forge_a_look_up_on_a_child(lisp):
     from lispshell.lisp.session import LispSession

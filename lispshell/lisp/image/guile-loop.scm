@@ -9,6 +9,13 @@
   (let* ((marker (string-append (string (integer->char 30)) nonce))
          (in (current-input-port))
          (out (current-output-port))
+         ;; The person's code prints to a port of its own, on a duplicate of OUT's descriptor:
+         ;; a thread it leaves running inherits that port and may print while this loop writes
+         ;; an answer, and Guile's ports are not safe for two threads at once (bytes one thread
+         ;; put in the buffer can be overwritten by the other's: a frame's end lost, and
+         ;; lispshell waiting for it for ever). Each port reaches the descriptor by whole
+         ;; write(2)s, which the kernel keeps apart.
+         (user-out (fdopen (dup->fdes (fileno out)) "w"))
          (read-line (@ (ice-9 rdelim) read-line))
          (get-string-n (@ (ice-9 textual-ports) get-string-n))
          (evaluating #f)
@@ -27,7 +34,10 @@
       ;; thunk (serve-client's dynamic-wind) and prints "In thread: Wrong type to apply" on
       ;; the person's console; a cancelled thread ends silently.
       (if server-token
-          ((module-ref (resolve-module '(lispshell server)) 'end-client) in)
+          (begin
+            ;; its duplicate descriptor would keep the connection open
+            (false-if-exception (close-port user-out))
+            ((module-ref (resolve-module '(lispshell server)) 'end-client) in))
           (primitive-exit status)))
     (define (seg tag)
       (display marker out)
@@ -141,7 +151,7 @@
                (begin
                  (unless budget-said
                    (set! budget-said #t)
-                   (format out ";;; lispshell: this Guile holds about 1,500 compiled forms, and \
+                   (format user-out ";;; lispshell: this Guile holds about 1,500 compiled forms, and \
 Guile 3.0.8 aborts at about 2,000 in one process (one root set of its garbage collector each), \
 so from now on forms are interpreted (slower; what was compiled stays compiled). ,restart \
 starts a fresh Guile.~%"))
@@ -224,6 +234,7 @@ starts a fresh Guile.~%"))
                           (eq? ((@ (ice-9 exceptions) exception-kind) exn) 'quit))
                  ;; (exit n): the Lisp exits with the code's status, as `guile < file` does
                  (let ((args ((@ (ice-9 exceptions) exception-args) exn)))
+                   (false-if-exception (force-output user-out))
                    (force-output out)
                    (leave (match-exit-status args))))
                (abort-to-prompt tag (describe exn (or (false-if-exception (make-stack #t 0 form-tag 0 1))
@@ -231,15 +242,20 @@ starts a fresh Guile.~%"))
              (lambda ()
                (let ((empty (open-input-string "")))
                  (parameterize ((current-input-port empty)
-                                (current-output-port out)
-                                (current-error-port out)
-                                (current-warning-port out))
+                                (current-output-port user-out)
+                                (current-error-port user-out)
+                                (current-warning-port user-out))
                    (set! evaluating #t)
-                   (for-each (lambda (v) (seg #\V) (write-value v))
-                             (printable (eval-forms code)))
+                   (let ((vals (printable (eval-forms code))))
+                     ;; the output before the values it printed
+                     (force-output user-out)
+                     (for-each (lambda (v) (seg #\V) (write-value v)) vals))
                    (set! evaluating #f)
                    #f)))))
-          (lambda (k err) (set! evaluating #f) err))))
+          (lambda (k err)
+            (set! evaluating #f)
+            (false-if-exception (force-output user-out))
+            err))))
     (define (answer-eval code)
       (let ((err (run-eval code)))
         (when err
@@ -328,11 +344,15 @@ starts a fresh Guile.~%"))
                    (list (string-ref line 0) (if (zero? n) "" (get-string-n in n))
                          (substring line (+ space 1)))))))))
     (set-port-encoding! in "UTF-8")
-    (set-port-encoding! out "UTF-8")
-    (set-port-conversion-strategy! out 'substitute)
-    ;; Guile leaves a tty's stdout unbuffered: one write(2) per display. Line buffering still
-    ;; streams output line by line, and sends each answer (one line) in one write.
-    (setvbuf out 'line)
+    (for-each (lambda (port)
+                (set-port-encoding! port "UTF-8")
+                (set-port-conversion-strategy! port 'substitute))
+              (list out user-out))
+    ;; Guile leaves a tty's stdout unbuffered: one write(2) per display. The person's output
+    ;; streams line by line; an answer is written when it is complete (each ends with
+    ;; force-output), in one write(2) up to 64 KiB, so no other thread's text lands inside it.
+    (setvbuf user-out 'line)
+    (setvbuf out 'block 65536)
     (if server-token
         (let ((m (resolve-module '(lispshell server) #:ensure #t)))
           (unless (module-variable m 'interrupters)

@@ -8,8 +8,13 @@
   "Where answers go. MAIN gives the loop a stream of its own on the same terminal: SBCL's
    fd-streams are not thread-safe, and a thread the person left printing into the shared
    *STDOUT* buffer while an answer was written there could duplicate the answer's bytes (a
-   second value frame). With a buffer of its own, another thread's text can only land between
-   two writes, as content, never inside a frame marker.")
+   second value frame). With a buffer of its own, fully buffered and written when the answer
+   is complete (END-ANSWER), another thread's text lands before or after an answer of up to
+   8 KiB, never inside it (a value printed on several lines was written line by line, and a
+   printing thread's lines landed between them).")
+(defvar *user-out* sb-impl::*stdout*
+  "Where the person's code prints while it runs: a line-buffered stream of its own on the same
+   terminal (MAIN), so that their output streams line by line while answers do not.")
 (defvar *evaluating* nil "True while user code runs: only then does an interrupt unwind.")
 (defvar *level* 0 "The debug levels open: errors waiting, each inside the one before.")
 
@@ -19,6 +24,7 @@
   ;; What the person's threads printed without a newline (into SBCL's shared buffer, not the
   ;; loop's own stream) goes out first, as output before the frame.
   (ignore-errors (finish-output sb-impl::*stdout*))
+  (ignore-errors (finish-output *user-out*))
   (write-string marker *out*)
   (write-char tag *out*))
 
@@ -182,9 +188,9 @@
   "Evaluate CODE and print its values; NIL, (type message backtrace) if it failed, or
    :UNWOUND when its restarts were offered and a later request unwound it."
   (let* ((empty (make-string-input-stream ""))
-         (io (make-two-way-stream empty *out*))
-         (*standard-input* empty) (*standard-output* *out*) (*error-output* *out*)
-         (*trace-output* *out*) (*terminal-io* io) (*query-io* io) (*debug-io* io)
+         (io (make-two-way-stream empty *user-out*))
+         (*standard-input* empty) (*standard-output* *user-out*) (*error-output* *user-out*)
+         (*trace-output* *user-out*) (*terminal-io* io) (*query-io* io) (*debug-io* io)
          (top-values (mapcar #'symbol-value *top-level-syntax*))
          ;; Said now, at the level it returns to (a report is made when it is shown).
          (back (if (plusp *level*)
@@ -359,9 +365,14 @@
 
 (defun main (nonce)
   (finish-output sb-impl::*stdout*)
-  (setf *out* (sb-sys:make-fd-stream 1 :output t :buffering :line :auto-close nil
-                                       :external-format (stream-external-format sb-impl::*stdout*)
-                                       :name "lispshell's answers"))
+  (flet ((stream-on-stdout (buffering name)
+           (sb-sys:make-fd-stream 1 :output t :buffering buffering :auto-close nil
+                                    :external-format (stream-external-format sb-impl::*stdout*)
+                                    :name name)))
+    (setf *out* (stream-on-stdout :full "lispshell's answers")
+          *user-out* (stream-on-stdout :line "the person's output")))
+  ;; (exit) typed by the person: what they printed last, without a newline, is still shown.
+  (push (lambda () (ignore-errors (finish-output *user-out*))) sb-ext:*exit-hooks*)
   (setf sb-ext:*invoke-debugger-hook* 'thread-debugger-hook)
   (setf *package* (find-package "COMMON-LISP-USER"))
   ;; The stock REPL that read this bootstrap left its forms and values in the REPL variables
