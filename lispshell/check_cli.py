@@ -148,6 +148,11 @@ class _Checker:
     def check_file(self, path: str, from_dir: bool = False, tree: str | None = None) -> None:
         """`tree`: the directory `path` was found in; --fix writes nothing outside it (a
         symlink in a cloned tree pointing at ~/.sbclrc is checked, never written through)."""
+        if not os.path.exists(path):
+            # said before the file type: a mistyped name is the likelier mistake
+            self.say(f"{path}: error: no such file or directory", err=True)
+            self.io_error = True
+            return
         try:
             dialect = self.forced or resolve_dialect(path)
         except ValueError:

@@ -108,6 +108,12 @@ def test_usage_and_io_errors_exit_2(args, tmp_path):
     assert code == 2 and err and "Traceback" not in err
 
 
+@pytest.mark.parametrize("name", ["nowhere", "nowhere.lisp"])
+def test_a_missing_file_is_said_missing_whatever_its_name(name, tmp_path):
+    code, out, err = run(name, cwd=tmp_path)
+    assert (code, out) == (2, "") and err == f"{name}: error: no such file or directory\n"
+
+
 def test_a_named_pipe_in_a_folder_is_skipped(tmp_path):
     """Opening it would wait for a writer forever; only regular files are checked."""
     (tmp_path / "ok.lisp").write_text("(defun f (x) x)\n")
