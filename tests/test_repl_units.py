@@ -98,7 +98,11 @@ class _Session(Session):
     """A session as the REPL sees one: the declared interface (lisp/levels.py)."""
 
     def __init__(self, ready=True, busy=False, alive=True, package="CL-USER"):
-        self.ready, self.busy, self.alive, self.package = ready, busy, alive, package
+        self.ready, self.busy, self._alive, self.package = ready, busy, alive, package
+
+    @property
+    def alive(self) -> bool:
+        return self._alive
 
 
 class _Options:

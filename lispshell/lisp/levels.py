@@ -21,6 +21,8 @@ open: they `top()` after an error (`keep_levels=False`).
 """
 from __future__ import annotations
 
+import time
+
 from dataclasses import dataclass
 
 
@@ -88,6 +90,24 @@ class Session:
     is_connection = False      # a connection's image is the person's: never restarted by us
     lisp = ""
     transport = "this transport"
+    # Kept up to date by every transport; the prompt, the toolbar and the completer read them.
+    package = ""               # the current package, module or namespace after the last answer
+    ready = False              # started or connected, and answering
+    busy = False               # an eval (the person's or the model's) runs now
+    generation = 0             # images started or connections opened: a restart bumps it
+    interrupt_grace = 2.0      # seconds an interrupt may take before the person is told more
+    init_report = None         # EvalResult of loading the person's init files (a child)
+    _interrupt_at: float | None = None   # when an interrupt that has not landed was sent
+
+    @property
+    def alive(self) -> bool:
+        return self.ready
+
+    @property
+    def interrupt_pending(self) -> float:
+        """Seconds since an interrupt was sent that has not landed yet (0: none)."""
+        at = self._interrupt_at
+        return time.monotonic() - at if at is not None and self.busy else 0.0
     # Debuggers other threads of the image entered, waiting for the person (Swank):
     # (thread, level, condition, restarts); `enter_thread(n)` makes one the current level.
     other_debuggers: tuple | list = ()

@@ -710,12 +710,6 @@ class LispSession(Session):
         self._signal_interrupt()
         return "interrupted"
 
-    @property
-    def interrupt_pending(self) -> float:
-        """Seconds since an interrupt was sent that has not landed yet (0: none)."""
-        at = self._interrupt_at
-        return time.monotonic() - at if at is not None and self.busy else 0.0
-
     def _signal_interrupt(self) -> None:
         if self._interrupt_at is None:
             self._interrupt_at = time.monotonic()
@@ -952,7 +946,7 @@ def _raw_stdin() -> None:
 
 def init_failure(session) -> str:
     """What went wrong loading the person's init files at start, or "" (nothing, or none)."""
-    report = getattr(session, "init_report", None)
+    report = session.init_report
     if report is None or report.error is None:
         return ""
     name = {"sbcl": "~/.sbclrc", "guile": "~/.guile"}.get(session.lisp, "an init file")

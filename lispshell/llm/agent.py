@@ -409,7 +409,7 @@ class Agent:
     def _interrupt_lisp(self) -> None:
         try:
             session = self.ctx.session() if self.ctx.session else None
-            if session is not None and getattr(session, "busy", False):
+            if session is not None and session.busy:
                 session.interrupt()
         except Exception:
             pass

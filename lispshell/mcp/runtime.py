@@ -57,7 +57,7 @@ class LiveImage:
                     session = make_session(self.lisp, self._config)
                     session.start()
                     self._session = session
-                elif getattr(self._session, "is_connection", False):
+                elif self._session.is_connection:
                     if not self._session.alive:
                         try:
                             self._session.reconnect()   # a new connection; the image untouched

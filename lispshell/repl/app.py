@@ -253,7 +253,7 @@ class Repl:
         rest = [k for k in self.sessions]
         if rest:
             self.key = rest[-1]
-            self.lisp = getattr(self.sessions[self.key], "lisp", self.key)
+            self.lisp = self.sessions[self.key].lisp
             self.renderer.notice(f"Now on {self.key}.")
         # With nothing else, the key stays the address: nothing runs in its place until the
         # person says so (,reconnect, ,connect, ,lisp NAME).
@@ -302,7 +302,7 @@ class Repl:
     @property
     def package(self) -> str:
         """The current package, module or namespace (the starting one while the Lisp boots)."""
-        return getattr(self.session, "package", "") or _starting_package(self.lisp)
+        return (self.session.package if self.session is not None else "") or _starting_package(self.lisp)
 
     def prompt_message(self):
         level = self.session.level if self.session is not None else 0
@@ -318,13 +318,13 @@ class Repl:
         elif session.is_connection:
             state = ("busy" if session.busy else "connected" if session.ready
                      else "not connected (,reconnect)")
-        elif self.lisp in self._start_failed and not getattr(session, "ready", True):
+        elif self.lisp in self._start_failed and not session.ready:
             state = "failed to start (,restart)"
-        elif not getattr(session, "ready", True):
+        elif not session.ready:
             state = "starting"
-        elif getattr(session, "busy", False):
+        elif session.busy:
             state = "busy"
-        elif not getattr(session, "alive", True):
+        elif not session.alive:
             state = "stopped (restarts on the next eval)"
         else:
             state = "ready"
@@ -501,7 +501,7 @@ class Repl:
                 return None
         if session.is_connection:
             pass    # a lost connection answers not-connected at once; it is never started here
-        elif not getattr(session, "ready", True) and not await self._wait_until_ready(session):
+        elif not session.ready and not await self._wait_until_ready(session):
             return None
         streamed = False
 
@@ -672,7 +672,7 @@ class Repl:
 
         def on_sigint() -> None:
             session = self.session
-            if session is not None and getattr(session, "busy", False):
+            if session is not None and session.busy:
                 session.interrupt()          # the LLM's own eval, if one is running
             task.cancel()
 
@@ -708,10 +708,10 @@ class Repl:
                               if session.is_connection else
                               "Killing the Lisp, as you asked: a fresh one starts.")
             return
-        grace = getattr(session, "interrupt_grace", 2.0)
+        grace = session.interrupt_grace
 
         def late() -> None:
-            if session.busy and getattr(session, "interrupt_pending", 0) >= grace:
+            if session.busy and session.interrupt_pending >= grace:
                 self.print_notice(
                     f"The interrupt has not landed yet ({self.lisp} keeps trying). Ctrl-C "
                     "again kills the Lisp and starts a fresh one (definitions are lost)."

@@ -162,7 +162,7 @@ async def _inspect(repl, arg: str):
 
     code = arg.strip()
     session = repl.session
-    image = (repl.key, id(session), getattr(session, "generation", 0))
+    image = (repl.key, id(session), session.generation)
     shown = getattr(repl, "_inspect_shown", None)     # (image, parts) of the last table
     # A bare number while a table of this image is on screen opens that part (a number has
     # no parts of its own to show).
@@ -185,7 +185,7 @@ async def _inspect(repl, arg: str):
     session = repl.session or repl.start_session(repl.lisp)
     if session is None:
         return
-    if not getattr(session, "ready", True) and not await repl._wait_until_ready(session):
+    if not session.ready and not await repl._wait_until_ready(session):
         return
     with repl._on_sigint(session.interrupt):
         look = call_form(repl.lisp, function, code, "")
@@ -217,7 +217,7 @@ async def _inspect(repl, arg: str):
         table.add_row(str(n), label, value)
     if not parts:
         table.add_row("", "", Text("(no parts: an atom)", style="dim"))
-    repl._inspect_shown = ((repl.key, id(session), getattr(session, "generation", 0)), len(parts))
+    repl._inspect_shown = ((repl.key, id(session), session.generation), len(parts))
     repl.renderer.last = [table]
     if not repl.renderer.page_if_tall([table], body):
         repl.renderer.print(table)
@@ -234,7 +234,7 @@ async def _project_tool(repl, tool: str, args: dict) -> None:
     session = repl.session or repl.start_session(repl.lisp)
     if session is None:
         return
-    if not getattr(session, "ready", True) and not await repl._wait_until_ready(session):
+    if not session.ready and not await repl._wait_until_ready(session):
         return
     ctx = ToolContext(session=lambda: session, gate=EvalGate("yolo"), root=None,
                       eval_timeout=None, extra={"on_output": repl.renderer.output})
@@ -322,7 +322,7 @@ async def _trust(repl, arg: str):
     repl.start_session(found.lisp)
     if was != found.lisp and was in repl.sessions:
         repl.key = was
-        repl.lisp = getattr(repl.sessions[was], "lisp", was)
+        repl.lisp = repl.sessions[was].lisp
     repl.renderer.notice(f"Trusted {found.found} ({found.root}); {found.lisp} "
                          + ("restarted with it: earlier definitions are gone. "
                             if old is not None else "starts with it. ")

@@ -92,7 +92,7 @@ class LiveCompleter(Completer):
                     found = [n for n in names if compound_match(prefix, n)]
                     self._cache[kind, prefix] = found
                     return found
-        if getattr(session, "busy", False) or not getattr(session, "ready", True):
+        if session.busy or not session.ready:
             return []   # not cached: ask again when the child is free
         try:
             names = list(session.completions(prefix, kind))

@@ -147,7 +147,7 @@ class LLM:
         """Tell the model once per image when it works on one lispshell did not start (the
         system prompt stays fixed, so the note goes into the conversation)."""
         key = getattr(self.repl, "key", self.repl.lisp)
-        if key == self._noted or not getattr(self.repl.session, "is_connection", False):
+        if key == self._noted or self.repl.session is None or not self.repl.session.is_connection:
             return
         self._noted = key
         self.agent.conv.add_user_text(

@@ -31,7 +31,7 @@ async def _look(repl, tool: str, args: dict) -> dict | None:
     session = repl.session or repl.start_session(repl.lisp)
     if session is None:
         return None
-    if not getattr(session, "ready", True) and not await repl._wait_until_ready(session):
+    if not session.ready and not await repl._wait_until_ready(session):
         return None
     ctx = ToolContext(session=lambda: session, root=None, dialect=repl.dialect,
                       eval_timeout=60.0, output_cap=1 << 20)
