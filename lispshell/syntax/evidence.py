@@ -196,6 +196,10 @@ def shape_problems(text: str, vt: list[_V], dialect: str, points: set[int],
     # names the form binds to local functions or variables (`shapes.binds`), anywhere in
     # it: a call of one says nothing by the global function's argument count
     local: set[str] = set()
+    # rest parameters (`[x & more]`, `(lambda (x . more)`): a list, never a number, unless
+    # the name is bound some other way too (a `let` may rebind it)
+    rest_names: set[str] = set()
+    plain_bound: set[str] = set()
 
     def start_datum(f) -> tuple[bool, bool, str | None]:
         """A datum starts in frame f: (is it a prefix's datum, is it quoted, the prefix
@@ -247,6 +251,12 @@ def shape_problems(text: str, vt: list[_V], dialect: str, points: set[int],
                 why = None if head in local else shapes.problem(head, args, dialect)
                 known = None if head in local else arities.get(head)
                 source = "the text's own definition or calls"
+                if known is None and counts and head not in local and len(frames) > 1:
+                    # the form defines the function it calls: its own parameter list says
+                    # what a call takes, even when the damage left that list open in the
+                    # text (`[input output opts\n (do-copy (Reader. input output opts`)
+                    known = _own_definition(frames[1], head, dialect)
+                    source = "the form's own parameter list"
                 if why is None and known is None and counts and head not in local:
                     known, source = shapes.stdlib_arity(head, dialect), "the standard library"
                 if why is None and known is None and image is not None and \
@@ -285,23 +295,35 @@ def shape_problems(text: str, vt: list[_V], dialect: str, points: set[int],
             role = "function" if mode == "f" else "feature" if mode == "c" else \
                 shapes.child_role(
                 parent, f["role"], len(elems) - prefixed, elems, dialect)
+            bound = None if quoted else shapes.binds(
+                kind, parent, role, len(elems) - prefixed, elems, dialect, f["role"],
+                len(frames) == 2)
             frames.append({"open": i, "kind": kind, "elems": [], "pend": [],
                            "quoted": quoted or role == shapes.DATA, "role": role,
-                           "uncountable": False, "attach": not prefixed,
-                           "binds": None if quoted else shapes.binds(
-                               kind, parent, role, len(elems) - prefixed, elems, dialect,
-                               f["role"], len(frames) == 2)})
+                           "uncountable": False, "attach": not prefixed, "binds": bound,
+                           "rest_at": "params" if shapes.params_with_rest(
+                               kind, parent, len(elems) - prefixed, elems, dialect, bound)
+                           else None})
         elif not prefixed:
             if tok == "." and dialect != CLOJURE:
                 f["uncountable"] = True       # a dotted list: no argument count
                 f["dot"] = len(f["elems"])
-            f["elems"].append(shapes.Arg("string" if c in "sS" else "atom", tok))
+            is_rest = f.get("rest_at") == "next" and c == "a"
+            if f.get("rest_at"):
+                f["rest_at"] = "next" if tok in ("&", ".") else "params"
+            if is_rest:
+                rest_names.add(tok)
+            f["elems"].append(shapes.Arg("string" if c in "sS" else "atom", tok,
+                                         rest=c == "a" and tok in rest_names and
+                                         tok not in plain_bound and not is_rest))
             bound = f.get("binds")
             if bound and c == "a" and (bound == "all" or bound == "first" and
                                        len(f["elems"]) == 1 or bound == "rest" and
                                        len(f["elems"]) > 1 or bound == "even" and
                                        len(f["elems"]) % 2):
                 local.add(tok)
+                if not is_rest:
+                    plain_bound.add(tok)
             if len(f["elems"]) == 1 and tok in _TEMPLATES:
                 f["quoted"] = True            # macro patterns and templates are data
     return out
@@ -484,6 +506,26 @@ def _definition(definer: str, elems: list, dialect: str, defined: dict,
                                    methods=definer in ("defmethod", "defmacro"))
         if arity:
             defined[name] = arity
+
+
+def _own_definition(top: dict, name: str, dialect: str):
+    """(fewest, most or None) arguments of `name` when `top`, the frame of a top-level form
+    being read by `shape_problems`, defines it (`_definition`), else None. Its body may not
+    be complete yet: a Clojure function's arities seen so far give only the fewest."""
+    elems = top["elems"]
+    if top["kind"] != "list" or top["quoted"] or len(elems) < 2 or \
+            elems[0].kind != "atom" or elems[0].text.lower() not in _DEFINERS[dialect]:
+        return None
+
+    def plain(a):
+        if a.kind in ("atom", "string"):
+            return ("atom", a.text)
+        return (a.kind, [plain(e) for e in a.elems])
+
+    defined: dict = {}
+    _definition(elems[0].text.lower(), [plain(a) for a in elems[:_KEPT - 1]], dialect,
+                defined, complete=False)
+    return defined.get(name)
 
 
 def _lambda_list_arity(params: list, dialect: str, methods: bool = False):
@@ -804,6 +846,21 @@ def _fits(text, chunk, trial, best: Judged, dialect, *, max_bad: int = 0, shape=
     return j
 
 
+def same_forms(text, chunk, edits: list, other: list) -> bool:
+    """Do two repairs of a chunk leave as many top-level forms (column 0 says how many)?"""
+    return judge(virtual(text, chunk, edits)).forms == judge(virtual(text, chunk, other)).forms
+
+
+def disagreements_if_kept(text, chunk, edits: list, dialect: str) -> int | None:
+    """How many lines disagree with the indentation after a repair that reads and leaves
+    every form it touches a possible shape; None when it does not."""
+    vt = virtual(text, chunk, edits)
+    j = judge(vt)
+    if not j.reads or shape_problems(text, vt, dialect, _edit_points(vt, edits)):
+        return None
+    return j.disagreements
+
+
 def also_fits(text, chunk, other: list, edits: list, dialect: str) -> bool:
     """Does `other`, a different repair of the same size, pass every test `edits` passed
     for `likely` (trails, indentation, shapes) with a different result?"""
@@ -943,7 +1000,8 @@ def _reshape(text, chunk, edits, best: Judged, dialect, closers):
     return found[0], ([edits] + found[1:])[:3]
 
 
-_PAIR_SPOTS = 12     # places on the line tried for two closers moved together (66 pairs)
+_PAIR_SPOTS = 12     # places on the line tried for two closers moved together (78 pairs)
+_PAIR_CLOSERS = 4    # of the closers inserted at one place, the innermost tried (6 choices)
 
 
 def _same_line_pair_moves(text, chunk, edits, best: Judged, dialect) -> list:
@@ -959,19 +1017,24 @@ def _same_line_pair_moves(text, chunk, edits, best: Judged, dialect) -> list:
     for place, idxs in by_place.items():
         if len(idxs) < 2:
             continue
-        inner, outer = idxs[0], idxs[1]      # inserted innermost first
-        others = [e for k, e in enumerate(edits) if k not in (inner, outer)]
         line_start = text.rfind("\n", 0, place) + 1
         spots = [t.end for t in chunk if line_start <= t.start and t.end < place
                  and t.code not in "([{pd"][-_PAIR_SPOTS:]
-        for i, p in enumerate(spots):
-            for q in spots[i:]:
-                trial = sorted(others + [{"start": p, "end": p, "text": edits[inner]["text"]},
-                                         {"start": q, "end": q, "text": edits[outer]["text"]}],
-                               key=lambda x: (x["start"], x["end"]))
-                if _fits(text, chunk, trial, best, dialect,
-                         max_bad=best.disagreements) is not None:
-                    found.append(trial)
+        # any two of the closers put there (inserted innermost first), not only the two
+        # innermost: `[coll (when (seq coll coll` is `[coll] (when (seq coll) coll)`, the
+        # vector's `]` and the innermost `)` moved, the `)` of `when` left at the end
+        for a, inner in enumerate(idxs[:_PAIR_CLOSERS]):
+            for outer in idxs[a + 1:_PAIR_CLOSERS]:
+                others = [e for k, e in enumerate(edits) if k not in (inner, outer)]
+                for i, p in enumerate(spots):
+                    for q in spots[i:]:
+                        trial = sorted(others + [
+                            {"start": p, "end": p, "text": edits[inner]["text"]},
+                            {"start": q, "end": q, "text": edits[outer]["text"]}],
+                            key=lambda x: (x["start"], x["end"]))
+                        if trial not in found and _fits(text, chunk, trial, best, dialect,
+                                                        max_bad=best.disagreements) is not None:
+                            found.append(trial)
     return found
 
 

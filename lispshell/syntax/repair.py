@@ -477,6 +477,8 @@ def _repair_chunk(text: str, chunk: list[_Tok], dialect: str) -> evidence.Verdic
         edits = _refine(text, chunk, edits, dialect)
     edits = [{k: v for k, v in e.items() if not k.startswith("_")} for e in edits]
     verdict = evidence.weigh(text, chunk, edits, dialect)
+    if verdict.level == GUESS and verdict.why.startswith("form shape"):
+        verdict = _shape_keeping(text, chunk, candidates, verdict, dialect)
     if verdict.level != GUESS and _hole_by_style(text, chunk):
         return evidence.Verdict(GUESS, verdict.edits, "a blank line with blanks on it after "
                                 "the form: a dropped closer's line or the file's own, only "
@@ -489,6 +491,38 @@ def _repair_chunk(text: str, chunk: list[_Tok], dialect: str) -> evidence.Verdic
             if evidence.also_fits(text, chunk, other, verdict.edits, dialect):
                 return evidence.Verdict(GUESS, verdict.edits, "two repairs fit as well",
                                         [other])
+    return verdict
+
+
+def _shape_keeping(text, chunk, candidates, verdict, dialect):
+    """The best repair breaks a shape: the search's other candidates (ranked as before:
+    reads, fewest edits, fewest lines against the indentation) that keep every shape, if
+    one agrees better with the indentation than what `evidence.weigh` found instead (a
+    closer moved mid-line or to an earlier line, which may add a line against it), or that
+    found nothing: a guess either way. A loosely indented form (`(and (p x)` with the next
+    clause indented left of the `and`) makes the indentation's placement `(and (p x))`, and
+    the one line it leaves the author's way is only found by moving a closer to a line
+    before, mid-line; the shapes say the closers were all at the end, where a line as
+    loose as that one is left too. Of equally many lines against the indentation, the
+    placement with fewer closers mid-line wins: the indentation says nothing there."""
+    def cost(edits):
+        # lines against the indentation, then closers put mid-line (where it says nothing)
+        bad = evidence.disagreements_if_kept(text, chunk, edits, dialect)
+        return None if bad is None else \
+            (bad, sum(not evidence.in_trail(text, chunk, e) for e in edits))
+
+    found = cost(verdict.edits)
+    for unbalanced, size, _, outcome, _ in candidates[1:]:
+        if unbalanced or size > len(verdict.edits):
+            continue
+        edits = [{k: v for k, v in e.items() if not k.startswith("_")}
+                 for e in outcome.edits]
+        mine = cost(edits)
+        if mine is not None and (found is None or mine < found) and \
+                evidence.same_forms(text, chunk, edits, verdict.edits):
+            return evidence.Verdict(GUESS, edits, verdict.why + "; a placement the "
+                                    "indentation ranks lower keeps every shape",
+                                    [verdict.edits] + verdict.rivals[:2])
     return verdict
 
 

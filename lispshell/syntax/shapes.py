@@ -25,6 +25,7 @@ class Arg:
     kind: str                 # list | vector | map | atom | string | other
     text: str = ""            # an atom's text
     elems: list = field(default_factory=list)     # a list's / vector's elements (Arg)
+    rest: bool = False        # an atom naming a rest parameter: a list or seq, no number
 
 
 def _count(lo: int, hi: int | None = None):
@@ -464,13 +465,24 @@ _CLOJURE_RULES = {
                                  "a vector of one pair"))
        for f in ("when-let", "if-let", "when-some", "if-some", "dotimes")},
     "defn": _clj_defn, "defn-": _clj_defn, "defmacro": _clj_defn, "definline": _clj_defn,
-    "fn": _clj_fn,
+    "fn": _clj_fn, "fn*": _clj_fn,
     # Java methods that take no argument in every class that has them: only the target
     **{"." + m: _ONE for m in ("toString", "hashCode", "getClass", "length", "size",
                                "isEmpty", "getName", "getSimpleName", "getMessage", "getCause",
                                "iterator", "hasNext", "trim", "intern",
                                "getFileName", "getLineNumber", "getClassName",
-                               "getMethodName", "getStackTrace", "keySet", "entrySet")},
+                               "getMethodName", "getStackTrace", "keySet", "entrySet",
+                               # java.lang.reflect's Class, Method, Field, Constructor
+                               "getModifiers", "getParameterTypes", "getReturnType",
+                               "getExceptionTypes", "getDeclaringClass", "getSuperclass",
+                               "getInterfaces", "getComponentType", "isArray", "isInterface",
+                               "getKey")},
+    # ... and those that take exactly one in every class that has them
+    **{"." + m: _TWO for m in ("equals", "compareTo", "isInstance", "isAssignableFrom",
+                               "setAccessible", "containsKey")},
+    # `(. target member args*)` and `(.. target member more*)`: a target and a member at
+    # least; `(new Class args*)` a class
+    ".": _count(2), "..": _count(2), "new": _count(1),
     "cond": _even, "quote": _ONE,
     **{f: _even for f in ("hash-map", "sorted-map", "array-map")},    # keys and values
     **{f: _ONE for f in ("not", "first", "rest", "next", "second", "count", "nil?", "some?",
@@ -516,7 +528,9 @@ def stdlib_arity(head: str, dialect: str) -> tuple[int, int | None] | None:
 # not CL's *: (* char) is an alien pointer type, (simple-array t (*)) a dimension
 _NUMERIC = {CL: frozenset("+ - / < > <= >= = /= 1+ 1- min max".split()),
             SCHEME: frozenset("+ - * / < > <= >= = 1+ 1- min max".split()),
-            CLOJURE: frozenset("+ - * / < > <= >= inc dec".split())}
+            CLOJURE: frozenset("""+ - * / < > <= >= inc dec +' -' *' inc' dec' quot rem mod
+                               bit-and bit-or bit-xor bit-and-not bit-shift-left
+                               bit-shift-right unsigned-bit-shift-right max min ==""".split())}
 _NOT_NUMBERS = {CL: ("t", "nil"), SCHEME: ("#t", "#f", "#true", "#false"),
                 CLOJURE: ("nil", "true", "false")}
 
@@ -605,6 +619,12 @@ def problem(head: str, args: list[Arg], dialect: str) -> str | None:
     if not why and name in _NUMERIC[dialect] and \
             any(_not_a_number(a, dialect) for a in args):
         why = "takes numbers, has a literal that is not one"
+    if not why and name in _NUMERIC[dialect]:
+        # a rest parameter holds the arguments left over, a list (a seq or nil in Clojure),
+        # never a number: `(+ x y more)` for `[x y & more]` is `(+ x y)` with `more` after
+        rest = next((a for a in args if a.rest), None)
+        if rest is not None:
+            why = f"takes numbers, has the rest parameter {rest.text}"
     if why and dialect == CL and args and args[0].kind == "atom" and \
             args[0].text.startswith(":"):
         return None          # `(length :scs (any-reg))`: a keyword list in a macro's syntax
@@ -793,6 +813,21 @@ def binds(kind: str, head: str, role: str | None, index: int, prior: list, diale
     if name in _CLJ_FN_LIKE and all(a.kind in ("atom", "string", "map") for a in prior[1:]):
         return "all"
     return None
+
+
+def params_with_rest(kind: str, head: str, index: int, prior: list, dialect: str,
+                     bound: str | None) -> bool:
+    """Is the new list (element `index` of a list headed by `head`; `bound` what
+    `binds` says it binds) a parameter list whose rest parameter, after `&` (Clojure) or
+    `.` (Scheme), gets the arguments left over as a list? Common Lisp is left out: its
+    `let` bindings are not followed (`binds`), so a rebound `&rest` name would pass."""
+    name = _name(head, dialect) if head else ""
+    if dialect == CLOJURE:
+        return kind == "vector" and bound == "all"
+    if dialect == SCHEME:
+        return kind == "list" and bound in ("all", "rest") and \
+            name in ("lambda", "define", "define-public", "define-inlinable")
+    return False
 
 
 # --- arglists from a live image -----------------------------------------------------------------
