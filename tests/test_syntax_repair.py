@@ -10,7 +10,7 @@ from hypothesis import given, settings, strategies as st
 from lispshell.syntax.evidence import text_arities
 from lispshell.syntax.lexer import tokenize
 from lispshell.syntax.repair import apply_edits, repair
-from lispshell.syntax.shapes import DATA, child_role
+from lispshell.syntax.shapes import DATA, Arg, child_role
 from lispshell.syntax.validate import top_level_forms, validate
 
 DEFUN = "(defun f (x)\n  (let ((y 1))\n    (+ x y)))\n"
@@ -275,6 +275,8 @@ def test_only_calls_are_counted_for_arities():
     text = "\n".join(["(let ((x 1)) x)"] * 4 + ["(lambda (a b) a)"] * 4) + "\n"
     arities = text_arities(text, "cl")
     assert "x" not in arities and "a" not in arities
+    clj = "\n".join(["(doto o (set-foo 1))"] * 3) + "\n"
+    assert text_arities(clj, "clojure")["set-foo"] == (2, 2)
     clj = "\n".join(["(doto o (.setFoo 1))"] * 3) + "\n"
     assert text_arities(clj, "clojure")[".setFoo"] == (2, 2)
 
@@ -282,7 +284,12 @@ def test_only_calls_are_counted_for_arities():
 def test_lists_that_are_no_calls_by_the_form_around_them():
     # print-unreadable-object's (object stream &key ...) and GOOPS slot specs
     assert child_role("print-unreadable-object", None, 1, [], "cl") == "clause"
-    assert child_role("define-class", None, 3, [], "scheme") == DATA
+    # a GOOPS slot spec is no call; in it only an #:init-form's form is code
+    assert child_role("define-class", None, 2, [], "scheme") == DATA
+    slot = [Arg("atom", "module"), Arg("atom", "#:init-form")]
+    assert child_role("define-class", None, 3, [], "scheme") == "keyed-slot"
+    assert child_role("", "keyed-slot", 2, slot, "scheme") is None
+    assert child_role("", "keyed-slot", 1, slot, "scheme") == DATA
 
 
 # --- names the form binds: a local function or parameter is not the global one ------------

@@ -59,6 +59,9 @@ _QUOTES = ("'", "`")
 _UNQUOTES = (",", ",@", "~", "~@", "#,", "#,@")
 _TEMPLATES = ("syntax-rules", "syntax-case", "define-syntax-rule", "er-macro-transformer")
 _UNCOUNTABLE = ("#+", "#-", "#?", "#_", "#;")   # elements that may or may not be there
+_SPLICES = (",@", "~@", "#,@")                  # any number of elements, none included
+_SCHEME_SYNTAX = frozenset("""if let let* letrec letrec* lambda define when unless cond case
+set! let-values let*-values receive""".split())
 
 
 def weakest(levels) -> str:
@@ -190,7 +193,8 @@ def shape_problems(text: str, vt: list[_V], dialect: str, points: set[int],
     image = IMAGE_ARITY.get() if counts else None
     lines = {vt[p].line for p in points if p < len(vt)} | \
         ({vt[-1].line} if any(p >= len(vt) for p in points) else set())
-    root = {"elems": [], "pend": [], "quoted": False, "uncountable": False, "role": None}
+    root = {"elems": [], "pend": [], "quoted": False, "uncountable": False, "role": None,
+            "template": False}
     frames = [root]
     out: list[str] = []
     # names the form binds to local functions or variables (`shapes.binds`), anywhere in
@@ -245,6 +249,19 @@ def shape_problems(text: str, vt: list[_V], dialect: str, points: set[int],
                            f"{len(elems) - f['dot'] - 1}")     # the reader says so, data or not
             if touched and f["kind"] == "list" and not f["quoted"] and \
                     f["role"] in (None, shapes.THREADED) and \
+                    not f["uncountable"] and elems and elems[0].kind == "atom" and \
+                    f["template"] and not f["splice"] and shapes.known(elems[0].text, dialect) \
+                    and (dialect != SCHEME or elems[0].text in _SCHEME_SYNTAX):
+                # a backquoted template without a splice is the code the macro writes: an
+                # `if`, a `not`, a `setf` of the dialect has its shape there too (`(if (not
+                # ~test ~then ~else))`); who knows what other names mean where it expands.
+                # Scheme quasiquotes data as often (SXML: `(@ (name ...))` is no Guile `@`,
+                # `(map ...)` an HTML element): there only its syntax, never an element name
+                why = shapes.problem(elems[0].text, elems[1:], dialect)
+                if why:
+                    out.append(f"({elems[0].text} ...) {why}")
+            elif touched and f["kind"] == "list" and not f["quoted"] and \
+                    not f["template"] and f["role"] in (None, shapes.THREADED) and \
                     not f["uncountable"] and elems and elems[0].kind == "atom":
                 head = elems[0].text
                 args = elems[1:] + ([shapes.Arg("other")] if f["role"] else [])
@@ -278,13 +295,15 @@ def shape_problems(text: str, vt: list[_V], dialect: str, points: set[int],
         if c in "pd":
             if tok.startswith(_UNCOUNTABLE):
                 f["uncountable"] = f["conditional"] = True
+            if tok in _SPLICES:
+                f["splice"] = True
             meta = tok in ("^", "#^") and dialect == CLOJURE
             if not f["pend"] and not meta:
                 f["elems"].append(shapes.Arg("other", tok))      # the prefix
             # `^long [x]` is the vector [x] with a hint: the vector stays the element
             f["pend"].append([2 if tok in ("#+", "#-", "^", "#^") else 1,
                               "m" if meta else "c" if tok in ("#+", "#-") else
-                              "q" if tok in _QUOTES else
+                              "t" if tok == "`" else "q" if tok in _QUOTES else
                               "u" if tok in _UNQUOTES else "f" if tok == "#'" else None])
             continue
         prefixed, quoted, mode = start_datum(f)
@@ -295,11 +314,13 @@ def shape_problems(text: str, vt: list[_V], dialect: str, points: set[int],
             role = "function" if mode == "f" else "feature" if mode == "c" else \
                 shapes.child_role(
                 parent, f["role"], len(elems) - prefixed, elems, dialect)
-            bound = None if quoted else shapes.binds(
+            template = mode == "t" or (mode is None and f["template"] and not quoted)
+            bound = None if quoted or template else shapes.binds(
                 kind, parent, role, len(elems) - prefixed, elems, dialect, f["role"],
                 len(frames) == 2)
             frames.append({"open": i, "kind": kind, "elems": [], "pend": [],
                            "quoted": quoted or role == shapes.DATA, "role": role,
+                           "template": template, "splice": False,
                            "uncountable": False, "attach": not prefixed, "binds": bound,
                            "rest_at": "params" if shapes.params_with_rest(
                                kind, parent, len(elems) - prefixed, elems, dialect, bound)
@@ -445,13 +466,26 @@ def text_arities(text: str, dialect: str) -> dict:
     out = {}
     for name, counts in uses.items():
         if name in _VARIADIC or name.lower() in _VARIADIC or name in defined or name in local or \
-                shapes.known(name, dialect) or shapes.stdlib_arity(name, dialect):
+                shapes.known(name, dialect) or shapes.stdlib_arity(name, dialect) or \
+                _uncounted(name, dialect):
             continue                   # variadic, defined here, or a form shapes.py knows
         (n, k), = counts.most_common(1)
         if k >= _MIN_USES and sum(counts.values()) - k <= 1:
             out[name] = (n, n)
     out.update(defined)
     return out
+
+
+def _uncounted(name: str, dialect: str) -> bool:
+    """Names whose calls say nothing of another call's count: a CL keyword heading a list
+    (macro syntax, `(:generator 3 ...)`, never a function), a `define-` or `with-` macro (a
+    body of any length follows; Guile's `define!` is a function). Java overloads methods
+    and constructors by argument count, but a text that calls one three times alike calls
+    it that way (clojure.core's `(IllegalArgumentException. msg)`): those still count."""
+    if dialect == CL and name.startswith(":"):
+        return True
+    base = re.split(r"[/:]", name)[-1].lower()
+    return base.startswith(("define-", "with-"))
 
 
 def _definition(definer: str, elems: list, dialect: str, defined: dict,
@@ -701,9 +735,9 @@ def weigh(text: str, chunk: list, edits: list, dialect: str) -> Verdict:
     if rivals:
         return Verdict(GUESS, edits, "another placement fits the indentation as well", rivals)
     spaced = _same_line_moves(text, chunk, edits, best, dialect, closers, after_opener=True)
-    if spaced and _blank_before_closer(text, edits):
+    if spaced and (_blank_before_closer(text, edits) or _inner_blanks(text, chunk, edits)):
         # `#{ :a :b }`: a blank after the opener and one before the closer, the line end
-        return Verdict(GUESS, edits, "a space after an opener, and a blank at the line end "
+        return Verdict(GUESS, edits, "a space after an opener, and a blank before a closer "
                        "too: the author writes both", spaced)
     if spaced:
         # `(fn [ body` reads as `(fn [body])` too, but the space says where the closer was
@@ -727,6 +761,26 @@ def _blank_before_closer(text: str, edits: list) -> bool:
             tail = text[e["start"]:nl if nl >= 0 else len(text)]
             if text[e["start"] - 1:e["start"]] in (" ", "\t") or \
                     tail and not tail.strip(" \t\r"):
+                return True
+    return False
+
+
+_DOUBLE_BLANK = re.compile(r"\S[ \t]{2,}\S")
+
+
+def _inner_blanks(text: str, chunk: list, edits: list) -> bool:
+    """Does the author write a blank before a closer, as well as after an opener (`[ [ x ]
+    ]`, `{ :string s }`)? A closer of the form after a blank on its line, or two blanks in a
+    row between code on an inserted closer's line (`{ :string s  offset`: the closer between
+    them dropped). Then a space after an opener is the author's style, not a dropped
+    closer's place."""
+    for t in chunk:
+        if t.code in ")]}" and not t.first and text[t.start - 1:t.start] in (" ", "\t"):
+            return True
+    for e in edits:
+        if e["start"] == e["end"]:
+            line_start = text.rfind("\n", 0, e["start"]) + 1
+            if _DOUBLE_BLANK.search(text, line_start, e["start"]):
                 return True
     return False
 
@@ -977,7 +1031,11 @@ def _reshape(text, chunk, edits, best: Judged, dialect, closers):
     exp)`: nobody writes that space, a closer was dropped there), then after any other token
     but an opener. The nearest place that reads, agrees with the indentation as well and
     leaves no impossible shape is taken; the others are rivals."""
-    found = _same_line_moves(text, chunk, edits, best, dialect, closers, after_opener=True) \
+    found = _same_line_moves(text, chunk, edits, best, dialect, closers, after_opener=True)
+    if found and _inner_blanks(text, chunk, edits):
+        # the author puts blanks inside delimiters: a space after an opener is no sign
+        found += _same_line_moves(text, chunk, edits, best, dialect, closers)
+    found = found \
         or _same_line_moves(text, chunk, edits, best, dialect, closers) \
         or _same_line_pair_moves(text, chunk, edits, best, dialect) \
         or _earlier_line_moves(text, chunk, edits, best, dialect)

@@ -322,7 +322,7 @@ def _close_wrapper(text: str, chunk: list[_Tok], toks: list[_Tok]) -> list[dict]
         elif t.code in ")]}" and stack:
             stack.pop()
     # after the last code token of the text, or on the line of its own left empty for it
-    holes = _closer_holes(text, toks, wrapper=True)
+    holes = _closer_holes(text, toks, wrapper=True, alone=_alone(text, chunk))
     end = holes[-1][0] if holes else toks[-1].end
     return [{"start": end, "end": end, "text": "".join(CLOSE_FOR[o.code] for o in reversed(stack))}]
 
@@ -377,18 +377,24 @@ def _chunks(toks: list[_Tok]) -> list[list[_Tok]]:
     # A form whose body has lines at column 0 (a `(progn` or `(comment` wrapper, `#+nil`
     # blocks) spans several chunks: one is left open and a later one closes too much. Glue
     # the open chunk and everything up to the one that underflows.
+    # A glued chunk that still closes more than it opened closes a wrapper opened before
+    # too (`#.(when p\n'(progn\n(defun ...)\n))`: the `'(progn` and the `#.(when` on lines of
+    # their own): glue the chunk left open before it as well.
     merged: list[list[_Tok]] = []
-    open_at: int | None = None          # index in `merged` of the last chunk left open
+    open_at: list[int] = []             # indexes in `merged` of the chunks left open
     for chunk in chunks:
-        if open_at is not None and _underflows(chunk):
-            glued = [t for c in merged[open_at:] for t in c] + chunk
-            del merged[open_at:]
+        if open_at and _underflows(chunk):
+            glued = [t for c in merged[open_at[-1]:] for t in c] + chunk
+            del merged[open_at.pop():]
+            while _depth_after(glued) < 0 and open_at:
+                glued = [t for c in merged[open_at[-1]:] for t in c] + glued
+                del merged[open_at.pop():]
             merged.append(glued)
-            open_at = len(merged) - 1 if _depth_after(glued) > 0 else None
+            open_at = [len(merged) - 1] if _depth_after(glued) > 0 else []
             continue
         merged.append(chunk)
         if _depth_after(chunk) > 0 and not _underflows(chunk):
-            open_at = len(merged) - 1
+            open_at.append(len(merged) - 1)
     return merged
 
 
@@ -853,7 +859,8 @@ def _hole_by_style(text: str, chunk: list[_Tok]) -> bool:
     return ";" not in between and "#|" not in between
 
 
-def _closer_holes(text: str, chunk: list[_Tok], wrapper: bool = False) -> list[tuple[int, int]]:
+def _closer_holes(text: str, chunk: list[_Tok], wrapper: bool = False,
+                  alone: bool | None = None) -> list[tuple[int, int]]:
     """(offset, column) of the lines after the chunk's last code token where dropped closers
     most likely sat on lines of their own, up to the next line that starts in column 0
     (`evidence.chunk_end`).
@@ -876,6 +883,8 @@ def _closer_holes(text: str, chunk: list[_Tok], wrapper: bool = False) -> list[t
     limit = evidence.chunk_end(text, chunk)
     own_line_closers = any(t.first and t.code in ")]}" for t in chunk)
     last = limit == len(text)
+    if alone is None:
+        alone = _alone(text, chunk)
     nl = text.find("\n", end, limit)
     last_code_line = text[end:nl if nl >= 0 else limit]
     comment_ends_code_line = ";" in last_code_line or "#|" in last_code_line
@@ -891,12 +900,22 @@ def _closer_holes(text: str, chunk: list[_Tok], wrapper: bool = False) -> list[t
         two_empty = not last and text.startswith("\n", nl + 2)
         if (comment_ends_code_line and (last or two_empty or not _separates_forms(text))) or \
                 (last and (own_line_closers or wrapper)) or (two_empty and _closes_alone(text)):
-            # the text's last line, or the first empty one before the next form
-            holes.append((len(text) if last else nl + 1, 0))
+            # the first empty line before the next form, or the text's last line; a file
+            # ends with a newline, so when more than the form ends in an empty line, the
+            # closer's line is the one before that newline (a lone form ends where its
+            # last line does)
+            holes.append((nl + 1 if not last else len(text) - 1
+                          if text.endswith("\n\n") and not alone else len(text), 0))
     return holes
 
 
 _BLANK_LINE = re.compile(r"^[ \t]+\r?$", re.M)
+_FORM_START = re.compile(r"^[(\[{]", re.M)
+
+
+def _alone(text: str, chunk: list[_Tok]) -> bool:
+    """Does no top-level form start before the chunk (comments and `#+nil` aside)?"""
+    return _FORM_START.search(text, 0, chunk[0].start) is None
 
 
 def _blanks_of_its_own(text: str, start: int, limit: int) -> bool:
@@ -920,7 +939,10 @@ def _separates_forms(text: str) -> bool:
     return len(_FORM_AFTER_EMPTY.findall(text)) >= len(_FORM_AFTER_FORM.findall(text))
 
 
-_ALONE = re.compile(r"^[)\]}][ \t]*\r?$", re.M)
+# a closer alone in column 0 after an indented line: a wrapper whose body sits at column 0
+# (a Clojure `(comment` block at a file's end) closes alone whatever the file's style
+_ALONE = re.compile(r"^[ \t]+\S[^\n]*\n[)\]}][ \t]*\r?$", re.M)
+_AFTER_CODE = re.compile(r"^[ \t]*[^\s;]", re.M)      # a later line with code on it
 _TWO_EMPTY = re.compile(r"\n\r?\n\r?\n[^\s]")
 
 
@@ -929,8 +951,13 @@ def _closes_alone(text: str) -> bool:
     """Does the text close top-level forms with a closer alone in column 0 (`  (newline)\n)`)
     at least as often as it puts two empty lines before a line in column 0 (a form, a
     comment)? Then two empty lines after a
-    form, where one is the file's own, are the line its dropped closer stood on."""
-    alone = len(_ALONE.findall(text))
+    form, where one is the file's own, are the line its dropped closer stood on. Only a
+    closer after an indented line counts, and not the one that ends the text: one after a
+    line at column 0 closes a wrapper (`(comment\n(f 1)\n)`), and so, most often, does a
+    file's last closer alone (a `(comment` block at its end, closed alone so that forms can
+    be added above it): neither says how the file closes its definitions."""
+    ends = [m.end() for m in _ALONE.finditer(text)]
+    alone = len(ends) - (bool(ends) and not _AFTER_CODE.search(text, ends[-1]))
     return alone > 0 and alone >= len(_TWO_EMPTY.findall(text))
 
 

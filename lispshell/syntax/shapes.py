@@ -160,11 +160,102 @@ def _cl_declare(args):
             if head in ("ignore", "ignorable", "special", "dynamic-extent") else []
         if head == "type" and len(spec.elems) == 2:
             return "(type ...) declares no variable"
+        if head == "ftype" and len(spec.elems) > 1:
+            why = _function_type(spec.elems[1])
+            if why:
+                return why
         for n in names:
             if n.kind == "list" and not (n.elems and n.elems[0].kind == "atom" and
                                          n.elems[0].text.lower() == "function"):
                 return f"({head} ...) declares variables, not forms"
     return None
+
+
+def _keys(required: int, keys: str):
+    """A CL function with `required` positional parameters and then only &key ones (the
+    standard's, SBCL's extensions for make-hash-table): after the positional arguments, a
+    literal keyword it does not take, or one with no value, cannot be right. A key that is
+    not a literal (`(apply ...)`-style variables, a feature expression) says nothing."""
+    allowed = frozenset(keys.split()) | {":allow-other-keys"}
+
+    def rule(args):
+        rest = args[required:]
+        for i in range(0, len(rest), 2):
+            k = rest[i]
+            if k.kind != "atom" or not k.text.startswith(":"):
+                return None
+            if k.text.lower() not in allowed:
+                return f"takes the keywords {' '.join(sorted(allowed))}, not {k.text}"
+            if i + 1 == len(rest):
+                return f"its keyword {k.text} has no value"
+        return None
+    return rule
+
+
+_SEQ_KEYS = ":from-end :test :test-not :start :end :key"
+_SEQ_IF_KEYS = ":from-end :start :end :key"
+_CL_KEYED_FUNCTIONS = {
+    **{f: _keys(2, _SEQ_KEYS) for f in ("find", "position", "count")},
+    **{f: _keys(2, _SEQ_KEYS + " :count") for f in ("remove", "delete")},
+    **{f: _keys(2, _SEQ_IF_KEYS) for f in ("find-if", "find-if-not", "position-if",
+                                           "position-if-not", "count-if", "count-if-not")},
+    **{f: _keys(2, _SEQ_IF_KEYS + " :count") for f in ("remove-if", "remove-if-not",
+                                                       "delete-if", "delete-if-not")},
+    **{f: _keys(1, _SEQ_KEYS) for f in ("remove-duplicates", "delete-duplicates")},
+    **{f: _keys(2, ":key :test :test-not") for f in ("assoc", "rassoc", "adjoin", "union",
+                                                     "intersection", "set-difference",
+                                                     "subsetp", "nunion", "nintersection",
+                                                     "nset-difference")},
+    **{f: _keys(2, ":from-end :test :test-not :key :start1 :start2 :end1 :end2")
+       for f in ("search", "mismatch")},
+    "reduce": _keys(2, ":key :from-end :start :end :initial-value"),
+    "sort": _keys(2, ":key"), "stable-sort": _keys(2, ":key"),
+    "fill": _keys(2, ":start :end"), "replace": _keys(2, ":start1 :end1 :start2 :end2"),
+    "make-array": _keys(1, ":element-type :initial-element :initial-contents :adjustable "
+                        ":fill-pointer :displaced-to :displaced-index-offset"),
+    "make-string": _keys(1, ":element-type :initial-element"),
+    "make-list": _keys(1, ":initial-element"),
+    "make-hash-table": _keys(0, ":test :size :rehash-size :rehash-threshold :weakness "
+                             ":synchronized :hash-function"),
+    "parse-integer": _keys(1, ":start :end :radix :junk-allowed"),
+}
+
+
+_LAMBDA_WORDS = ("&optional", "&rest", "&key", "&allow-other-keys")
+
+
+def _function_type_args(a: Arg) -> str | None:
+    """The argument types of a `(function (ARG-TYPES) VALUES)` type: after `&rest`, one
+    type and then only `&key`; after `&key`, `(keyword type)` lists (or
+    `&allow-other-keys`)."""
+    if a.kind != "list":
+        return None
+    section = None
+    after_rest = 0
+    for e in a.elems:
+        if e.kind == "other":
+            return None
+        word = e.text.lower() if e.kind == "atom" else ""
+        if word in _LAMBDA_WORDS:
+            section, after_rest = word, 0
+            continue
+        if section == "&rest":
+            after_rest += 1
+            if after_rest > 1:
+                return "a function type's &rest takes one type"
+        elif section == "&key" and e.kind != "list":
+            return "a function type's &key parameters are (keyword type)"
+    return None
+
+
+def _function_type(a: Arg) -> str | None:
+    """`(function (ARG-TYPES) VALUES)`: two elements after `function` at most."""
+    if a.kind != "list" or not a.elems or a.elems[0].kind != "atom" or \
+            a.elems[0].text.lower() != "function":
+        return None
+    if len(a.elems) > 3:
+        return "(function (args) values) has no more than two elements"
+    return _function_type_args(a.elems[1]) if len(a.elems) > 1 else None
 
 
 def _iteration_spec(a: Arg) -> bool:
@@ -353,6 +444,9 @@ _CL_RULES = {
     "defmacro": _all(_count(2), lambda a: None if len(a) < 2 or not _known(a[1]) or
                      _is_list(a[1]) else "its second element must be a lambda list"),
     "defmethod": _all(_count(2), _cl_defmethod), "declare": _cl_declare,
+    "declaim": _cl_declare,
+    # SBCL's (defknown name (ARG-TYPES) result-type ...): a function type's argument types
+    "defknown": lambda a: _function_type_args(a[1]) if len(a) > 1 else None,
     # a lambda with no body returns nil: nobody writes one
     "lambda": _all(_count(2), _first(_is_list, "a lambda list"), _lambda_list_once(0)),
     "the": _TWO,
@@ -415,6 +509,8 @@ _CL_RULES = {
     # legal with one argument, but then always true: nobody writes that
     **_TWO_OR_MORE, "/=": _count(2),
 }
+for _f, _rule in _CL_KEYED_FUNCTIONS.items():
+    _CL_RULES[_f] = _all(_CL_RULES[_f], _rule) if _f in _CL_RULES else _rule
 
 _SCHEME_RULES = {
     "if": _count(2, 3), "when": _count(2), "unless": _count(2),
@@ -449,12 +545,23 @@ _SCHEME_RULES = {
         _count(2), _first(lambda a: a.kind == "list" and all(
             e.kind == "other" or (e.kind == "list" and len(e.elems) == 2) for e in a.elems),
             "a list of (formals expression)")),
-    "receive": _count(3), "@": _TWO, "@@": _TWO,
+    "receive": _count(3), "@": _TWO, "@@": _TWO, "compose": _count(2),
     "format": _all(_count(1), _format(1, _cl_format_args)),
     "simple-format": _all(_count(2), _format(1, _cl_format_args)),
     **_TWO_OR_MORE,
 }
 _SCHEME_RULES["let*-values"] = _SCHEME_RULES["let-values"]
+# R6RS (rnrs bytevectors) accessors: a bytevector and an index, an endianness unless
+# native, and a value to set
+for _size in ("16", "32", "64"):
+    for _sign in "us":
+        _f = f"bytevector-{_sign}{_size}"
+        _SCHEME_RULES.update({_f + "-native-ref": _TWO, _f + "-native-set!": _count(3, 3),
+                              _f + "-ref": _count(3, 3), _f + "-set!": _count(4, 4)})
+for _f in ("bytevector-ieee-single", "bytevector-ieee-double"):
+    _SCHEME_RULES.update({_f + "-native-ref": _TWO, _f + "-native-set!": _count(3, 3),
+                          _f + "-ref": _count(3, 3), _f + "-set!": _count(4, 4)})
+_SCHEME_RULES.update({"bytevector-s8-ref": _TWO, "bytevector-s8-set!": _count(3, 3)})
 
 _CLOJURE_RULES = {
     "if": _count(2, 3), "if-not": _count(2, 3), "when": _count(2), "when-not": _count(2),
@@ -479,7 +586,13 @@ _CLOJURE_RULES = {
                                "getKey")},
     # ... and those that take exactly one in every class that has them
     **{"." + m: _TWO for m in ("equals", "compareTo", "isInstance", "isAssignableFrom",
-                               "setAccessible", "containsKey")},
+                               "setAccessible", "containsKey", "charAt")},
+    # ... and those that take one or more in every class that has them (java.io's write,
+    # Appendable's append, a collection's add and put): never the target alone
+    **{"." + m: _count(2) for m in ("write", "append", "add", "put", "startsWith",
+                                    "endsWith", "substring", "indexOf")},
+    # (comp f) is f: nobody writes it, as nobody writes (or x)
+    "comp": _count(2),
     # `(. target member args*)` and `(.. target member more*)`: a target and a member at
     # least; `(new Class args*)` a class
     ".": _count(2), "..": _count(2), "new": _count(1),
@@ -601,7 +714,27 @@ def _dead_atom(name: str, args: list[Arg], dialect: str) -> str | None:
     for a in body[:-1]:
         if a.kind == "string" or (a.kind == "atom" and a.text not in ("...", "_")):
             return f"evaluates {a.text or 'a string'} for nothing in its body"
+        if a.kind != "atom" and _no_effect(a, dialect):
+            return "evaluates a form that does nothing (no call in it) for nothing in its body"
     return None
+
+
+_CONDITIONALS = frozenset(("if", "when", "unless", "when-not", "if-not"))
+
+
+def _no_effect(a: Arg, dialect: str) -> bool:
+    """A Clojure vector or map of constants and symbols, or an `if`/`when` whose every branch
+    is such a datum: its value is all it has, so it does nothing but in a body's last place.
+    A closer put back too early leaves one there: `(if (not continue) [acc context])` then
+    `(recur ...)` for the `if`'s else branch indented at the `if`'s own column."""
+    if a.kind in ("string", "atom"):
+        return a.kind == "string" or a.text not in ("...", "_", "&")
+    if a.kind in ("vector", "map") and dialect == CLOJURE:
+        return all(_no_effect(e, dialect) for e in a.elems)
+    if a.kind == "list" and len(a.elems) >= 3 and a.elems[0].kind == "atom" and \
+            _name(a.elems[0].text, dialect) in _CONDITIONALS:
+        return all(_no_effect(e, dialect) for e in a.elems[2:])
+    return False
 
 
 def problem(head: str, args: list[Arg], dialect: str) -> str | None:
@@ -616,6 +749,8 @@ def problem(head: str, args: list[Arg], dialect: str) -> str | None:
         why = _count(1, 2)(args) if name[0] == ":" else _count(1)(args)
     if not why:
         why = _dead_atom(name, args, dialect)
+    if not why and dialect == CLOJURE:
+        why = _clj_functional(name, args)
     if not why and name in _NUMERIC[dialect] and \
             any(_not_a_number(a, dialect) for a in args):
         why = "takes numbers, has a literal that is not one"
@@ -629,6 +764,31 @@ def problem(head: str, args: list[Arg], dialect: str) -> str | None:
             args[0].text.startswith(":"):
         return None          # `(length :scs (any-reg))`: a keyword list in a macro's syntax
     return why
+
+
+# clojure.core functions whose last argument is a collection (with a function before it; a
+# lone function is a transducer), and those whose only or last argument always is one
+_CLJ_COLL_LAST = frozenset("""map mapv filter filterv remove reduce mapcat keep some every?
+not-any? sort-by group-by take-while drop-while partition-by run! reduce-kv""".split())
+_CLJ_COLL_ONLY = frozenset("sort count first seq vec set into".split())
+
+
+def _clj_functional(name: str, args: list[Arg]) -> str | None:
+    """A function literal `(fn ...)` where a collection goes (`(sort (fn [x y] ...))`: a
+    closer put back too late, `coll` swallowed into the fn's body); `(partial f ...)` given
+    as many arguments as f takes at most, or more (a function of no argument at best:
+    nobody writes `(partial instance? Class x)`)."""
+    last = args[-1] if args else None
+    if last is not None and last.kind == "list" and last.elems and \
+            last.elems[0].kind == "atom" and last.elems[0].text in ("fn", "fn*") and \
+            (name in _CLJ_COLL_ONLY or name in _CLJ_COLL_LAST and len(args) >= 2):
+        return "its last argument is a collection, not a function"
+    if name == "partial" and args and args[0].kind == "atom":
+        arity = stdlib_arity(args[0].text, CLOJURE) if not known(args[0].text, CLOJURE) \
+            else None
+        if arity and arity[1] is not None and len(args) - 1 >= arity[1]:
+            return f"{args[0].text} takes at most {arity[1]}, partial gives it {len(args) - 1}"
+    return None
 
 
 def feature_problem(elems: list[Arg]) -> str | None:
@@ -696,6 +856,14 @@ def child_role(head: str, role: str | None, index: int, prior: list, dialect: st
         return DATA if index == 1 else None
     if role == "keyed":                                  # (keys body...)
         return DATA if index == 0 else None
+    if role == "slot":                   # (name initform &key type read-only): code, types
+        return None if index == 1 else DATA
+    if role == "class-slots":
+        return "keyed-slot"
+    if role == "keyed-slot":             # (name :initform form :type type ...): the form is code
+        before = prior[index - 1] if 0 < index <= len(prior) else None
+        return None if before is not None and before.kind == "atom" and \
+            before.text.lower() in (":initform", "#:init-form") else DATA
     if role == "bindings":
         return "binding"
     if role == "fbindings":
@@ -703,6 +871,12 @@ def child_role(head: str, role: str | None, index: int, prior: list, dialect: st
     if role == "methods":
         return "fbinding"
     if dialect == CL:
+        if name == "defknown" and index in (1, 2):
+            return DATA               # SBCL's (defknown name (arg-types) result-type ...)
+        if name in ("defclass", "define-condition") and index == 3:
+            return "class-slots"      # each slot's :initform is code
+        if name == "defstruct" and index >= 2:
+            return "slot"             # a slot's initform is code (the rest of it data)
         if name in _CL_ALL_DATA and index >= 1 or name.startswith(":"):
             return DATA               # (:translate (setf foo)): a keyword heads no call
         at = _CL_LAMBDA_AT.get(name)
@@ -737,7 +911,8 @@ def child_role(head: str, role: str | None, index: int, prior: list, dialect: st
         if name.startswith("define") and index == 1:
             return DATA               # (define-folder (name args) ...): a definer's header
         if name == "define-class" and index >= 2:
-            return DATA               # GOOPS: superclasses, then slot and class options
+            # GOOPS: superclasses, then slot and class options; a slot's #:init-form is code
+            return DATA if index == 2 else "keyed-slot"
         if name in _SCHEME_BINDINGS:
             named = len(prior) > 1 and prior[1].kind == "atom"
             if index == (2 if named else 1):
