@@ -42,7 +42,7 @@ def damaged(n: int, seed: int) -> list[tuple[str, str]]:
     pool = list(forms())
     rng.shuffle(pool)
     out = []
-    for dialect, form in pool:
+    for dialect, form, _ in pool:     # (the third: where the form stands in its file)
         cl = closers(form, dialect)
         if len(cl) < 3:
             continue
