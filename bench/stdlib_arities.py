@@ -10,6 +10,7 @@ Left out: names that are also compound type specifiers in CL (`(mod 8)`, `(cons 
 """
 from __future__ import annotations
 
+import argparse
 import os
 import subprocess
 import sys
@@ -130,6 +131,8 @@ def clojure_table() -> dict:
 
 
 def main() -> int:
+    # --help says what this does instead of doing it: it rewrites a source file
+    argparse.ArgumentParser(description=__doc__.splitlines()[0]).parse_args()
     tables = {"CL": cl_table(), "SCHEME": guile_table(), "CLOJURE": clojure_table()}
     dialect = {"CL": "cl", "SCHEME": "scheme", "CLOJURE": "clojure"}
     lines = ['"""Argument counts of each dialect\'s standard library: name -> (fewest, most or None).',
