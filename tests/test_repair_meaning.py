@@ -7,20 +7,10 @@ must not be `likely` (`--fix=likely` must not write it)."""
 from __future__ import annotations
 
 import pytest
+from damage import drop_last_closers as _drop
 
 from lispshell.syntax import shapes
 from lispshell.syntax.repair import repair
-
-
-def _drop(form: str, k: int) -> str:
-    """The form with its last k closers removed, wherever they stand (the lines they stood
-    on kept, as the bench keeps them)."""
-    out = list(form)
-    for i in range(len(out) - 1, -1, -1):
-        if k and out[i] in ")]}":
-            del out[i]
-            k -= 1
-    return "".join(out)
 
 
 @pytest.mark.parametrize("dialect,form,k", [

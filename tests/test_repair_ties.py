@@ -6,18 +6,9 @@ The best candidate must be the original; the level stays a guess where a rival i
 from __future__ import annotations
 
 import pytest
+from damage import drop_last_closers as _drop
 
 from lispshell.syntax.repair import repair
-
-
-def _drop(form: str, k: int) -> str:
-    """The form with its last k closers removed, wherever they stand."""
-    out = list(form)
-    for i in range(len(out) - 1, -1, -1):
-        if k and out[i] in ")]}":
-            del out[i]
-            k -= 1
-    return "".join(out)
 
 
 @pytest.mark.parametrize("dialect,form,k", [
