@@ -212,10 +212,6 @@ class Connection(Session):
         self._keep_levels = False          # set for the duration of one eval (see eval)
 
     # -- lifecycle ------------------------------------------------------------------------
-    @property
-    def alive(self) -> bool:
-        return self.ready
-
     def start(self, wait: bool = True) -> None:
         """Connect (if not connected). `wait` is accepted for the LispSession interface:
         connecting is quick, so it always waits. Raises ConnectError."""
