@@ -49,6 +49,16 @@ def test_the_installed_package_is_not_the_checkout(installed, tmp_path):
     assert path.startswith(str(installed.parent)) and not path.startswith(str(ROOT))
 
 
+def test_the_installed_lexer_has_its_fast_path(installed, tmp_path):
+    """The wheel carries the C fast path (built where a compiler is, as here) and it lexes as
+    the checkout's does."""
+    probe = subprocess.run([str(installed / "python"), "-c",
+                            "from lispshell.syntax import lexer as x; "
+                            "print(x._fast is not None, x.tokenize('(a #\\) \"b\")', 'cl')[0].codes)"],
+                           cwd=tmp_path, capture_output=True, text=True, env=clean_env(), timeout=60)
+    assert (probe.returncode, probe.stdout) == (0, "True (acs)\n"), probe.stderr
+
+
 def test_eval_from_another_directory(installed, tmp_path):
     r = run(installed, "--no-project", "-e", "(+ 1 2)", cwd=tmp_path, stdin=subprocess.DEVNULL)
     assert (r.returncode, r.stdout, r.stderr) == (0, "3\n", "")

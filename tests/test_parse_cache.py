@@ -17,7 +17,10 @@ FORMS = "".join(f"(defn f{i}\n  [x]\n  (+ x {i}))\n\n" for i in range(200))
 
 @pytest.fixture
 def parsed(monkeypatch):
-    """The texts a tree is built of (cst.parse, or cst.parse_lazy for a shared tree), in order."""
+    """The texts a tree is built of (cst.parse, or cst.parse_lazy for a shared tree), in order.
+    An earlier test's background parse of what it wrote (cst.parse_later) lands first: it would
+    be counted as this test's otherwise (it was, once, in a loaded run)."""
+    cst.settle()
     texts = []
     for name in ("parse", "parse_lazy"):
         real = getattr(cst, name)

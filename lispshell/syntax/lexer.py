@@ -234,6 +234,29 @@ _BLANKS = ("\t\n\v\f\r\x1c\x1d\x1e\x1f \x85\xa0\u1680\u2000\u2001\u2002\u2003\u2
 _BLANK_CHARS = {CL: _BLANKS, SCHEME: _BLANKS, CLOJURE: _BLANKS + ","}
 
 
+# The C fast path's character classes (_scan.c), per dialect: what an ASCII character does
+# where a token may start and inside a plain atom, as the regexes above have it. Others:
+# `;` comment, `"` string, blanks (_BLANK_CHARS), and the rest plain atom characters.
+# tests/test_lexer_fast.py holds the fast path to the regex path.
+_FAST_CLASSES = {
+    CL: {"delim": "()", "inner": "#", "escape": "|\\", "other": "'`,"},
+    SCHEME: {"delim": "()[]", "inner": "'`,#", "escape": "", "other": ""},
+    CLOJURE: {"delim": "()[]{}", "inner": "'#", "escape": "", "other": "@^`~\\"},
+}
+_FAST_CLASS_OF = {"blank": 0, "atom": 1, "inner": 2, "delim": 3, "comment": 4, "string": 5,
+                  "other": 6, "escape": 7}
+
+
+def _fast_classes(dialect: str) -> bytes:
+    classes = [_FAST_CLASS_OF["atom"]] * 128
+    roles = {**_FAST_CLASSES[dialect], "comment": ";", "string": '"',
+             "blank": "".join(c for c in _BLANK_CHARS[dialect] if c < "\x80")}
+    for role, chars in roles.items():
+        for char in chars:
+            classes[ord(char)] = _FAST_CLASS_OF[role]
+    return bytes(classes)
+
+
 class _Compiled(NamedTuple):
     pattern: re.Pattern  # blanks, then one capturing group per alternative (or the end)
     bulk: re.Pattern     # one group: the blanks before a token and the token, for findall
@@ -243,6 +266,8 @@ class _Compiled(NamedTuple):
     first_table: list    # str.translate table: BMP character -> code ("a", or _FIRST_CODE)
     hash2: dict          # _HASH2_CODE of the dialect
     blanks: str          # _BLANK_CHARS of the dialect
+    fast: bytes          # _fast_classes of the dialect, for the C fast path
+    stops: tuple         # group index -> True where the C fast path hands over (nesting #|)
 
 
 def _compile(dialect: str) -> _Compiled:
@@ -261,7 +286,8 @@ def _compile(dialect: str) -> _Compiled:
         table[ord(char)] = code
     table[ord("#")] = "#"
     return _Compiled(pattern, bulk, codes, tags, first, table,
-                     _HASH2_CODE[dialect], _BLANK_CHARS[dialect])
+                     _HASH2_CODE[dialect], _BLANK_CHARS[dialect], _fast_classes(dialect),
+                     tuple(tag == "block_nested" for tag in tags))
 
 
 COMPILED = {d: _compile(d) for d in _TABLES}
@@ -438,7 +464,34 @@ def _resume_prefix(state: LexState, dialect: str) -> str:
 
 
 def scan(text: str, dialect: str) -> tuple[TokenList, LexState]:
-    """The lexer proper, for a resolved dialect: (tokens, end state).
+    """The lexer proper, for a resolved dialect: (tokens, end state). The C fast path when it
+    was built (`pip install` builds it where a C compiler is), else the regex path."""
+    if _fast is not None and text:
+        return scan_fast(text, dialect)
+    return scan_regex(text, dialect)
+
+
+def scan_fast(text: str, dialect: str) -> tuple[TokenList, LexState]:
+    """`scan_regex`'s tokens from the C loop (_scan.c), which asks the regex for every token
+    but the plain ones; a `#|` comment that nests hands the rest to `_scan_loop`."""
+    comp = COMPILED[dialect]
+    codes, starts, ends, stopped = _fast.scan(text, comp.fast, comp.pattern.match, comp.codes,
+                                              comp.stops)
+    if stopped >= 0:
+        more_codes, more_starts, more_ends, state = _scan_loop(text, dialect, stopped)
+        return TokenList(codes + more_codes, starts + more_starts, ends + more_ends,
+                         source=text), state
+    if not codes:
+        return TokenList(), CODE
+    tokens = TokenList(codes, starts, ends, source=text)
+    if ends[-1] != len(text):           # blanks after the last token: nothing is left open
+        return tokens, CODE
+    tag = comp.tags[comp.pattern.match(text, starts[-1]).lastindex]
+    return tokens, _end_state(text, starts[-1], tag, dialect, 0, False)
+
+
+def scan_regex(text: str, dialect: str) -> tuple[TokenList, LexState]:
+    """The lexer's reference path, in regexes alone.
 
     Fast path: one `findall` gives each token with the blanks before it; codes come from each
     token's first character (or two, for "#" tokens); only a few "#" tokens and the last one
@@ -509,6 +562,11 @@ def _finish_with_loop(text, dialect, codes, pieces, done, j, parts, blanks):
     return TokenList("".join(pieces), head.starts + more_starts, head.ends + more_ends,
                      source=text), state
 
+
+try:
+    from lispshell.syntax import _scan as _fast
+except ImportError:     # built without a C compiler: the regex path alone
+    _fast = None
 
 _HASH = re.compile("#")
 _COMMA = re.compile(",")

@@ -47,7 +47,7 @@ from threading import Lock
 
 from lispshell.syntax.dialects import CL, CLOJURE, CLOSER_OF, OPENER_OF, SCHEME, resolve_dialect
 from lispshell.syntax.dialects import DELIM_OF_CHAR as DELIM_OF
-from lispshell.syntax.lexer import CODE, LexState, TokenList, spliced, tokenize
+from lispshell.syntax.lexer import CODE, LexState, TokenList, _fast, spliced, tokenize
 
 # Delimiter token codes (see lexer.CODE_KIND) are the characters themselves, so the tables
 # of dialects.py serve: CLOSER_OF, OPENER_OF, DELIM_OF (char -> paren | bracket | brace).
@@ -219,36 +219,10 @@ class Reading:
         over each list to its closer, so a file of large forms costs one step per form."""
         codes = self.tokens.codes
         n = len(codes)
-        partner = [-1] * n
-        stack: list = []
-        push, pop = stack.append, stack.pop
-        bad: list = []                      # (token, rank, code, opener)
         self.delimiters = delimiters = list(
             compress(count(), codes.translate(_DELIM_MASK).encode("latin-1")))
-        if "[" in codes or "{" in codes or "]" in codes or "}" in codes:
-            opener_of = OPENER_OF
-            for j in delimiters:
-                c = codes[j]
-                if c in "([{":
-                    push(j)
-                elif stack:
-                    o = pop()
-                    partner[o] = j
-                    partner[j] = o
-                    if codes[o] != opener_of[c]:
-                        bad.append((j, 1, "MISMATCH", o))
-                else:
-                    bad.append((j, 1, "UNMATCHED_CLOSE", None))
-        else:       # parentheses only (all CL, most Scheme): no closer of the wrong kind,
-            for j in delimiters:            # and a quarter faster without looking
-                if codes[j] == "(":
-                    push(j)
-                elif stack:
-                    o = pop()
-                    partner[o] = j
-                    partner[j] = o
-                else:
-                    bad.append((j, 1, "UNMATCHED_CLOSE", None))
+        partner, bad, stack = _fast.pair(codes) if _fast is not None \
+            else pair_delimiters(codes, delimiters)
         for j in self.prefixes:           # a prefix or #_ right before a closer
             j += 1
             while j < n and codes[j] in TRIVIA:
@@ -359,6 +333,41 @@ class Reading:
         line, col = self.lines.line_col(start)
         return {"delim": DELIM_OF[self.tokens.codes[o]], "offset": start, "line": line,
                 "col": col}
+
+
+def pair_delimiters(codes: str, delimiters: list) -> tuple[list, list, list]:
+    """(partner, bad, unclosed) of `Reading._walk`: each delimiter's partner (-1: none), the
+    MISMATCH and UNMATCHED_CLOSE problems as (token, 1, code, opener), and the openers left
+    open. `_scan.pair` is the same loop in C (lexer.py's fast path)."""
+    partner = [-1] * len(codes)
+    stack: list = []
+    push, pop = stack.append, stack.pop
+    bad: list = []
+    if "[" in codes or "{" in codes or "]" in codes or "}" in codes:
+        opener_of = OPENER_OF
+        for j in delimiters:
+            c = codes[j]
+            if c in "([{":
+                push(j)
+            elif stack:
+                o = pop()
+                partner[o] = j
+                partner[j] = o
+                if codes[o] != opener_of[c]:
+                    bad.append((j, 1, "MISMATCH", o))
+            else:
+                bad.append((j, 1, "UNMATCHED_CLOSE", None))
+    else:       # parentheses only (all CL, most Scheme): no closer of the wrong kind,
+        for j in delimiters:            # and a quarter faster without looking
+            if codes[j] == "(":
+                push(j)
+            elif stack:
+                o = pop()
+                partner[o] = j
+                partner[j] = o
+            else:
+                bad.append((j, 1, "UNMATCHED_CLOSE", None))
+    return partner, bad, stack
 
 
 def _positions(codes: str, code: str) -> list[int]:
