@@ -172,3 +172,61 @@ def test_the_files_last_lone_closer_is_no_file_style():
     rest = "\n\n\n(defn down [loc]\n  (first loc))\n\n(comment\n(f 1)\n(g (h 2)\n   3)\n)\n"
     head = "(ns zip)\n\n"
     assert repair(head + _drop(form, 3) + rest, "clojure").text == head + form + rest
+
+
+# --- issue 26, third round ------------------------------------------------------------------
+
+@pytest.mark.parametrize("dialect,form,k", [
+    # a loop that binds and has no body: the `if` under it, indented left of the `loop`,
+    # is its body still
+    ("clojure", "(defn- imap-cons\n  [^IPersistentMap this o]\n  (cond\n   (map-entry? o)\n"
+                "     (let [^java.util.Map$Entry pair o]\n"
+                "       (.assoc this (.getKey pair) (.getValue pair)))\n"
+                "   :else (loop [this this\n                o o]\n"
+                "      (if (seq o)\n        (recur (.assoc this (first o)) (rest o))\n"
+                "        this))))", 3),
+    # metadata needs the form it is about: `[a b ^{:m 1}]` does not read
+    ("clojure", '(defn zipper\n  "doc"\n  [branch? children make-node root]\n'
+                "    ^{:zip/branch? branch? :zip/children children :zip/make-node make-node}\n"
+                "    [root nil])", 4),
+    # a `[` ending its line is `[]`: nobody writes a vector's elements on the lines after it
+    ("clojure", '(defn newline\n  "doc"\n  {:added "1.0"}\n  []\n'
+                "    (. *out* (append system-newline))\n    nil)", 4),
+    # `~@` splices a sequence, and `(map f)` is a transducer
+    ("clojure", "(defmacro pvalues\n  [& exprs]\n  `(pcalls ~@(map #(list `fn [] %) exprs)))", 4),
+    # a GOOPS method's specialized parameter is (name class)
+    ("scheme", "(define-method (slot-unbound (c <class>) (o <object>) s)\n"
+               "  (goops-error \"Slot `~S' is unbound in object ~S\" s o))", 4),
+])
+def test_a_shape_decides_the_tie_third_round(dialect, form, k):
+    assert repair(_drop(form, k), dialect).text == form
+
+
+@pytest.mark.parametrize("decl,bad", [
+    ("(ftype (function (fixnum) fixnum))", True),      # declares no function
+    ("(ftype (function) f)", True),                    # every function is a function
+    ("(ftype)", True), ("(ignore)", True), ("(inline)", True),
+    ("(ftype (function (fixnum) fixnum) f)", False), ("(ignore x)", False),
+])
+def test_a_declaration_declares_something(decl, bad):
+    from lispshell.syntax import evidence
+    from lispshell.syntax.lexer import tokenize
+    from lispshell.syntax.repair import _annotate
+    text = f"(declaim {decl})"
+    toks, _ = tokenize(text, "cl")
+    vt = evidence.virtual(text, _annotate(text, toks, "cl"), [])
+    assert bool(evidence.shape_problems(text, vt, "cl", set(range(len(vt) + 1)))) == bad
+
+
+def test_goops_generics_and_case_lambda_star_say_nothing_by_their_calls():
+    from lispshell.syntax import evidence
+    # a GOOPS generic's methods and accessors take different counts
+    calls = "".join(f"(define (f{i} o e)\n  (info o e))\n" for i in range(4))
+    assert evidence.text_arities(calls, "scheme")["info"] == (2, 2)
+    for definition in ("(define-method (info e)\n  (hashq-ref e 'x))\n",
+                       "(define-class <c> ()\n  (info #:accessor info))\n"):
+        assert "info" not in evidence.text_arities(definition + calls, "scheme")
+    # case-lambda* is syntax: its clauses are no arguments
+    text = "".join(f"(define f{i}\n  (case-lambda*\n   ((a) a)\n   ((a b) b)))\n"
+                   for i in range(4))
+    assert "case-lambda*" not in evidence.text_arities(text, "scheme")

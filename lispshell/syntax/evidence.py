@@ -235,6 +235,10 @@ def shape_problems(text: str, vt: list[_V], dialect: str, points: set[int],
             frames.pop()
             touched = any(f["open"] < p <= i for p in points) or v.line in lines
             elems = f["elems"]
+            if touched and any(entry[1] in ("m", "c") and entry[0] == 1 for entry in f["pend"]):
+                # `^{:tag x}` or `#+sbcl` right before a closer: the reader wants the form the
+                # metadata or the feature expression is about (`[a b ^{:m 1}]` does not read)
+                out.append("a metadata map or feature expression with no form after it")
             if touched and f["kind"] == "list" and f["role"] in ("feature", "fbinding"):
                 why = shapes.feature_problem(elems) if f["role"] == "feature" else \
                     shapes.role_problem(f["role"], elems, dialect)
@@ -279,6 +283,11 @@ def shape_problems(text: str, vt: list[_V], dialect: str, points: set[int],
                 if why is None and known is None and image is not None and \
                         head not in local and not shapes.known(head, dialect):
                     known, source = image(head), "the running image's arglist"
+                if why is None and f.get("spliced") and head in shapes.CLJ_TRANSDUCERS and \
+                        len(args) == 1:
+                    # `~@(map f)`: given only a function, map returns a transducer, a
+                    # function, and `~@` splices a sequence
+                    why = "given only a function returns a transducer, which ~@ cannot splice"
                 if why is None and known is not None:
                     lo, hi = known
                     n = len(args)
@@ -304,8 +313,10 @@ def shape_problems(text: str, vt: list[_V], dialect: str, points: set[int],
             f["pend"].append([2 if tok in ("#+", "#-", "^", "#^") else 1,
                               "m" if meta else "c" if tok in ("#+", "#-") else
                               "t" if tok == "`" else "q" if tok in _QUOTES else
-                              "u" if tok in _UNQUOTES else "f" if tok == "#'" else None])
+                              "u" if tok in _UNQUOTES else "f" if tok == "#'" else None,
+                              tok])
             continue
+        spliced = bool(f["pend"]) and f["pend"][-1][2] in _SPLICES
         prefixed, quoted, mode = start_datum(f)
         if c in "([{":
             kind = {"(": "list", "[": "vector", "{": "map"}.get(tok, "other")
@@ -322,6 +333,7 @@ def shape_problems(text: str, vt: list[_V], dialect: str, points: set[int],
                            "quoted": quoted or role == shapes.DATA, "role": role,
                            "template": template, "splice": False,
                            "uncountable": False, "attach": not prefixed, "binds": bound,
+                           "spliced": spliced and kind == "list" and dialect == CLOJURE,
                            "rest_at": "params" if shapes.params_with_rest(
                                kind, parent, len(elems) - prefixed, elems, dialect, bound)
                            else None})
@@ -383,6 +395,9 @@ def text_arities(text: str, dialect: str) -> dict:
     uses: dict[str, Counter] = {}
     defined: dict[str, tuple] = {}
     local: set[str] = set()
+    # GOOPS generics: their methods and accessors take different counts (`(object-info o
+    # env)` and the slot accessor's `(object-info env)`)
+    generics: set[str | None] = set()
     # each open list: [head or None, element count, quoted, elems, opener, skip next datum,
     # a `^hint`'s datum, its role (shapes.child_role)]
     stack: list[list] = []
@@ -393,6 +408,8 @@ def text_arities(text: str, dialect: str) -> dict:
         if head and not frame[2] and frame[4] == "(" and elems and \
                 head.lower() in _DEFINERS[dialect]:
             _definition(head.lower(), elems, dialect, defined, complete)
+        if head in _GOOPS_DEFINERS and dialect == SCHEME and elems and len(elems) > 1:
+            generics.add(_generic_name(elems[1]))
 
     for j, c in enumerate(codes):
         if c in ";b":
@@ -458,6 +475,9 @@ def text_arities(text: str, dialect: str) -> dict:
             tok = tokens.text_of(j)
             if top[1] == 0 and c == "a" and top[0] is None:
                 top[0] = tok
+            if dialect == SCHEME and top[3] and top[3][-1][0] == "atom" and \
+                    top[3][-1][1] in _GOOPS_ACCESSORS:
+                generics.add(tok)
             top[1] += 1
             if top[3] is not None and len(top[3]) < _KEPT:
                 top[3].append(("atom", tok))
@@ -466,6 +486,7 @@ def text_arities(text: str, dialect: str) -> dict:
     out = {}
     for name, counts in uses.items():
         if name in _VARIADIC or name.lower() in _VARIADIC or name in defined or name in local or \
+                name in generics or \
                 shapes.known(name, dialect) or shapes.stdlib_arity(name, dialect) or \
                 _uncounted(name, dialect):
             continue                   # variadic, defined here, or a form shapes.py knows
@@ -474,6 +495,25 @@ def text_arities(text: str, dialect: str) -> dict:
             out[name] = (n, n)
     out.update(defined)
     return out
+
+
+_GOOPS_DEFINERS = ("define-method", "define-generic", "define-accessor")
+_GOOPS_ACCESSORS = ("#:accessor", "#:getter", "#:setter")
+
+
+def _generic_name(header) -> str | None:
+    """The generic a GOOPS definition names: `name`, `(name args...)`, `((setter name)
+    args...)`."""
+    kind, what = header
+    if kind == "atom":
+        return what
+    if kind == "list" and what:
+        kind, what = what[0]
+        if kind == "atom":
+            return what
+        if kind == "list" and len(what) == 2 and what[1][0] == "atom":
+            return what[1][1]
+    return None
 
 
 def _uncounted(name: str, dialect: str) -> bool:
@@ -676,7 +716,8 @@ def _trail_spots(text: str, chunk: list, line_index: int, after_opener=True) -> 
         return []
     run = trail_closers(chunk, line_index)
     last_code = [toks[-len(run) - 1]] if len(run) < len(toks) else []
-    if not after_opener and last_code and last_code[0].code in "([{":
+    if after_opener is not True and last_code and last_code[0].code in "([{" and \
+            not (after_opener and text[last_code[0].start] in after_opener):
         last_code = []
     spots = [t.end for t in last_code + run]
     last = toks[-1]
@@ -1113,7 +1154,11 @@ def _earlier_line_moves(text, chunk, edits, best: Judged, dialect) -> list:
         # its code line in the chunk (as _trail_spots counts them)
         own = sum(1 for t in chunk[1:] if t.first and t.start < e["start"])
         for line in range(own - 1, max(-1, own - 1 - _EARLIER_LINES), -1):
-            for p in _trail_spots(text, chunk, line, after_opener=False):
+            # nobody ends a line with a Clojure `[` and writes the vector's elements on the
+            # lines after it (one line of clojure.core's, pprint's, test's... sources does):
+            # a `[` ending a line is most likely `[]`, a parameter vector with none
+            for p in _trail_spots(text, chunk, line,
+                                  after_opener="[" if dialect == CLOJURE else False):
                 if p >= e["start"]:
                     continue
                 trial = sorted(others + [{"start": p, "end": p, "text": e["text"]}],
