@@ -97,6 +97,12 @@ scan(PyObject *self, PyObject *args)
         return NULL;
     }
     const unsigned char *cls = classes.buf;
+#if PY_VERSION_HEX < 0x030C0000
+    if (PyUnicode_READY(text) < 0) {    /* a legacy string (3.11): made canonical first */
+        PyBuffer_Release(&classes);
+        return NULL;
+    }
+#endif
     int kind = PyUnicode_KIND(text);
     const void *data = PyUnicode_DATA(text);
     Py_ssize_t n = PyUnicode_GET_LENGTH(text);
@@ -202,6 +208,10 @@ pair(PyObject *self, PyObject *args)
     PyObject *codes;
     if (!PyArg_ParseTuple(args, "U", &codes))
         return NULL;
+#if PY_VERSION_HEX < 0x030C0000
+    if (PyUnicode_READY(codes) < 0)
+        return NULL;
+#endif
     int kind = PyUnicode_KIND(codes);
     const void *data = PyUnicode_DATA(codes);
     Py_ssize_t n = PyUnicode_GET_LENGTH(codes), depth = 0;
