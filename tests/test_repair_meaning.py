@@ -230,3 +230,19 @@ def test_goops_generics_and_case_lambda_star_say_nothing_by_their_calls():
     text = "".join(f"(define f{i}\n  (case-lambda*\n   ((a) a)\n   ((a b) b)))\n"
                    for i in range(4))
     assert "case-lambda*" not in evidence.text_arities(text, "scheme")
+
+
+def test_a_comparison_in_a_body_but_last_does_nothing():
+    # `(fn [_] (< (rand) prob) coll)`: nobody compares for the effects of what is compared
+    form = ('(defn random-sample\n  "doc"\n  ([prob]\n     (filter (fn [_] (< (rand) prob))))\n'
+            "  ([prob coll]\n     (filter (fn [_] (< (rand) prob)) coll)))")
+    assert repair(_drop(form, 4), "clojure").text == form
+
+
+def test_a_space_after_an_opener_still_says_where_in_a_loosely_indented_form():
+    # the body indented past `[& body]`: against the indentation either way, a guess, but
+    # the space after `[` says where the `]` was
+    form = ('(defmacro delay\n  "doc"\n  {:added "1.0"}\n  [& body]\n'
+            "    (list 'new 'clojure.lang.Delay (list* `^{:once true} fn* [] body)))")
+    r = repair(_drop(form, 4), "clojure")
+    assert (r.text, r.level) == (form, "guess")

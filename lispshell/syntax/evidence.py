@@ -771,6 +771,13 @@ def weigh(text: str, chunk: list, edits: list, dialect: str) -> Verdict:
     if best.disagreements:
         if _stray_end(chunk, edits):
             return _weigh_stray_end(text, chunk, edits, best, dialect)
+        spaced = _same_line_moves(text, chunk, edits, best, dialect, closers, after_opener=True)
+        if spaced and not _blank_before_closer(text, edits) and \
+                not _inner_blanks(text, chunk, edits):
+            # the form is loosely indented, but the space still says where a closer was
+            return Verdict(GUESS, spaced[0], "the result disagrees with the indentation; a "
+                           "space after an opener: the closer dropped there",
+                           [edits] + spaced[1:])
         return Verdict(GUESS, edits, "the result disagrees with the indentation")
     rivals = _trail_rivals(text, chunk, edits, best, dialect, closers)
     if rivals:
