@@ -246,3 +246,50 @@ def test_a_space_after_an_opener_still_says_where_in_a_loosely_indented_form():
             "    (list 'new 'clojure.lang.Delay (list* `^{:once true} fn* [] body)))")
     r = repair(_drop(form, 4), "clojure")
     assert (r.text, r.level) == (form, "guess")
+
+
+@pytest.mark.parametrize("form,k", [
+    # declarations and a docstring open a CL body in any order: the docstring after the
+    # declare is no string evaluated for nothing, and `member` takes keywords after its
+    # list, never a quoted symbol
+    ("(defun (setf base-char-preference) (new-value readtable)\n"
+     "  (declare (type (member :symbols :strings :both nil) new-value))\n"
+     '  "Sets the preference."\n'
+     "  (setf (%symbol-preference readtable)\n"
+     "        (if (member new-value '(:symbols :both)) 'base-char 'character)\n"
+     "        (%string-preference readtable)\n"
+     "        (if (member new-value '(:strings :both)) 'base-char 'character))\n"
+     "  new-value)", 4),
+    # a test's forms are code (rt's, prove's, rove's deftest), not a lambda list
+    ("(deftest make-inet-socket.keyword\n    ;; make a socket\n"
+     "    (let ((s (make-instance 'inet-socket :type :stream :protocol :tcp)))\n"
+     "      (> (socket-file-descriptor s) 1))\n  t)", 4),
+    # a case names each key once: `((t t))` repeats `t`
+    ("(defun code-coverage-record-marked (record)\n  (aver (consp record))\n"
+     "  (ecase (cdr record)\n    ((#.+code-coverage-unmarked+) nil)\n    ((t) t)))", 4),
+    # a closer dropped mid-line on each of two lines: one move on each
+    ("(eval-when (:compile-toplevel :load-toplevel :execute)\n"
+     "  (defconstant min-bytes-c-call-threshold\n    ;; mostly just guessing here\n"
+     "    #+(or x86 x86-64 ppc ppc64) 128\n    #-(or x86 x86-64 ppc ppc64) 256))", 4),
+])
+def test_cl_shapes_decide_the_tie(form, k):
+    assert repair(_drop(form, k), "cl").text == form
+
+
+@pytest.mark.parametrize("head,args,bad", [
+    ("find", "x list 3", True),                     # a number is no keyword
+    ("find", "x list \"a\"", True),
+    ("find", "x list key-var val", False),          # a variable may hold a keyword
+    ("member", "x list 'a", True),
+    ("member", "1 2 4 8", False),                   # (member 1 2 4 8) is a type too
+    ("case", "x ((a b) 1) ((c a) 2)", True),
+    ("case", "c ((#\\y) 1) ((#\\Y) 2)", False),
+])
+def test_literals_that_are_no_keyword_and_case_keys(head, args, bad):
+    from lispshell.syntax import evidence
+    from lispshell.syntax.lexer import tokenize
+    from lispshell.syntax.repair import _annotate
+    text = f"(defun f (x list key-var val c)\n  ({head} {args}))"
+    toks, _ = tokenize(text, "cl")
+    vt = evidence.virtual(text, _annotate(text, toks, "cl"), [])
+    assert bool(evidence.shape_problems(text, vt, "cl", set(range(len(vt) + 1)))) == bad

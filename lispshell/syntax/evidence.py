@@ -1086,7 +1086,8 @@ def _reshape(text, chunk, edits, best: Judged, dialect, closers):
     found = found \
         or _same_line_moves(text, chunk, edits, best, dialect, closers) \
         or _same_line_pair_moves(text, chunk, edits, best, dialect) \
-        or _earlier_line_moves(text, chunk, edits, best, dialect)
+        or _earlier_line_moves(text, chunk, edits, best, dialect) \
+        or _line_by_line_moves(text, chunk, edits, best, dialect, closers)
     if not found:
         return edits, []
     # moving either of two closers inserted at one place, or putting one before the same
@@ -1142,6 +1143,50 @@ def _same_line_pair_moves(text, chunk, edits, best: Judged, dialect) -> list:
                                                         max_bad=best.disagreements) is not None:
                             found.append(trial)
     return found
+
+
+_STEPS = 3     # lines whose closers are moved one after the other
+
+
+def _line_by_line_moves(text, chunk, edits, best: Judged, dialect, closers) -> list:
+    """Closers dropped mid-line on two or three lines (`#+(or x86 ppc 128` and `#-(or x86
+    ppc 256` on the next, each `)` after `ppc`): no single move keeps every shape, but one
+    move on each line does. Each step moves one inserted closer to an earlier place on its
+    own line, the nearest to the line's end that leaves fewer impossible shapes and reads
+    and agrees with the indentation as well; when the shapes are all possible after at most
+    _STEPS such moves, that is the repair found (a guess: several closers mid-line)."""
+    def problems(trial):
+        vt = virtual(text, chunk, trial)
+        j = judge(vt)
+        if not j.reads or j.forms != best.forms or j.disagreements > best.disagreements:
+            return None
+        return len(shape_problems(text, vt, dialect, _edit_points(vt, trial)))
+
+    current, left = edits, problems(edits)
+    if not left:
+        return []
+    for _ in range(_STEPS):
+        step = None
+        for idx, e in enumerate(current):
+            if e["start"] != e["end"] or not in_trail(text, chunk, e):
+                continue
+            others = current[:idx] + current[idx + 1:]
+            line_start = text.rfind("\n", 0, e["start"]) + 1
+            for t in reversed(chunk):
+                if t.end >= e["start"] or t.start < line_start or t.code in "([{pd":
+                    continue
+                trial = sorted(others + [{"start": t.end, "end": t.end, "text": e["text"]}],
+                               key=lambda x: (x["start"], x["end"]))
+                n = problems(trial)
+                if n is not None and n < left and (step is None or n < step[0]):
+                    step = (n, trial)
+                    break          # the nearest to this line's end
+        if step is None:
+            return []
+        left, current = step
+        if not left:
+            return [current]
+    return []
 
 
 _EARLIER_LINES = 3     # code lines before an inserted closer's own that may take it instead

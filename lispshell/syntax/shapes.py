@@ -104,6 +104,32 @@ def _clauses(start: int = 0):
     return rule
 
 
+def _case_keys_once(args):
+    """CL `case`, `ecase`, `ccase`: each key once in the form (SBCL warns of a duplicate
+    key: the later clause can never be taken). A closer put back too late inside a clause
+    (`((t) t)` as `((t t))`) repeats one."""
+    seen: set[str] = set()
+
+    def key(a: Arg) -> str:
+        return a.text if a.text.startswith("#\\") else a.text.lower()    # #\y is not #\Y
+
+    for clause in args[1:]:
+        if clause.kind != "list" or not clause.elems:
+            continue
+        keys = clause.elems[0]
+        if keys.kind == "atom":
+            names = [key(keys)] if key(keys) not in ("t", "otherwise") else []
+        elif keys.kind == "list" and all(k.kind == "atom" for k in keys.elems):
+            names = [key(k) for k in keys.elems]
+        else:
+            continue
+        for name in names:
+            if name in seen:
+                return f"names the key {name} twice"
+            seen.add(name)
+    return None
+
+
 def _cl_bindings(a: Arg) -> bool:
     """let bindings: symbols or (symbol [value])."""
     if not _is_list(a):
@@ -187,6 +213,30 @@ def _cl_declare(args):
     return None
 
 
+_CL_NUMBER = re.compile(r"[+-]?(\d+\.?\d*|\.\d+)([eEdDfFsSlL][+-]?\d+)?(/\d+)?$")
+
+
+def _no_keyword(a: Arg) -> bool:
+    """A literal that is certainly no keyword (CL): a string, a number, a character, `nil`,
+    `t`, a quoted or function-quoted form (`'x`, `#'f`). A variable may hold a keyword."""
+    if a.kind == "string":
+        return True
+    if a.kind == "other":
+        return a.text in ("'", "#'", "`")
+    return a.kind == "atom" and (a.text.startswith("#\\") or a.text.lower() in ("nil", "t")
+                                 or bool(_CL_NUMBER.match(a.text)))
+
+
+def _member_keys(args):
+    """CL `member`: an item, a list, then :key, :test or :test-not arguments; only a quoted
+    form there is checked: `(member :a :b :c)` and `(member 1 2 4 8)` are type specifiers
+    too, whose elements are never quoted."""
+    for k in args[2::2]:
+        if k.kind == "other" and k.text in ("'", "#'", "`"):
+            return "takes keywords after its 2 positional arguments, not a literal that is none"
+    return None
+
+
 def _keys(required: int, keys: str):
     """A CL function with `required` positional parameters and then only &key ones (the
     standard's, SBCL's extensions for make-hash-table): after the positional arguments, a
@@ -198,6 +248,9 @@ def _keys(required: int, keys: str):
         rest = args[required:]
         for i in range(0, len(rest), 2):
             k = rest[i]
+            if _no_keyword(k):
+                return f"takes keywords after its {required} positional arguments, not a " \
+                    "literal that is none"
             if k.kind != "atom" or not k.text.startswith(":"):
                 return None
             if k.text.lower() not in allowed:
@@ -234,6 +287,7 @@ _CL_KEYED_FUNCTIONS = {
     "make-hash-table": _keys(0, ":test :size :rehash-size :rehash-threshold :weakness "
                              ":synchronized :hash-function"),
     "parse-integer": _keys(1, ":start :end :radix :junk-allowed"),
+    "member": _member_keys,
 }
 
 
@@ -494,8 +548,10 @@ _CL_RULES = {
     "lambda": _all(_count(2), _first(_is_list, "a lambda list"), _lambda_list_once(0)),
     "the": _TWO,
     "setf": _pairs, "setq": _pairs, "psetf": _pairs, "psetq": _pairs,
-    "cond": _clauses(), "case": _all(_count(1), _clauses(1)),
-    "ecase": _all(_count(1), _clauses(1)), "typecase": _all(_count(1), _clauses(1)),
+    "cond": _clauses(), "case": _all(_count(1), _clauses(1), _case_keys_once),
+    "ecase": _all(_count(1), _clauses(1), _case_keys_once),
+    "ccase": _all(_count(1), _clauses(1), _case_keys_once),
+    "typecase": _all(_count(1), _clauses(1)),
     "etypecase": _all(_count(1), _clauses(1)),
     "dolist": _all(_count(1), _first(_iteration_spec, "(var list [result])")),
     "dotimes": _all(_count(1), _first(_iteration_spec, "(var count [result])")),
@@ -755,7 +811,19 @@ def _dead_atom(name: str, args: list[Arg], dialect: str) -> str | None:
     if at is None:
         return None
     body = args[at:]
-    if body and body[0].kind == "string" and name in _DOCSTRING_BODIES and dialect != CLOJURE:
+    if dialect == CL and name in _DOCSTRING_BODIES:
+        # declarations and a docstring open the body, in any order: `(defun f (x) (declare
+        # (type fixnum x)) "doc" ...)`
+        k, doc = 0, False
+        while k < len(body) - 1 and (
+                body[k].kind == "string" and not doc or
+                body[k].kind == "list" and body[k].elems and body[k].elems[0].kind == "atom"
+                and body[k].elems[0].text.lower() == "declare"):
+            doc = doc or body[k].kind == "string"
+            k += 1
+        body = body[k:]
+    elif body and body[0].kind == "string" and name in _DOCSTRING_BODIES and \
+            dialect != CLOJURE:
         body = body[1:]
     for a in body[:-1]:
         if a.kind == "string" or (a.kind == "atom" and a.text not in ("...", "_")):
@@ -953,6 +1021,8 @@ def child_role(head: str, role: str | None, index: int, prior: list, dialect: st
         if name.startswith(("do-", "dolist", "dotimes", "dovector", "dohash", "with-")) and \
                 index == 1 or name in _CL_SPEC_FIRST and index == 1:
             return "clause"           # (var list [result]), (stream ...) and the like
+        if name in ("deftest", "define-test") and index >= 2:
+            return None               # rt's, prove's, rove's, lisp-unit's tests: forms
         if name.startswith(("def", "define-")) and name not in _RULES[CL] and index in (1, 2):
             return DATA               # an unknown definer: (defthing name (lambda list) ...)
         if name in _CL_KEYED and index >= 2:
