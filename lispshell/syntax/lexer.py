@@ -342,6 +342,8 @@ class TokenList(Sequence):
 
     def text_of(self, index: int) -> str:
         """The text of token `index`."""
+        if self._starts is not None and self._ends is not None:
+            return self._source[self._starts[index]:self._ends[index]]
         if self._texts is not None:
             return self._texts[index]
         if self._parts is not None:
@@ -402,13 +404,24 @@ def spliced(old: TokenList, a: int, mid: TokenList, k: int, gap: str, b: int,
     """old's tokens before a, mid's first k, then old's from b (the blanks before old token b
     being `gap` now), as the tokens of `source`: the caller checked that the three pieces are
     what lexing `source` whole gives (reading.read's re-read of a changed text)."""
+    codes = old.codes[:a] + mid.codes[:k] + old.codes[b:]
+    if old._parts is None:      # offsets (the C fast path's): mid's moved to where it starts
+        e = old.ends[a - 1] if a else 0        # ...and the right part's by the text's change
+        shift = len(source) - len(old._source)
+        return TokenList(codes, _joined(old.starts, a, mid.starts, k, e, b, shift),
+                         _joined(old.ends, a, mid.ends, k, e, b, shift), source=source)
     old_parts, old_texts = old.pieces()
     mid_parts, mid_texts = mid.pieces()
     right_parts = [gap + old_texts[b]] + old_parts[b + 1:] if b < len(old.codes) else []
-    return TokenList(old.codes[:a] + mid.codes[:k] + old.codes[b:],
+    return TokenList(codes,
                      parts=old_parts[:a] + mid_parts[:k] + right_parts,
                      texts=old_texts[:a] + mid_texts[:k] + old_texts[b:],
                      blanks=_BLANK_CHARS[dialect] if dialect == CLOJURE else "", source=source)
+
+
+def _joined(old: list, a: int, mid: list, k: int, e: int, b: int, shift: int) -> list:
+    return old[:a] + list(map(e.__add__, mid[:k])) + (list(map(shift.__add__, old[b:]))
+                                                      if shift else old[b:])
 
 
 def _make_token(fields: tuple) -> Token:

@@ -410,10 +410,7 @@ def read(text: str, dialect: str, state: LexState | None = None) -> Reading:
             return hit
     with _CACHE_LOCK:
         lexed = _LEXED.pop(key, None)
-    # With the C fast path a whole reading costs less than a splice (below) of a cached one
-    # (6-8 ms against 15-20 on a 265 KB file): the splice is for the regex path alone.
-    reading = None if lexed or state is not None or _fast is not None \
-        else _reread(text, dialect)
+    reading = None if lexed or state is not None else _reread(text, dialect)
     if reading is None:
         tokens, end_state = lexed or tokenize(text, dialect, state)
         reading = Reading(text, dialect, tokens, end_state)
@@ -480,7 +477,6 @@ _LEXED: dict = {}          # (text, dialect, None) -> what `lex` lexed, until `r
 # top-level forms of the three pieces are those of the whole.
 
 REREAD_MIN = 32_768     # shorter texts are read whole in a few milliseconds
-# (Only where the C fast path is not built: see `read`.)
 
 
 def _reread(text: str, dialect: str) -> Reading | None:
