@@ -11,9 +11,8 @@ clojure/core.clj`), copied into a temporary folder that is the tools' root. Per 
   replace_form         the same form, with a changed docstring (written: the file changes)
   sexp_slurp_forward, sexp_barf_forward, sexp_wrap   in `into`'s body (written)
 cold, changed at its end  the file changed since the last call (another writer put a new
-      comment at its end): a text no call has seen, but the text before it was (read whole
-      with the lexer's C fast path; without it, its reading is spliced from the one before,
-      reading._reread)
+      comment at its end): a text no call has seen, but the text before it was (its reading
+      is spliced, reading._reread: the last top-level form lexed and paired afresh)
 cold, changed in the middle  another writer changed a form in the middle of the file (the
       metadata map of `take-nth`, 4,300 lines in): the forms after it are shifted
 first sight  a text of which no version was seen (the process's caches emptied, as in a
