@@ -293,3 +293,27 @@ def test_literals_that_are_no_keyword_and_case_keys(head, args, bad):
     toks, _ = tokenize(text, "cl")
     vt = evidence.virtual(text, _annotate(text, toks, "cl"), [])
     assert bool(evidence.shape_problems(text, vt, "cl", set(range(len(vt) + 1)))) == bad
+
+
+@pytest.mark.parametrize("form,k", [
+    ("(define-syntax-rule (define-primitives (primitive kw ...) ...)\n"
+     "  (begin (define-primitive primitive kw ...) ...))", 3),
+    ("(define-syntax-rule (rewrite-cont x (pat cont) ...)\n"
+     "  (match x\n    (pat (build-cont cont)) ...))", 4),
+])
+def test_a_pattern_variable_keeps_its_ellipses_in_the_template(form, k):
+    # `primitive` follows one ellipsis in the pattern: the template must repeat it too
+    assert repair(_drop(form, k), "scheme").text == form
+
+
+def test_syntax_rules_clauses_keep_their_ellipses():
+    A = shapes.Arg
+
+    def lst(*xs):
+        return A("list", "", [A("atom", x) if isinstance(x, str) else x for x in xs])
+    pattern = lst("_", lst("test", "body", "..."), "...")
+    good = lst("cond", lst("test", "body", "..."), "...")
+    bad = lst("cond", lst("test", "body", "...", "..."))       # `test` under one, not two
+    assert shapes.ellipsis_problem("syntax-rules", [lst(), lst(pattern, good)]) is None
+    assert shapes.ellipsis_problem("syntax-rules", [lst(), lst(pattern, bad)])
+    assert shapes.ellipsis_problem("syntax-rules", [lst("test"), lst(pattern, bad)]) is None

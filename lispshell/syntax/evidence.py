@@ -244,6 +244,13 @@ def shape_problems(text: str, vt: list[_V], dialect: str, points: set[int],
                     shapes.role_problem(f["role"], elems, dialect)
                 if why:
                     out.append(f"({elems[0].text if elems else ''} ...) {why}")
+            if touched and dialect == SCHEME and f["kind"] == "list" and elems and \
+                    elems[0].kind == "atom" and \
+                    elems[0].text in ("define-syntax-rule", "syntax-rules") and \
+                    not f["uncountable"]:
+                why = shapes.ellipsis_problem(elems[0].text, elems[1:])
+                if why:
+                    out.append(f"({elems[0].text} ...) {why}")
             if touched and f["kind"] == "map" and dialect == CLOJURE and \
                     not f["uncountable"] and len(elems) % 2:
                 out.append(f"{{...}} holds keys and values, {len(elems)} element(s)")

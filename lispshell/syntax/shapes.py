@@ -919,6 +919,70 @@ def _clj_functional(name: str, args: list[Arg]) -> str | None:
     return None
 
 
+def _ellipsis_depths(a: Arg, depth: int, literals: set, out: dict) -> None:
+    """Each pattern variable of a `syntax-rules` pattern and how many ellipses follow it."""
+    if a.kind == "atom":
+        if a.text not in ("...", "_", ".") and a.text not in literals:
+            out.setdefault(a.text, depth)
+        return
+    elems = a.elems
+    for i, e in enumerate(elems):
+        if e.kind == "atom" and e.text == "...":
+            continue
+        n = 0
+        while i + 1 + n < len(elems) and elems[i + 1 + n].kind == "atom" and \
+                elems[i + 1 + n].text == "...":
+            n += 1
+        _ellipsis_depths(e, depth + n, literals, out)
+
+
+def _too_shallow(a: Arg, depth: int, depths: dict) -> str | None:
+    """A pattern variable used in a template under fewer ellipses than in its pattern."""
+    if a.kind == "atom":
+        if depths.get(a.text, 0) > depth:
+            return a.text
+        return None
+    elems = a.elems
+    if elems and elems[0].kind == "atom" and elems[0].text == "...":
+        return None                       # (... ...): an escaped ellipsis
+    for i, e in enumerate(elems):
+        if e.kind == "atom" and e.text == "...":
+            continue
+        n = 0
+        while i + 1 + n < len(elems) and elems[i + 1 + n].kind == "atom" and \
+                elems[i + 1 + n].text == "...":
+            n += 1
+        name = _too_shallow(e, depth + n, depths)
+        if name:
+            return name
+    return None
+
+
+def ellipsis_problem(head: str, args: list[Arg]) -> str | None:
+    """Scheme `syntax-rules` and `define-syntax-rule`: a pattern variable followed by an
+    ellipsis in its pattern (`(m (name kw ...) ...)`: `name` once, `kw` twice) stands in
+    the template under at least as many ellipses (R7RS 4.3.2; Guile refuses the macro):
+    `(begin (define-primitive primitive kw ... ...))` uses `primitive` under none."""
+    if any(a.kind == "other" for a in args):
+        return None
+    clauses: list = []
+    literals: set = set()
+    if head == "define-syntax-rule" and len(args) >= 2 and args[0].kind == "list":
+        clauses = [(args[0], args[1:])]
+    elif head == "syntax-rules" and args and args[0].kind == "list":
+        literals = {e.text for e in args[0].elems if e.kind == "atom"}
+        clauses = [(c.elems[0], c.elems[1:]) for c in args[1:]
+                   if c.kind == "list" and len(c.elems) == 2 and c.elems[0].kind == "list"]
+    for pattern, templates in clauses:
+        depths: dict = {}
+        _ellipsis_depths(Arg("list", "", pattern.elems[1:]), 0, literals, depths)
+        for t in templates:
+            name = _too_shallow(t, 0, depths)
+            if name:
+                return f"uses the pattern variable {name} under fewer ellipses than its pattern"
+    return None
+
+
 def feature_problem(elems: list[Arg]) -> str | None:
     """A CL feature expression after `#+` / `#-`: (and|or|not feature...), features being
     symbols or such lists; never a number or a string."""
