@@ -276,6 +276,14 @@ def test_cl_shapes_decide_the_tie(form, k):
     assert repair(_drop(form, k), "cl").text == form
 
 
+def test_one_closer_moved_on_each_of_two_lines_may_pass_through_a_broken_shape():
+    # `(sequential? x) :seq` alone leaves the cond odd; the next line's move evens it
+    form = ("(defn collection-tag [x]\n  (cond\n   (map-entry? x) :entry\n"
+            "   (instance? java.util.Set x) :seqable\n   (sequential? x) :seq\n"
+            "   (instance? clojure.lang.Seqable x) :seqable\n   :else :atom))")
+    assert repair(_drop(form, 4), "clojure").text == form
+
+
 @pytest.mark.parametrize("head,args,bad", [
     ("find", "x list 3", True),                     # a number is no keyword
     ("find", "x list \"a\"", True),

@@ -1159,9 +1159,10 @@ def _line_by_line_moves(text, chunk, edits, best: Judged, dialect, closers) -> l
     """Closers dropped mid-line on two or three lines (`#+(or x86 ppc 128` and `#-(or x86
     ppc 256` on the next, each `)` after `ppc`): no single move keeps every shape, but one
     move on each line does. Each step moves one inserted closer to an earlier place on its
-    own line, the nearest to the line's end that leaves fewer impossible shapes and reads
-    and agrees with the indentation as well; when the shapes are all possible after at most
-    _STEPS such moves, that is the repair found (a guess: several closers mid-line)."""
+    own line, the nearest to the line's end that leaves no more impossible shapes (the
+    fewest) and reads and agrees with the indentation as well; when the shapes are all
+    possible after at most _STEPS such moves, that is the repair found (a guess: several
+    closers mid-line)."""
     def problems(trial):
         vt = virtual(text, chunk, trial)
         j = judge(vt)
@@ -1185,7 +1186,9 @@ def _line_by_line_moves(text, chunk, edits, best: Judged, dialect, closers) -> l
                 trial = sorted(others + [{"start": t.end, "end": t.end, "text": e["text"]}],
                                key=lambda x: (x["start"], x["end"]))
                 n = problems(trial)
-                if n is not None and n < left and (step is None or n < step[0]):
+                # as many problems may be left after one step (`(sequential? x) :seq`
+                # leaves the `cond` odd until the next line's closer moves too)
+                if n is not None and n <= left and (step is None or n < step[0]):
                     step = (n, trial)
                     break          # the nearest to this line's end
         if step is None:
