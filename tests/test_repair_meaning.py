@@ -325,3 +325,22 @@ def test_syntax_rules_clauses_keep_their_ellipses():
     assert shapes.ellipsis_problem("syntax-rules", [lst(), lst(pattern, good)]) is None
     assert shapes.ellipsis_problem("syntax-rules", [lst(), lst(pattern, bad)])
     assert shapes.ellipsis_problem("syntax-rules", [lst("test"), lst(pattern, bad)]) is None
+
+
+def test_a_closer_between_two_blanks_goes_back_between_them():
+    # `{ :string s  offset`: the `}` stood between the two blanks, as the author spaces it
+    form = ("(defn- compile-raw-string [s offset]\n"
+            "  (struct compiled-directive (fn [_ a _] (print s) a) nil { :string s } offset))")
+    r = repair(_drop(form, 3), "clojure")
+    assert (r.text, r.level) == (form, "guess")
+
+
+def test_a_form_that_spaces_its_closers_ends_after_its_last_blank():
+    # `[ [ char ... ] ]`: the blank that ends the last line came before the dropped closers,
+    # though the file itself ends more lines with a closer and a blank than with `) )`
+    form = ("(defn- element [ [ char params & generator-fn ] ]\n  [char, \n   {:directive char,\n"
+            "    :generator-fn (concat '(fn [ params offset]) generator-fn) }])")
+    head = "(ns t)\n\n(def a 1) \n\n(def b [1 2]) \n\n"
+    tail = "\n\n(defn g [x]\n  (f x))\n"
+    r = repair(head + _drop(form, 3) + tail, "clojure")
+    assert r.text == head + form + tail

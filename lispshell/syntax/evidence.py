@@ -1111,7 +1111,23 @@ def _reshape(text, chunk, edits, best: Judged, dialect, closers):
     found = list(unique.values())
     # the nearest to where the indentation put it first: the smallest change of structure
     found.sort(key=lambda trial: [-e["start"] for e in trial])
-    return found[0], ([edits] + found[1:])[:3]
+    return _between_blanks(text, found[0], edits), ([edits] + found[1:])[:3]
+
+
+def _between_blanks(text: str, trial: list, edits: list) -> list:
+    """A closer moved mid-line to just before two blanks (`{ :string s  offset`), on a line
+    where an opener has a blank after it: that author writes a blank before the closer too
+    (`{ :string s } offset`), and the closer stood between the two."""
+    out = []
+    for e in trial:
+        p = e["start"]
+        if e["start"] == e["end"] and e not in edits and text[p:p + 2] in ("  ", " \t") and \
+                text[p + 2:p + 3] not in ("", "\n", "\r", " ", "\t"):
+            line_start = text.rfind("\n", 0, p) + 1
+            if re.search(r"[(\[{][ \t]", text[line_start:p]):
+                e = {**e, "start": p + 1, "end": p + 1}
+        out.append(e)
+    return out
 
 
 _PAIR_SPOTS = 12     # places on the line tried for two closers moved together (78 pairs)

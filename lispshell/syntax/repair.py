@@ -968,16 +968,26 @@ def _final_positions(text: str, chunk: list[_Tok], stack: list, holes) -> list[i
     blanks on that line (`(f x) )))`) say the closers of the forms opened on the last line
     came before the blanks and the others after them: at the end of the text; before
     another form only in a file that ends lines with `) )))` at least as often as with
-    closers and trailing blanks (which files have of their own after a form's closers).
+    closers and trailing blanks (which files have of their own after a form's closers), or
+    in a form that puts blanks before closers elsewhere (`generator-fn ] ]`).
     """
     end = chunk[-1].end
     nl = text.find("\n", end)
     line_end = len(text) if nl < 0 else nl
     tail = text[end:line_end]
-    if not holes and tail and tail.strip(" \t") == "" and (nl < 0 or _spaced_closers(text)):
+    if not holes and tail and tail.strip(" \t") == "" and \
+            (nl < 0 or _spaced_closers(text) or _spaces_its_closers(text, chunk)):
         line_start = text.rfind("\n", 0, end) + 1
         return [end if o.tok.start >= line_start else line_end for o in reversed(stack)]
     return _place_in_holes(end, stack, holes)
+
+
+def _spaces_its_closers(text: str, chunk: list[_Tok]) -> bool:
+    """Does the form itself put a blank before a closer in the middle of a line (`[ [ char
+    params ] ]`)? Then the blank at the end of its last line is that author's too, before
+    the closers that were dropped after it."""
+    return any(t.code in ")]}" and not t.first and text[t.start - 1:t.start] in (" ", "\t")
+               for t in chunk)
 
 
 _SPACED_RUN = re.compile(r"[)\]}][ \t]+[)\]}]+\r?$", re.M)
