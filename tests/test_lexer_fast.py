@@ -81,3 +81,29 @@ def test_bad_arguments_are_refused_not_crashed():
         lexer._fast.scan(b"(a)", comp.fast, comp.pattern.match, comp.codes, comp.stops)
     with pytest.raises(TypeError):
         lexer._fast.pair(b"()")
+
+
+def test_without_the_fast_path_the_reading_is_the_same(monkeypatch):
+    """An install built without a C compiler runs the regex path for the whole reading (and
+    splices a changed text's reading from its token texts, not from offsets)."""
+    with zipfile.ZipFile("/usr/share/java/clojure.jar") as jar:
+        text = jar.read("clojure/core.clj").decode()
+    changed = text.replace("(defn into", "(defn into ;; changed\n", 1)
+
+    def readings():
+        with reading._CACHE_LOCK:
+            reading._CACHE.clear()
+        first = reading.read(text, "clojure")
+        assert reading._reread(changed, "clojure") is not None   # it is spliced, not read whole
+        again = reading.read(changed, "clojure")        # spliced from the first
+        return [(r.tokens.codes, r.tokens.starts, r.tokens.ends, r.partner, r.form_tokens)
+                for r in (first, again)]
+
+    fast = readings()
+    monkeypatch.setattr(lexer, "_fast", None)
+    monkeypatch.setattr(reading, "_fast", None)
+    assert readings() == fast
+    with reading._CACHE_LOCK:
+        reading._CACHE.clear()
+    whole = reading.read(changed, "clojure")
+    assert (whole.tokens.codes, whole.tokens.starts, whole.partner) == fast[1][:2] + fast[1][3:4]
