@@ -65,6 +65,13 @@ def test_random_text_lexes_the_same_both_ways(text, dialect):
     assert lexed(scan_fast, text, dialect) == lexed(scan_regex, text, dialect)
 
 
+@settings(max_examples=1000, deadline=None)
+@given(st.text(max_size=60), DIALECTS)
+def test_any_text_lexes_the_same_both_ways(text, dialect):
+    """Any code point, lone surrogates and every Unicode blank included."""
+    assert lexed(scan_fast, text, dialect) == lexed(scan_regex, text, dialect)
+
+
 @settings(max_examples=500, deadline=None)
 @given(st.lists(st.sampled_from(list("()[]{}a;")), max_size=60).map("".join))
 def test_random_delimiters_pair_the_same_both_ways(codes):
