@@ -1186,20 +1186,14 @@ def _line_by_line_moves(text, chunk, edits, best: Judged, dialect, closers) -> l
             return None
         return len(shape_problems(text, vt, dialect, _edit_points(vt, trial)))
 
-    inserted_lines = {text.count("\n", 0, e["start"]) for e in edits if e["start"] == e["end"]}
-    if len(inserted_lines) < 2:
-        return []          # one line: the moves of one or two closers were tried already
     current, left = edits, problems(edits)
     if not left:
         return []
     for _ in range(_STEPS):
         step = None
-        tried = set()
         for idx, e in enumerate(current):
-            if e["start"] != e["end"] or (e["start"], e["text"]) in tried or \
-                    not in_trail(text, chunk, e):
+            if e["start"] != e["end"] or not in_trail(text, chunk, e):
                 continue
-            tried.add((e["start"], e["text"]))      # closers put at one place: one try
             others = current[:idx] + current[idx + 1:]
             line_start = text.rfind("\n", 0, e["start"]) + 1
             spots = [t for t in chunk if line_start <= t.start and t.end < e["start"]
