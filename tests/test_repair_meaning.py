@@ -13,6 +13,11 @@ from lispshell.syntax import shapes
 from lispshell.syntax.repair import repair
 
 
+def _in_file(head: str, form: str, tail: str, dialect: str):
+    """The repair of a file whose form between `head` and `tail` lost its last 3 closers."""
+    return repair(head + _drop(form, 3) + tail, dialect)
+
+
 @pytest.mark.parametrize("dialect,form,k", [
     # make-array takes no :type; the slot's initform is code (the rest of a slot is data)
     ("cl", "(defstruct (mpfr-float (:constructor %make-mpfr-float))\n"
@@ -101,8 +106,7 @@ def test_a_wrappers_lone_closer_is_no_file_style():
     form = "(defn pfilter-dupes\n  [coll]\n  (pa-to-vec (. (pall coll) removeConsecutiveDuplicates)))"
     rest = "\n\n\n(comment\n(load-file \"src/parallel.clj\")\n(pdistinct [1 2 3 2 1])\n)\n"
     head = "(ns parallel)\n\n"
-    got = repair(head + _drop(form, 3) + rest, "clojure")
-    assert got.text == head + form + rest
+    assert _in_file(head, form, rest, "clojure").text == head + form + rest
 
 
 @pytest.mark.parametrize("original", [
@@ -125,8 +129,7 @@ def test_two_wrappers_closed_together_stay_closed():
             "(defun b (x)\n  (values x))\n)) ; end PROGN\n\n")
     form = "(defun c (x)\n  (let ((y (f x)))\n    (g y)))"
     tail = "\n\n(defun d ()\n  nil)\n"
-    got = repair(head + _drop(form, 3) + tail, "cl")
-    assert got.text == head + form + tail
+    assert _in_file(head, form, tail, "cl").text == head + form + tail
 
 
 def test_a_template_with_a_splice_has_no_countable_shape():
@@ -171,7 +174,7 @@ def test_the_files_last_lone_closer_is_no_file_style():
     form = "(defn right\n  [loc]\n    (:r (loc 1)))"
     rest = "\n\n\n(defn down [loc]\n  (first loc))\n\n(comment\n(f 1)\n(g (h 2)\n   3)\n)\n"
     head = "(ns zip)\n\n"
-    assert repair(head + _drop(form, 3) + rest, "clojure").text == head + form + rest
+    assert _in_file(head, form, rest, "clojure").text == head + form + rest
 
 
 # --- issue 26, third round ------------------------------------------------------------------
@@ -342,5 +345,4 @@ def test_a_form_that_spaces_its_closers_ends_after_its_last_blank():
             "    :generator-fn (concat '(fn [ params offset]) generator-fn) }])")
     head = "(ns t)\n\n(def a 1) \n\n(def b [1 2]) \n\n"
     tail = "\n\n(defn g [x]\n  (f x))\n"
-    r = repair(head + _drop(form, 3) + tail, "clojure")
-    assert r.text == head + form + tail
+    assert _in_file(head, form, tail, "clojure").text == head + form + tail

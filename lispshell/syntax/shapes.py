@@ -919,13 +919,9 @@ def _clj_functional(name: str, args: list[Arg]) -> str | None:
     return None
 
 
-def _ellipsis_depths(a: Arg, depth: int, literals: set, out: dict) -> None:
-    """Each pattern variable of a `syntax-rules` pattern and how many ellipses follow it."""
-    if a.kind == "atom":
-        if a.text not in ("...", "_", ".") and a.text not in literals:
-            out.setdefault(a.text, depth)
-        return
-    elems = a.elems
+def _with_ellipses(elems: list[Arg]):
+    """Each element of a pattern or template but the ellipses, with how many ellipses
+    follow it (`(x ... ...)`: x under two)."""
     for i, e in enumerate(elems):
         if e.kind == "atom" and e.text == "...":
             continue
@@ -933,6 +929,16 @@ def _ellipsis_depths(a: Arg, depth: int, literals: set, out: dict) -> None:
         while i + 1 + n < len(elems) and elems[i + 1 + n].kind == "atom" and \
                 elems[i + 1 + n].text == "...":
             n += 1
+        yield e, n
+
+
+def _ellipsis_depths(a: Arg, depth: int, literals: set, out: dict) -> None:
+    """Each pattern variable of a `syntax-rules` pattern and how many ellipses follow it."""
+    if a.kind == "atom":
+        if a.text not in ("...", "_", ".") and a.text not in literals:
+            out.setdefault(a.text, depth)
+        return
+    for e, n in _with_ellipses(a.elems):
         _ellipsis_depths(e, depth + n, literals, out)
 
 
@@ -945,13 +951,7 @@ def _too_shallow(a: Arg, depth: int, depths: dict) -> str | None:
     elems = a.elems
     if elems and elems[0].kind == "atom" and elems[0].text == "...":
         return None                       # (... ...): an escaped ellipsis
-    for i, e in enumerate(elems):
-        if e.kind == "atom" and e.text == "...":
-            continue
-        n = 0
-        while i + 1 + n < len(elems) and elems[i + 1 + n].kind == "atom" and \
-                elems[i + 1 + n].text == "...":
-            n += 1
+    for e, n in _with_ellipses(elems):
         name = _too_shallow(e, depth + n, depths)
         if name:
             return name
