@@ -346,3 +346,46 @@ def test_a_form_that_spaces_its_closers_ends_after_its_last_blank():
     head = "(ns t)\n\n(def a 1) \n\n(def b [1 2]) \n\n"
     tail = "\n\n(defn g [x]\n  (f x))\n"
     assert _in_file(head, form, tail, "clojure").text == head + form + tail
+
+
+def test_a_let_whose_body_does_nothing_is_no_statement():
+    # the `if` closed too early inside a `let`: the `let` then computes its bindings for a
+    # value thrown away, and `recur` is left after it, at the `if`'s column
+    form = ("(defn- consume-while [func initial-context]\n"
+            "  (loop [context initial-context\n         acc []]\n"
+            "    (let [[result continue new-context] (apply func [context])]\n"
+            "      (if (not continue)\n        [acc context]\n"
+            "      (recur new-context (conj acc result))))))")
+    assert repair(_drop(form, 3), "clojure").text == form
+    A = shapes.Arg
+    let = A("list", "", [A("atom", "let*"), A("list", "", [A("list", "", [A("atom", "x"),
+                                                                           A("atom", "y")])]),
+                         A("atom", "x")])
+    assert shapes.problem("progn", [let, A("atom", "z")], "cl")
+    call = A("list", "", [A("atom", "print"), A("atom", "z")])
+    assert shapes.problem("progn", [call, let], "cl") is None
+
+
+
+def test_a_java_lang_exception_takes_a_message_and_a_cause_at_most():
+    # the `str` closed after its second line left `IllegalArgumentException.` three arguments
+    form = ("(defn -cache-protocol-fn [^clojure.lang.AFunction pf x ^Class c "
+            "^clojure.lang.IFn interf]\n"
+            "  (let [cache  (.__methodImplCache pf)\n        f (if (.isInstance c x)\n"
+            "            interf\n"
+            "            (find-protocol-method (.protocol cache) (.methodk cache) x))]\n"
+            "    (when-not f\n"
+            "            (throw (IllegalArgumentException. (str \"No implementation of method: \""
+            " (.methodk cache) \n"
+            "                                                   \" of protocol: \" "
+            "(:var (.protocol cache)) \n"
+            "                                             \" found for class: \" "
+            "(if (nil? x) \"nil\" (.getName (class x)))))))\n"
+            "    (set! (.__methodImplCache pf) (expand-method-impl-cache cache (class x) f))\n"
+            "    f))")
+    assert repair(_drop(form, 3), "clojure").text == form
+    A = shapes.Arg
+    three = [A("string", ""), A("atom", "x"), A("atom", "y")]
+    assert shapes.problem("java.lang.RuntimeException.", three, "clojure")
+    assert shapes.problem("RuntimeException.", three[:2], "clojure") is None
+    assert shapes.problem("my.pkg.RuntimeException.", three, "clojure") is None

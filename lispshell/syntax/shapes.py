@@ -859,7 +859,20 @@ def _no_effect(a: Arg, dialect: str) -> bool:
     if a.kind == "list" and len(a.elems) >= 2 and a.elems[0].kind == "atom" and \
             _name(a.elems[0].text, dialect) in _COMPARISONS[dialect]:
         return True
+    if a.kind == "list" and len(a.elems) >= 3 and a.elems[0].kind == "atom" and \
+            _name(a.elems[0].text, dialect) in _LETS[dialect]:
+        # a `let` whose body does nothing: its bindings are computed to be thrown away
+        # (`(let [[r c] (f x)] (if c [r]))` then `(recur ...)`: nobody binds names to use
+        # them in nothing); a closer put back too early leaves one before the form it ended
+        name = _name(a.elems[0].text, dialect)
+        at = _body_start(name, a.elems[1:], dialect)
+        body = a.elems[1 + at:] if at is not None else []
+        return bool(body) and all(_no_effect(e, dialect) for e in body)
     return False
+
+
+_LETS = {CL: frozenset(("let", "let*")), SCHEME: frozenset(("let", "let*", "letrec", "letrec*")),
+         CLOJURE: frozenset(("let",))}
 
 
 def problem(head: str, args: list[Arg], dialect: str) -> str | None:
@@ -876,6 +889,13 @@ def problem(head: str, args: list[Arg], dialect: str) -> str | None:
         why = _dead_atom(name, args, dialect)
     if not why and dialect == CLOJURE:
         why = _clj_functional(name, args)
+    if not why and dialect == CLOJURE and name.endswith(".") and \
+            name.removeprefix("java.lang.")[:-1] in _JAVA_THROWABLES and len(args) > 2:
+        # the public constructors of java.lang's exceptions and errors take a message and a
+        # cause at most (`(String)`, `(String, Throwable)`, `(Throwable)`, a number for the
+        # index ones): `(IllegalArgumentException. (str "no method: " m) " for: " c)` is a
+        # closer put back too early inside it
+        why = f"{name} takes 2 arguments at most, has {len(args)}"
     if not why and name in _NUMERIC[dialect] and \
             any(_not_a_number(a, dialect) for a in args):
         why = "takes numbers, has a literal that is not one"
@@ -890,6 +910,16 @@ def problem(head: str, args: list[Arg], dialect: str) -> str | None:
         return None          # `(length :scs (any-reg))`: a keyword list in a macro's syntax
     return why
 
+
+# java.lang's exceptions and errors (Clojure names them without a package)
+_JAVA_THROWABLES = frozenset("""Throwable Exception RuntimeException Error
+IllegalArgumentException IllegalStateException UnsupportedOperationException
+ArithmeticException NullPointerException ClassCastException IndexOutOfBoundsException
+ArrayIndexOutOfBoundsException StringIndexOutOfBoundsException NumberFormatException
+ClassNotFoundException InterruptedException CloneNotSupportedException SecurityException
+NegativeArraySizeException ArrayStoreException NoSuchFieldException NoSuchMethodException
+IllegalAccessException InstantiationException AssertionError StackOverflowError
+OutOfMemoryError LinkageError""".split())
 
 # clojure.core functions whose last argument is a collection (with a function before it; a
 # lone function is a transducer), and those whose only or last argument always is one
