@@ -389,3 +389,16 @@ def test_a_java_lang_exception_takes_a_message_and_a_cause_at_most():
     assert shapes.problem("java.lang.RuntimeException.", three, "clojure")
     assert shapes.problem("RuntimeException.", three[:2], "clojure") is None
     assert shapes.problem("my.pkg.RuntimeException.", three, "clojure") is None
+
+
+def test_clojure_throw_takes_one_throwable():
+    # the constructor closed on its own line made `(str ...)` a second argument of throw,
+    # which the indentation allowed and Clojure's compiler refuses
+    form = ("(defn check [x y]\n  (when-not (pos? x)\n   (throw (IllegalArgumentException.\n"
+            "     (str \"bad \" x) )))\n  (* x y))")
+    r = repair(_drop(form, 3), "clojure")
+    assert r.text == form
+    A = shapes.Arg
+    assert shapes.problem("throw", [A("list", ""), A("list", "")], "clojure")
+    assert shapes.problem("throw", [], "clojure")
+    assert shapes.problem("throw", [A("atom", "e")], "clojure") is None

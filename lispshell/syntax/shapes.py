@@ -698,6 +698,8 @@ _CLOJURE_RULES = {
     # `(. target member args*)` and `(.. target member more*)`: a target and a member at
     # least; `(new Class args*)` a class
     ".": _count(2), "..": _count(2), "new": _count(1),
+    # the compiler refuses any other count ("throw expects a single Throwable instance")
+    "throw": _ONE,
     "cond": _even, "quote": _ONE,
     **{f: _even for f in ("hash-map", "sorted-map", "array-map")},    # keys and values
     **{f: _ONE for f in ("not", "first", "rest", "next", "second", "count", "nil?", "some?",
