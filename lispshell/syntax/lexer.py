@@ -27,7 +27,10 @@ Stable API (others build on it; keep it):
 Why a regex: one `finditer` over a master pattern whose alternatives are capturing groups
 (`m.lastindex` says which) runs the inner loops in C; a char-by-char Python loop is 3-4x slower.
 Nested block comments (which a regex cannot count) are the only construct handled in Python,
-and only when a comment really nests.
+and only when a comment really nests. Where the install built it, `_scan.c` scans the plain
+tokens (blanks, delimiters, plain atoms, strings, `;` comments) in C and asks these regexes for
+every other one (`scan_fast`): the same tokens, without a Python string per token. The regex
+path (`scan_regex`) is the reference it is tested against.
 """
 from __future__ import annotations
 
