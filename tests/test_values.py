@@ -68,6 +68,19 @@ def test_endless_values_are_bounded(case):
     assert value.startswith(start) and value.endswith(end) and after == "42"
 
 
+def test_a_value_too_deep_for_the_jvms_stack_is_printed_shallower():
+    """Printing a self-referencing atom costs about 2 KiB of stack a level: at the default
+    *print-level* it overflowed the 1 MiB stack once the JIT had compiled the printer (465
+    levels fit), and the model's eval answered StackOverflowError. A level the person set that
+    no stack holds is printed again to 50 levels."""
+    define, use = DEFINE["clojure"]
+    r = run("clojure", "(set! *print-level* 100000)", define, ENDLESS["clojure atom"][1], use)
+    assert r.returncode == 0, r.stderr
+    *_, value, after = r.stdout.splitlines()
+    assert value.startswith("#object[clojure.lang.Atom") and value.endswith("]"), value[-200:]
+    assert value.count("#object") == 51 and after == "42"   # printed to 50 levels
+
+
 @pytest.mark.parametrize("lisp", list(DEEP))
 def test_deep_nesting_never_kills_the_image(lisp):
     define, use = DEFINE[lisp]

@@ -43,7 +43,18 @@
                                          (String. ^chars x (int off) (int len))))))
                                (flush [])
                                (close []))
-                           cut (try (binding [*out* w] (pr v)) false
+                           cut (try (binding [*out* w]
+                                      (try (pr v)
+                                           ;; Each level costs stack (a self-referencing
+                                           ;; atom's about 2 KiB, more before the JIT has
+                                           ;; compiled the printer), and a deep value or a
+                                           ;; *print-level* the person set may not fit in
+                                           ;; the thread's stack: print it again, shallower.
+                                           (catch StackOverflowError _
+                                             (.setLength sb 0)
+                                             (binding [*print-level* (min (or *print-level* 50) 50)]
+                                               (pr v)))))
+                                    false
                                     (catch Throwable t
                                       (if (identical? t enough) true (throw t))))]
                        (cond-> (str sb)
@@ -79,9 +90,10 @@
                           (when-not (identical? v none)
                             ;; Bounded as the standard tools bound it: an infinite lazy seq
                             ;; ends in "...", a self-referencing atom at a depth, within a
-                            ;; second, instead of printing forever.
+                            ;; second, instead of printing forever. 200 levels fit the JVM's
+                            ;; default 1 MiB stack twice over (an atom overflowed it at 465).
                             (seg \V (binding [*print-length* (or *print-length* 100000)
-                                                 *print-level* (or *print-level* 500)]
+                                                 *print-level* (or *print-level* 200)]
                                          (bounded-pr v))))
                           (locking lock (reset! running nil))
                           nil)

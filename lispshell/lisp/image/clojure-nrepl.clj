@@ -24,10 +24,11 @@
 (defn pr-bounded
   "nREPL's print function for lispshell's requests: `pr`, bounded as the standard tools bound it
   unless the person chose otherwise, so an infinite lazy seq ends in \"...\" and a
-  self-referencing atom at a depth, instead of printing until the quota."
+  self-referencing atom at a depth, instead of printing until the quota. 200 levels, as the
+  child's loop: they fit a thread's default stack twice over."
   [value ^java.io.Writer writer _options]
   (binding [*print-length* (or *print-length* 100000)
-            *print-level* (or *print-level* 500)]
+            *print-level* (or *print-level* 200)]
     (if *print-dup*
       (print-dup value writer)
       (print-method value writer))))
