@@ -40,20 +40,63 @@ CL_SCRIPT = """
                                           (string-downcase (symbol-name x)) "p"))
                           ll)))))))
 """
-# procedure-minimum-arity does not count keyword arguments: a procedure that takes some is
-# taken as having no upper bound
-GUILE_SCRIPT = """
+# (fewest optional rest?) of a procedure, over every clause of a case-lambda
+# (procedure-minimum-arity reads only the first: intmap-fold's `(f map) | (f map seed) | ...`
+# looked like two arguments); a procedure taking keywords has no most
+GUILE_ARITY = """
 (use-modules (system vm program))
+(define (arity p)
+  (let ((alists (false-if-exception (program-arguments-alists p))))
+    (and (pair? alists)
+         (let ((req (map (lambda (a) (length (assq-ref a 'required))) alists))
+               (most (map (lambda (a) (+ (length (assq-ref a 'required))
+                                         (length (assq-ref a 'optional)))) alists)))
+           (list (apply min req) (- (apply max most) (apply min req))
+                 (if (or-map (lambda (a) (or (assq-ref a 'rest)
+                                             (pair? (or (assq-ref a 'keyword) '()))))
+                             alists)
+                     1 0))))))
+"""
+GUILE_SCRIPT = GUILE_ARITY + """
 (module-for-each
  (lambda (sym var)
    (when (and (variable-bound? var) (procedure? (variable-ref var)))
-     (let* ((p (variable-ref var))
-            (a (procedure-minimum-arity p))
-            (alist (false-if-exception (program-arguments-alist p)))
-            (keys (and alist (pair? (or (assq-ref alist 'keyword) '())))))
-       (when a (format #t "~a ~a ~a ~a~%" sym (car a) (cadr a)
-                       (if (or (caddr a) keys (not alist)) 1 0))))))
+     (let ((a (arity (variable-ref var))))
+       (when a (format #t "~a ~a ~a ~a~%" sym (car a) (cadr a) (caddr a))))))
  (resolve-interface '(guile)))
+"""
+GUILE_LIBRARY_SCRIPT = GUILE_ARITY + """
+(use-modules (ice-9 ftw))
+(define (module-name-of file)
+  (false-if-exception
+   (call-with-input-file file
+     (lambda (p)
+       (let loop ((n 0))
+         (let ((x (read p)))
+           (cond ((or (eof-object? x) (> n 20)) #f)
+                 ((and (pair? x) (eq? (car x) 'define-module)) (cadr x))
+                 (else (loop (+ n 1))))))))))
+(define files '())
+(ftw (string-append (%package-data-dir) "/" (effective-version))
+     (lambda (f st flag)
+       (when (and (eq? flag 'regular) (string-suffix? ".scm" f)) (set! files (cons f files)))
+       #t))
+(for-each
+ (lambda (f)
+   (let* ((name (module-name-of f))
+          (iface (and (list? name) (false-if-exception (resolve-interface name)))))
+     (when iface
+       (module-for-each
+        (lambda (sym var)
+          ;; a procedure exported under another name than its own (the assembler's
+          ;; `(emit-instrument-entry* . emit-instrument-entry)`) is not what the module's
+          ;; own code calls by that name
+          (when (and (variable-bound? var) (procedure? (variable-ref var))
+                     (eq? (procedure-name (variable-ref var)) sym))
+            (let ((a (arity (variable-ref var))))
+              (when a (format #t "~s ~a ~a ~a ~a~%" name sym (car a) (cadr a) (caddr a))))))
+        iface))))
+ (sort files string<?))
 """
 CLOJURE_SCRIPT = """
 (doseq [[s v] (sort-by key (ns-publics 'clojure.core))]
@@ -116,6 +159,18 @@ def guile_table() -> dict:
     return table
 
 
+def guile_library_table() -> dict:
+    """Procedures exported by Guile's other modules, each name with one argument count in all
+    the modules that export it (SRFI-1's filter and sxml's differ: neither is kept)."""
+    out = subprocess.run(["guile", "--no-auto-compile", "-c", GUILE_LIBRARY_SCRIPT],
+                         capture_output=True, text=True, check=True, timeout=600).stdout
+    seen: dict[str, set] = {}
+    for line in out.splitlines():
+        *_, name, req, opt, rest = line.split()
+        seen.setdefault(name, set()).add((int(req), None if rest == "1" else int(req) + int(opt)))
+    return {name: arity for name, (arity, *more) in seen.items() if not more}
+
+
 def clojure_table() -> dict:
     jars = ":".join(f"/usr/share/java/{j}.jar" for j in
                     ("clojure", "spec.alpha", "core.specs.alpha"))
@@ -132,24 +187,46 @@ def clojure_table() -> dict:
 
 def main() -> int:
     # --help says what this does instead of doing it: it rewrites a source file
-    argparse.ArgumentParser(description=__doc__.splitlines()[0]).parse_args()
-    tables = {"CL": cl_table(), "SCHEME": guile_table(), "CLOJURE": clojure_table()}
-    dialect = {"CL": "cl", "SCHEME": "scheme", "CLOJURE": "clojure"}
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--only", default="CL,SCHEME,CLOJURE,SCHEME_LIBRARY",
+                        help="the tables to read again (comma-separated); the file's others "
+                             "are kept as they are: shapes.py learns rules for names after a "
+                             "table is read, and reading it again would drop their counts")
+    only = parser.parse_args().only.split(",")
+    from lispshell.syntax import stdlib_arity as current
+    readers = {"CL": cl_table, "SCHEME": guile_table, "CLOJURE": clojure_table,
+               "SCHEME_LIBRARY": guile_library_table}
+    tables = {var: read() if var in only else None for var, read in readers.items()}
+    if tables["SCHEME_LIBRARY"] is not None:
+        # a name (guile) binds is the (guile) one wherever a module does not import another
+        guile = tables["SCHEME"] or current.SCHEME
+        tables["SCHEME_LIBRARY"] = {k: v for k, v in tables["SCHEME_LIBRARY"].items()
+                                    if k not in guile}
+    dialect = {"CL": "cl", "SCHEME": "scheme", "CLOJURE": "clojure", "SCHEME_LIBRARY": "scheme"}
     lines = ['"""Argument counts of each dialect\'s standard library: name -> (fewest, most or None).',
              "",
              "Generated by bench/stdlib_arities.py from the Lisps installed (SBCL's COMMON-LISP",
-             "package, Guile's (guile) module, clojure.core); do not edit by hand.",
+             "package, Guile's (guile) module, clojure.core; SCHEME_LIBRARY: the procedures",
+             "Guile's other modules export, each name with one count in all of them); do not",
+             "edit by hand.",
              '"""', ""]
     for var, table in tables.items():
-        kept = {k: v for k, v in sorted(table.items())
-                if v != (0, None) and not shapes.known(k, dialect[var])
-                and k not in LEFT_OUT[dialect[var]]}
+        if table is None:
+            table = kept = getattr(current, var, {})
+        else:
+            # a name the table had stays when shapes.py has learned a rule for it since:
+            # evidence checks its count where the rule says nothing
+            had = getattr(current, var, {})
+            kept = {k: v for k, v in sorted(table.items())
+                    if v != (0, None) and (k in had or not shapes.known(k, dialect[var]))
+                    and k not in LEFT_OUT[dialect[var]]}
         lines.append(f"{var} = {{")
         for k, v in kept.items():
             lines.append(f"    {k!r}: {v!r},")
         lines.append("}")
         lines.append("")
-        print(f"{var}: {len(table)} read, {len(kept)} kept")
+        print(f"{var}: {len(table)} read, {len(kept)} kept" if var in only else
+              f"{var}: {len(kept)} as they were")
     with open(OUT, "w") as f:
         f.write("\n".join(lines))
     return 0

@@ -402,3 +402,29 @@ def test_clojure_throw_takes_one_throwable():
     assert shapes.problem("throw", [A("list", ""), A("list", "")], "clojure")
     assert shapes.problem("throw", [], "clojure")
     assert shapes.problem("throw", [A("atom", "e")], "clojure") is None
+
+
+@pytest.mark.parametrize("form", [
+    # (sxml xpath)'s sxpath takes a path, (language tree-il)'s unparse-tree-il a tree,
+    # (texinfo plain-text)'s stexi->plain-text a tree
+    "(define (check tree expected)\n  (run-test (sxpath '(// td)) tree expected))",
+    "(define (write-tree-il exp . port)\n  (apply write (unparse-tree-il exp) port))",
+    "(define (code tag . body)\n  (string-append \"`\" (stexi->plain-text body) \"'\"))",
+])
+def test_the_librarys_counts_choose_among_ties(form):
+    r = repair(_drop(form, 3), "scheme")
+    assert r.text == form and r.level == "guess", (r.level, r.text)
+    assert "the library's argument counts choose another" in r.why
+
+
+def test_library_counts_cover_every_case_lambda_clause():
+    # procedure-minimum-arity reads a case-lambda's first clause only: intmap-fold's
+    # (f map) | (f map seed) | ... took two at most, and the tie break chose
+    # `(intmap-fold visit-cont conts) functions)` over the original
+    assert shapes.library_arity("intmap-fold", "scheme") == (2, 5)
+    form = "(define (f conts functions)\n  (intmap-fold visit-cont conts functions))"
+    assert repair(_drop(form, 3), "scheme").text == form
+    # the assembler exports emit-instrument-entry* as emit-instrument-entry: its own code
+    # calls another, two-argument emit-instrument-entry
+    assert shapes.library_arity("emit-instrument-entry", "scheme") is None
+    assert shapes.library_arity("sxpath", "clojure") is None

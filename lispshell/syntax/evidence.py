@@ -181,12 +181,14 @@ def judge(vt: list[_V]) -> Judged:
 # --- shapes -------------------------------------------------------------------------------------
 
 def shape_problems(text: str, vt: list[_V], dialect: str, points: set[int],
-                   counts: bool = True) -> list[str]:
+                   counts: bool = True, library: bool = False) -> list[str]:
     """Impossible shapes among the lists the edits touched: those that contain an edit
     point (a virtual token index) or end on a line where an edit is. Quoted lists are data,
     and a list with a reader conditional or a discarded datum in it has no countable shape.
     counts=False: only the dialect's rules for its forms, not the argument counts the text,
-    the standard library or an image give."""
+    the standard library or an image give.
+    library=True: also the counts of what the dialect's other library modules export
+    (`shapes.library_arity`), which a text may not import: only ever to choose among ties."""
     if not vt:
         return []
     arities = text_arities(text, dialect) if counts else {}
@@ -287,6 +289,8 @@ def shape_problems(text: str, vt: list[_V], dialect: str, points: set[int],
                     source = "the form's own parameter list"
                 if why is None and known is None and counts and head not in local:
                     known, source = shapes.stdlib_arity(head, dialect), "the standard library"
+                if why is None and known is None and library and head not in local:
+                    known, source = shapes.library_arity(head, dialect), "the library"
                 if why is None and known is None and image is not None and \
                         head not in local and not shapes.known(head, dialect):
                     known, source = image(head), "the running image's arglist"
@@ -802,10 +806,30 @@ def weigh(text: str, chunk: list, edits: list, dialect: str) -> Verdict:
                        [edits] + spaced[1:])
     ties = _open_tail_ties(text, chunk, edits, best, dialect, closers)
     if ties:
-        return Verdict(GUESS, edits, "the closers after the last one left are all missing, "
-                       "and one of them may have stood earlier on its line: that reads, "
-                       "agrees with the indentation and keeps every shape as well", ties[:3])
+        why = "the closers after the last one left are all missing, and one of them may " \
+              "have stood earlier on its line: that reads, agrees with the indentation and " \
+              "keeps every shape as well"
+        chosen, why = _library_tie_break(text, chunk, edits, ties, dialect, why)
+        return Verdict(GUESS, chosen, why, [t for t in [edits] + ties if t is not chosen][:3])
     return Verdict(LIKELY, edits, "the indentation decides")
+
+
+def _library_tie_break(text, chunk, edits, ties, dialect, why):
+    """Among repairs that tie, one that keeps the argument counts of the library's other
+    modules (`(sxpath '(@ name) tree expected)` calls (sxml xpath)'s sxpath, which takes one,
+    with three) over the indentation's placement when that breaks them. Still a guess: the
+    text may define or import a procedure of that name that takes other counts."""
+    def broken(trial):
+        vt = virtual(text, chunk, trial)
+        return shape_problems(text, vt, dialect, _edit_points(vt, trial), library=True)
+
+    problems = broken(edits)
+    if problems:
+        for trial in ties:
+            if not broken(trial):
+                return trial, f"{why}; the library's argument counts choose another " \
+                              f"({problems[0]})"
+    return edits, why
 
 
 def _blank_before_closer(text: str, edits: list) -> bool:

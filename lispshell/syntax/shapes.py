@@ -742,6 +742,15 @@ def stdlib_arity(head: str, dialect: str) -> tuple[int, int | None] | None:
     return table.get(_name(head, dialect))
 
 
+def library_arity(head: str, dialect: str) -> tuple[int, int | None] | None:
+    """(fewest, most or None) arguments of a procedure one of Guile's other modules exports
+    (`stdlib_arity.SCHEME_LIBRARY`: each name with one count in all of them), or None. A text
+    need not import that module: evidence for choosing among ties, never more."""
+    from lispshell.syntax import stdlib_arity
+
+    return stdlib_arity.SCHEME_LIBRARY.get(head) if dialect == SCHEME else None
+
+
 # not CL's *: (* char) is an alien pointer type, (simple-array t (*)) a dimension
 _NUMERIC = {CL: frozenset("+ - / < > <= >= = /= 1+ 1- min max".split()),
             SCHEME: frozenset("+ - * / < > <= >= = 1+ 1- min max".split()),
