@@ -428,3 +428,24 @@ def test_library_counts_cover_every_case_lambda_clause():
     # calls another, two-argument emit-instrument-entry
     assert shapes.library_arity("emit-instrument-entry", "scheme") is None
     assert shapes.library_arity("sxpath", "clojure") is None
+
+
+def test_the_jdks_constructors_choose_among_ties():
+    # OutputStreamWriter's public constructors take a stream and a charset at most
+    form = ("(defn make-output-writer\n  [^OutputStream os opts]\n"
+            "  (make-writer (OutputStreamWriter. os (encoding opts)) opts))")
+    r = repair(_drop(form, 3), "clojure")
+    assert r.text == form and r.level == "guess", (r.level, r.text)
+    assert shapes.library_arity("java.io.OutputStreamWriter.", "clojure") == (1, 2)
+    assert shapes.library_arity("my.own.OutputStreamWriter.", "clojure") is None
+    assert shapes.library_arity("Object.", "clojure") == (0, 0)
+
+
+def test_a_texts_calls_of_a_static_method_fix_no_count():
+    # Java overloads static methods: three one-argument calls of Symbol/intern say nothing
+    # of the two-argument one the damage left open
+    calls = "".join(f"(defn s{i} [x] (clojure.lang.Symbol/intern x))\n" for i in range(3))
+    form = ("(defn symbol\n  ([name] (s0 name))\n"
+            "  ([ns name] (clojure.lang.Symbol/intern ns name)))")
+    r = _in_file(calls, form, "\n", "clojure")
+    assert r.text == calls + form + "\n", r.text

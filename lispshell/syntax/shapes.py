@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass, field
+from functools import lru_cache
 
 from lispshell.syntax.dialects import CL, CLOJURE, SCHEME
 
@@ -744,11 +745,29 @@ def stdlib_arity(head: str, dialect: str) -> tuple[int, int | None] | None:
 
 def library_arity(head: str, dialect: str) -> tuple[int, int | None] | None:
     """(fewest, most or None) arguments of a procedure one of Guile's other modules exports
-    (`stdlib_arity.SCHEME_LIBRARY`: each name with one count in all of them), or None. A text
-    need not import that module: evidence for choosing among ties, never more."""
+    (`stdlib_arity.SCHEME_LIBRARY`: each name with one count in all of them), or of the
+    public constructors of a class of the JDK's common packages (`OutputStreamWriter.` or
+    `java.io.OutputStreamWriter.`; `stdlib_arity.JAVA_CONSTRUCTORS`), or None. A text need
+    not import that module or class, and may define its own: evidence for choosing among
+    ties, never more."""
     from lispshell.syntax import stdlib_arity
 
-    return stdlib_arity.SCHEME_LIBRARY.get(head) if dialect == SCHEME else None
+    if dialect == SCHEME:
+        return stdlib_arity.SCHEME_LIBRARY.get(head)
+    if dialect == CLOJURE and head.endswith(".") and len(head) > 1:
+        name = head[:-1]
+        return stdlib_arity.JAVA_CONSTRUCTORS.get(name) or \
+            stdlib_arity.JAVA_CONSTRUCTORS.get(_jdk_simple_names().get(name, ""))
+    return None
+
+
+@lru_cache(maxsize=1)
+def _jdk_simple_names() -> dict:
+    """`OutputStreamWriter` -> `java.io.OutputStreamWriter` (the generator keeps simple names
+    unique)."""
+    from lispshell.syntax import stdlib_arity
+
+    return {q.rsplit(".", 1)[1]: q for q in stdlib_arity.JAVA_CONSTRUCTORS}
 
 
 # not CL's *: (* char) is an alien pointer type, (simple-array t (*)) a dimension
