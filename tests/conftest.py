@@ -5,12 +5,16 @@ inherits the same clean environment.
 """
 from __future__ import annotations
 
+import atexit
 import os
+import shutil
 import sys
 import tempfile
 from pathlib import Path
 
 _SANDBOX = Path(tempfile.mkdtemp(prefix="lispshell-tests-"))
+# each pytest process (each xdist worker) has its own; left behind, a run leaves one or three
+atexit.register(shutil.rmtree, _SANDBOX, ignore_errors=True)
 for _name in list(os.environ):
     if _name.startswith("ANTHROPIC_"):
         del os.environ[_name]
