@@ -2,19 +2,23 @@
 library, read from the Lisps installed here (SBCL's COMMON-LISP package, Guile's (guile)
 module, Clojure's clojure.core functions). Repair's shape test uses them as it uses the
 hand-written rules of shapes.py: a call with a count outside (fewest, most) cannot be right.
+Two more tables only choose among ties (`shapes.library_arity`): SCHEME_LIBRARY, the
+procedures Guile's other modules export, and JAVA_CONSTRUCTORS, the public constructors of
+the JDK's common packages.
 
-    .venv/bin/python bench/stdlib_arities.py
+    .venv/bin/python bench/stdlib_arities.py [--only SCHEME_LIBRARY,JAVA_CONSTRUCTORS]
 
 Left out: names that are also compound type specifiers in CL (`(mod 8)`, `(cons integer)`,
-`(member :a)`...), entries that say nothing ((0, None)), and names shapes.py has rules for.
+`(member :a)`...), entries that say nothing ((0, None)), and names shapes.py has rules for
+(unless the table had them before the rule).
 """
 from __future__ import annotations
 
 import argparse
-from collections import Counter
 import os
 import subprocess
 import sys
+from collections import Counter
 
 sys.path.insert(0, os.path.join(os.path.dirname(__file__), ".."))
 
@@ -112,12 +116,16 @@ JDK_SCRIPT = """
           f (iterator-seq (.iterator (java.nio.file.Files/list dir)))
           :let [n (str (.getFileName f))]
           :when (and (.endsWith n ".class") (not (.contains n "$")))
-          :let [c (try (Class/forName (str p "." (subs n 0 (- (count n) 6))) false (ClassLoader/getSystemClassLoader)) (catch Throwable _ nil))]
+          :let [c (try (Class/forName (str p "." (subs n 0 (- (count n) 6))) false
+                                      (ClassLoader/getSystemClassLoader))
+                       (catch Throwable _ nil))]
           :when (and c (java.lang.reflect.Modifier/isPublic (.getModifiers c)))
           :let [ctors (.getConstructors c)]
           :when (seq ctors)]
     (println p (.getSimpleName c) (apply min (map #(.getParameterCount %) ctors))
-             (if (some #(.isVarArgs %) ctors) "-" (apply max (map #(.getParameterCount %) ctors))))))
+             (if (some #(.isVarArgs %) ctors)
+               "-"
+               (apply max (map #(.getParameterCount %) ctors))))))
 """
 CLOJURE_SCRIPT = """
 (doseq [[s v] (sort-by key (ns-publics 'clojure.core))]

@@ -823,10 +823,11 @@ def weigh(text: str, chunk: list, edits: list, dialect: str) -> Verdict:
 
 
 def _library_tie_break(text, chunk, edits, ties, dialect, why):
-    """Among repairs that tie, one that keeps the argument counts of the library's other
-    modules (`(sxpath '(@ name) tree expected)` calls (sxml xpath)'s sxpath, which takes one,
-    with three) over the indentation's placement when that breaks them. Still a guess: the
-    text may define or import a procedure of that name that takes other counts."""
+    """Among repairs that tie, one that keeps the argument counts of the library
+    (`shapes.library_arity`: `(sxpath '(@ name) tree expected)` calls (sxml xpath)'s sxpath,
+    which takes one, with three; `(OutputStreamWriter. os enc opts)` a constructor that takes
+    two at most) over the indentation's placement when that breaks them. Still a guess: the
+    text may define or import a procedure or class of that name that takes other counts."""
     def broken(trial):
         vt = virtual(text, chunk, trial)
         return shape_problems(text, vt, dialect, _edit_points(vt, trial), library=True)
