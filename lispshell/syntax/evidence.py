@@ -779,7 +779,8 @@ def weigh(text: str, chunk: list, edits: list, dialect: str) -> Verdict:
         better, rivals = _reshape(text, chunk, edits, best, dialect, closers)
         if better is not edits and not rivals[1:] and not best.disagreements and \
                 not judge(virtual(text, chunk, better)).disagreements and \
-                _shapes_decide(text, chunk, better, dialect, closers):
+                _shapes_decide(text, chunk, better, dialect, closers, problems) and \
+                not _pair_rivals(text, chunk, edits, better, best, dialect):
             return Verdict(LIKELY, better, f"the shapes decide: the indentation's placement "
                            f"breaks one ({problems[0]}), and so does every other place on the "
                            "line but this one", [edits])
@@ -1280,12 +1281,49 @@ def _earlier_line_moves(text, chunk, edits, best: Judged, dialect) -> list:
     return found
 
 
-def _shapes_decide(text, chunk, chosen: list, dialect, closers) -> bool:
+def _pair_rivals(text, chunk, edits, chosen, best: Judged, dialect) -> list:
+    """Repairs other than `chosen` that move two closers of `edits` to two places on their
+    line and keep every shape: `(bytevector-u64-set! bv (+ offset 16 (size sym byte-order`
+    keeps its four arguments as `(+ offset) 16 (size sym byte-order)))`, one move, and as `(+
+    offset 16) (size sym) byte-order))`, two. Not two closers at one place (`(into
+    (sorted-map)) m)` is one move of a closer and the list around it), nor one right after
+    an operator (`(into) (sorted-map) m)`: a call of nothing but its operator)."""
+    heads = _heads(text, chunk)
+    mine = judge(virtual(text, chunk, chosen)).key
+    return [trial for trial in _same_line_pair_moves(text, chunk, edits, best, dialect)
+            if len(moved := {e["start"] for e in trial if e not in edits}) == 2
+            and not moved & heads.keys()
+            and judge(virtual(text, chunk, trial)).key != mine]
+
+
+def _heads(text, chunk) -> dict:
+    """{end: text} of each list's operator, or unquoted operator (`(,name ...)`)."""
+    return {t.end: text[t.start:t.end] for before, prev, t in _triples(chunk)
+            if t.code == "a" and prev is not None and
+            (prev.code == "(" or (prev.code == "p" and before and before.code == "("))}
+
+
+def _triples(tokens):
+    """Each token with the two before it (None where there are none)."""
+    return zip([None, None] + tokens[:-2], [None] + tokens[:-1], tokens)
+
+
+def _shapes_decide(text, chunk, chosen: list, dialect, closers, broken=()) -> bool:
     """Is a repair that the shapes chose (one closer moved mid-line because the indentation's
     placement breaks a form's shape) still what everything else says: its other edits in
-    closer trails, and no other trail placement of any edit that fits as well?"""
+    closer trails, and no other trail placement of any edit that fits as well? Not when the
+    closer moved right after a list's operator to mend another form than that list: `(setf
+    (waitqueue-name) (semaphore-queue semaphore newval))` keeps setf's pairs, but a call of
+    nothing but its operator is where a dropped closer seldom stood (`_open_tail_ties` says
+    so too), and closers the damage took from further along the line, which one move cannot
+    put back, are likelier. `(sorted-map) m` for `(sorted-map m` mends the list itself.
+    broken: the shape problems of the indentation's placement."""
     moved = [e for e in chosen if not in_trail(text, chunk, e)]
     if len(moved) > 1:
+        return False
+    heads = _heads(text, chunk)
+    if any(e["start"] in heads and not any(p.startswith(f"({heads[e['start']]} ")
+                                           for p in broken) for e in moved):
         return False
     judged = judge(virtual(text, chunk, chosen))
     return not _trail_rivals(text, chunk, chosen, judged, dialect, closers)
