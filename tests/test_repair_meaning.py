@@ -48,6 +48,22 @@ def _in_file(head: str, form: str, tail: str, dialect: str):
     # sort's only argument is a collection, never a fn
     ("clojure", "(defn sort-by-key\n  [keyfn comp coll]\n"
                 "   (sort (fn [x y] (. comp (compare (keyfn x) (keyfn y)))) coll))", 3),
+    # SBCL's define-alien-routine: each argument is (name type [style]), its style a keyword
+    ("cl", "(define-alien-routine (\"GetExitCodeThread\" get-exit-code-thread) int\n"
+           "  (handle unsigned) (exit-code unsigned :out))", 3),
+    ("cl", "(define-alien-routine (\"os_context_float_register_addr\" addr)\n"
+           "  (* unsigned) (context (* os-context-t)) (index int))", 3),
+    # ... an alien integer type (signed [bits]), and an alien pointer type (* type)
+    ("cl", "(define-alien-routine (\"GetFileSizeEx\" get-file-size-ex)\n    bool\n"
+           "  (handle handle) (file-size (signed 64) :in-out))", 3),
+    ("cl", "(define-alien-routine (\"os_context_float_register_addr\" addr)\n"
+           "  (* unsigned) (context (* os-context-t)) (index int))", 4),
+    # define-module's #:autoload takes a module name and a list of names
+    ("scheme", "(define-module (guile-user)\n"
+               "  #:autoload (system base compile) (compile compile-file)\n  #:filename #f)", 3),
+    # arithmetic does nothing anywhere but last in a body
+    ("scheme", "(define (intset-count set)\n"
+               "  (intset-fold (lambda (_ count) (1+ count)) set 0))", 3),
     # a GOOPS slot's #:init-form is code: (current-module) takes nothing
     ("scheme", "(define-class <js-module-object> (<js-object>)\n"
                "  (module #:init-form (current-module) #:init-keyword #:module\n"

@@ -779,8 +779,7 @@ def weigh(text: str, chunk: list, edits: list, dialect: str) -> Verdict:
         better, rivals = _reshape(text, chunk, edits, best, dialect, closers)
         if better is not edits and not rivals[1:] and not best.disagreements and \
                 not judge(virtual(text, chunk, better)).disagreements and \
-                _shapes_decide(text, chunk, better, dialect, closers, problems) and \
-                not _pair_rivals(text, chunk, edits, better, best, dialect):
+                _shapes_decide(text, chunk, better, dialect, closers, problems):
             return Verdict(LIKELY, better, f"the shapes decide: the indentation's placement "
                            f"breaks one ({problems[0]}), and so does every other place on the "
                            "line but this one", [edits])
@@ -1279,21 +1278,6 @@ def _earlier_line_moves(text, chunk, edits, best: Judged, dialect) -> list:
                                                 max_bad=best.disagreements + 1) is not None:
                     found.append(trial)
     return found
-
-
-def _pair_rivals(text, chunk, edits, chosen, best: Judged, dialect) -> list:
-    """Repairs other than `chosen` that move two closers of `edits` to two places on their
-    line and keep every shape: `(bytevector-u64-set! bv (+ offset 16 (size sym byte-order`
-    keeps its four arguments as `(+ offset) 16 (size sym byte-order)))`, one move, and as `(+
-    offset 16) (size sym) byte-order))`, two. Not two closers at one place (`(into
-    (sorted-map)) m)` is one move of a closer and the list around it), nor one right after
-    an operator (`(into) (sorted-map) m)`: a call of nothing but its operator)."""
-    heads = _heads(text, chunk)
-    mine = judge(virtual(text, chunk, chosen)).key
-    return [trial for trial in _same_line_pair_moves(text, chunk, edits, best, dialect)
-            if len(moved := {e["start"] for e in trial if e not in edits}) == 2
-            and not moved & heads.keys()
-            and judge(virtual(text, chunk, trial)).key != mine]
 
 
 def _heads(text, chunk) -> dict:
