@@ -240,6 +240,9 @@ def main() -> int:
     from lispshell.syntax import stdlib_arity as current
     readers = {"CL": cl_table, "SCHEME": guile_table, "CLOJURE": clojure_table,
                "SCHEME_LIBRARY": guile_library_table, "JAVA_CONSTRUCTORS": jdk_table}
+    unknown = set(only) - readers.keys()
+    if unknown:
+        parser.error(f"no table {', '.join(sorted(unknown))}; the tables: {', '.join(readers)}")
     tables = {var: read() if var in only else None for var, read in readers.items()}
     if tables["SCHEME_LIBRARY"] is not None:
         # a name (guile) binds is the (guile) one wherever a module does not import another

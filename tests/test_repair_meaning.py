@@ -382,7 +382,6 @@ def test_a_let_whose_body_does_nothing_is_no_statement():
     assert shapes.problem("progn", [call, let], "cl") is None
 
 
-
 def test_a_java_lang_exception_takes_a_message_and_a_cause_at_most():
     # the `str` closed after its second line left `IllegalArgumentException.` three arguments
     form = ("(defn -cache-protocol-fn [^clojure.lang.AFunction pf x ^Class c "

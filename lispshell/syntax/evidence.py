@@ -39,7 +39,6 @@ from collections import Counter
 from contextvars import ContextVar
 from dataclasses import dataclass, field
 from functools import lru_cache
-from itertools import pairwise
 from typing import NamedTuple
 
 from lispshell.syntax import shapes
@@ -901,7 +900,7 @@ def _open_tail_ties(text, chunk, edits, best: Judged, dialect, closers) -> list:
 
     last_closer = max((t.start for t in chunk if t.code in ")]}"), default=-1)
     # right after an operator: `(h) y` for `(h y)` leaves a call of nothing but its operator
-    heads = {t.end for prev, t in pairwise(chunk) if prev.code in "([{" and t.code == "a"}
+    heads = _heads(text, chunk, openers="([{")
     ties = []
     for trial in _same_line_moves(text, chunk, edits, best, dialect, closers,
                                   after=last_closer):
@@ -1280,11 +1279,13 @@ def _earlier_line_moves(text, chunk, edits, best: Judged, dialect) -> list:
     return found
 
 
-def _heads(text, chunk) -> dict:
-    """{end: text} of each list's operator, or unquoted operator (`(,name ...)`)."""
+def _heads(text, chunk, openers: str = "(") -> dict:
+    """{end: text} of the first atom of each list (or of each list, vector and map with
+    openers="([{"), unquoted or not (`(,name ...)`): where a closer leaves a call of nothing
+    but its operator."""
     return {t.end: text[t.start:t.end] for before, prev, t in _triples(chunk)
             if t.code == "a" and prev is not None and
-            (prev.code == "(" or (prev.code == "p" and before and before.code == "("))}
+            (prev.code in openers or (prev.code == "p" and before and before.code in openers))}
 
 
 def _triples(tokens):

@@ -997,7 +997,7 @@ def problem(head: str, args: list[Arg], dialect: str) -> str | None:
     return why
 
 
-# not CL's *: (* char) is an alien pointer type
+# not CL's `*`, as in _NUMERIC
 _IDENTITY = {CL: frozenset(("+",)), SCHEME: frozenset(("+", "*")),
              CLOJURE: frozenset(("+", "*", "+'", "*'"))}
 
