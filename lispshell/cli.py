@@ -6,6 +6,7 @@ REPL never pays for the MCP SDK and `lispshell check` never pays for prompt-tool
 """
 from __future__ import annotations
 
+import os
 import sys
 
 
@@ -35,6 +36,12 @@ def main(argv: list[str] | None = None) -> int:
         return run(argv)
     except KeyboardInterrupt:
         return 130
+    except BrokenPipeError:
+        # The reader went away (`lispshell check --diff | head`): stop quietly, as Unix tools
+        # do, and make sure no later flush of standard output complains about it again.
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+        return 141
 
 
 if __name__ == "__main__":

@@ -221,3 +221,17 @@ def test_an_unterminated_docstring_is_reported_where_it_opens(tmp_path):
     assert run("--fix", str(path))[0] == 1 and path.read_text() == damaged
     assert run("--fix=likely", str(path))[0] == 0
     assert path.read_text() == damaged.replace("for the log.\n", "for the log.\"\n")
+
+
+def test_a_closed_pipe_ends_the_check_quietly(tmp_path):
+    """`lispshell check --diff DIR | head`: the reader goes away; no traceback."""
+    for i in range(50):
+        (tmp_path / f"f{i}.scm").write_text(f"(define (f{i} x)\n  (g (h x\n")
+    proc = subprocess.Popen([LISPSHELL, "check", "--diff", str(tmp_path)],
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                            stdin=subprocess.DEVNULL)
+    proc.stdout.close()                          # the reader is gone before the first line
+    assert proc.wait(timeout=120) == 141
+    err = proc.stderr.read().decode()
+    assert "Traceback" not in err and "BrokenPipe" not in err
+    assert all((tmp_path / f"f{i}.scm").read_text().endswith("(h x\n") for i in range(50))

@@ -9,7 +9,6 @@ text a script can read.
 """
 from __future__ import annotations
 
-import os
 import re
 import sys
 from typing import IO
@@ -135,13 +134,7 @@ def _run(texts: list[tuple[str, str]], lisp: str, config: dict, target=None,
     except KeyboardInterrupt:
         printer.error("lispshell: interrupted")
         return 130
-    except BrokenPipeError:
-        # The reader went away (`| head`): stop quietly, as Unix tools do, and make sure no
-        # later flush of standard output complains about it again.
-        devnull = os.open(os.devnull, os.O_WRONLY)
-        os.dup2(devnull, sys.stdout.fileno())
-        return 141
-    finally:
+    finally:          # a closed pipe (`| head`) ends the run in cli.main, after this
         session.close()
 
 
