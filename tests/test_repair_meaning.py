@@ -464,3 +464,79 @@ def test_a_texts_calls_of_a_static_method_fix_no_count():
             "  ([ns name] (clojure.lang.Symbol/intern ns name)))")
     r = _in_file(calls, form, "\n", "clojure")
     assert r.text == calls + form + "\n", r.text
+
+
+@pytest.mark.parametrize("form,k", [
+    # SBCL's defknown: a name, argument types, a result type
+    ("(defknown (logcount integer-length) (integer) bit-index\n  (movable foldable flushable))",
+     3),
+    ("(defknown (two-arg-char-equal)\n    (character character) boolean\n"
+     "  (movable foldable flushable))", 3),
+    # ... and its attributes are no result type
+    ("(defknown (string-trim string-left-trim string-right-trim)\n"
+     "  (proper-sequence string-designator) string (flushable))", 3),
+])
+def test_defknown_takes_argument_types_and_a_result_type(form, k):
+    assert repair(_drop(form, k), "cl").text == form
+
+
+@pytest.mark.parametrize("form,bad", [
+    ("(defknown f (t) t)", False),
+    ("(defknown f (t) t (flushable) :result-arg 0)", False),
+    ("(defknown f (t) t () :derive-type #'g)", False),
+    ("(defknown f (t t))", True),                       # no result type
+    ("(defknown f (t) (flushable))", True),             # attributes for a result type
+    ("(defknown f (t) t flushable)", True),             # attributes are a list
+    ("(defknown f (t) t (flushable) :result-arg)", True),
+    ("(declaim (ftype (sfunction (t) t) f))", False),
+    ("(declaim (ftype (sfunction (t) t g) f))", True),  # sfunction is function's shape
+])
+def test_defknown_and_sfunction_shapes(form, bad):
+    from lispshell.syntax import evidence
+    from lispshell.syntax.lexer import tokenize
+    from lispshell.syntax.repair import _annotate
+    tokens, _ = tokenize(form, "cl")
+    vt = evidence.virtual(form, _annotate(form, tokens, "cl"), [])
+    assert bool(evidence.shape_problems(form, vt, "cl", set(range(len(vt))))) == bad
+
+
+def test_a_case_lambdas_clauses_define_its_counts():
+    # three two-argument calls in the other clauses do not make the four-argument clause's
+    # own call wrong: the shapes must not decide (a wrong `likely` before)
+    form = ("(define saturate+\n  (case-lambda\n    ((a b) (+ a b))\n"
+            "    ((a b c)\n     (saturate+ (saturate+ a b) c))\n"
+            "    ((a b c d)\n     (saturate+ (saturate+ a b) c d))))")
+    assert repair(_drop(form, 4), "scheme").level == "guess"
+    text = ("(define f (case-lambda ((a) a) ((a b) b)))\n(define g (lambda (x . y) x))\n"
+            "(define h (lambda args 1))\n(define k 3)")
+    from lispshell.syntax.evidence import text_arities
+    assert text_arities(text, "scheme") == {"f": (1, 2), "g": (1, None), "h": (0, None)}
+
+
+@pytest.mark.parametrize("form,k,dialect", [
+    # the line before calls edge with five arguments
+    ("(defmethod edges ((graph graph) (comb combination))\n"
+     "  (edge graph comb (combination-fun comb) \"label\" \"fun\")\n"
+     "  (edge graph comb (combination-args comb) \"label\" \"args\"))", 3, "cl"),
+    ("(define (read-struct foreign size types)\n  (when (> size 0)\n"
+     "    (read-c-struct (pointer->bytevector foreign 1) 0 types))\n"
+     "  (read-c-struct (pointer->bytevector foreign size) 0 types))", 4, "scheme"),
+])
+def test_the_texts_other_calls_choose_among_ties(form, k, dialect):
+    r = repair(_drop(form, k), dialect)
+    assert r.text == form and r.level == "guess", (r.level, r.text)
+
+
+@pytest.mark.parametrize("form,k,dialect", [
+    # another call with keyword arguments: optional ones, any number
+    ("(defun f (x)\n  (g :a 1)\n  (h (g :a x :b y)))", 3, "cl"),
+    # a dotted tail or a repetition: any number
+    ("(define-syntax m\n  (syntax-rules ()\n    ((_ a b . rest) (g a (k a b) . rest))\n"
+     "    ((_ a b c) (g a (k a b c) c))))", 3, "scheme"),
+    # Java overloads a method: one call with one count fixes none
+    ("(defn f [a x y]\n  (.swap a x)\n  (.swap a x y))", 3, "clojure"),
+    # calls of one name with two counts say nothing
+    ("(defun f (x)\n  (g x 1)\n  (g x 1 2)\n  (h (g x y z)))", 3, "cl"),
+])
+def test_calls_that_choose_no_tie(form, k, dialect):
+    assert repair(_drop(form, k), dialect).text == form

@@ -59,6 +59,8 @@ _UNQUOTES = (",", ",@", "~", "~@", "#,", "#,@")
 _TEMPLATES = ("syntax-rules", "syntax-case", "define-syntax-rule", "er-macro-transformer")
 _UNCOUNTABLE = ("#+", "#-", "#?", "#_", "#;")   # elements that may or may not be there
 _SPLICES = (",@", "~@", "#,@")                  # any number of elements, none included
+_VARIABLE_TAILS = (".", "...")                 # a dotted list, a syntax-rules repetition
+_KEYWORD_ARGS = {CL: (":",), SCHEME: ("#:",), CLOJURE: ()}   # a Clojure keyword is data
 _SCHEME_SYNTAX = frozenset("""if let let* letrec letrec* lambda define when unless cond case
 set! let-values let*-values receive""".split())
 
@@ -400,6 +402,49 @@ def text_arities(text: str, dialect: str) -> dict:
     A form left open (the damaged one, most often) still defines what its parameter list
     says, and a line that starts with an opener at column 0 starts a new top-level form even
     when the one before it was left open: one damaged form hides no definition after it."""
+    calls = text_calls(text, dialect)
+    out = {}
+    for name, counts in calls.uses.items():
+        if name in calls.defined or not calls.countable(name):
+            continue
+        (n, k), = counts.most_common(1)
+        if k >= _MIN_USES and sum(counts.values()) - k <= 1:
+            out[name] = (n, n)
+    out.update(calls.defined)
+    return out
+
+
+class Calls(NamedTuple):
+    """What a text's calls and definitions say: {name: Counter of argument counts} of its
+    calls whose lists it closes, {name: arity} of the functions it defines, and the names
+    whose calls say nothing of another call's count (a named let's loop, a GOOPS generic),
+    and those called with keyword arguments."""
+    uses: dict
+    defined: dict
+    varied: frozenset
+    keyed: frozenset
+    dialect: str
+
+    def countable(self, name: str) -> bool:
+        """May one call of `name` say how many arguments another takes? Not for a variadic
+        function, a form shapes.py knows (its own rules say), or a name the text uses many
+        ways."""
+        return not (name in _VARIADIC or name.lower() in _VARIADIC or name in self.varied or
+                    shapes.known(name, self.dialect) or
+                    shapes.stdlib_arity(name, self.dialect) or
+                    _uncounted(name, self.dialect))
+
+    def weakly_countable(self, name: str) -> bool:
+        """May a single call of `name` say how another is called? Not a Java method's or
+        constructor's (overloaded by argument count), nor whatever text_arities refuses."""
+        return self.countable(name) and name not in self.keyed and \
+            name not in self.defined and not (
+            self.dialect == CLOJURE and (name.startswith(".") or name.endswith(".")))
+
+
+@lru_cache(maxsize=64)
+def text_calls(text: str, dialect: str) -> Calls:
+    """The calls and definitions of a text (see text_arities)."""
     tokens, _ = tokenize(text, dialect)
     codes = tokens.codes
     uses: dict[str, Counter] = {}
@@ -408,6 +453,7 @@ def text_arities(text: str, dialect: str) -> dict:
     # GOOPS generics: their methods and accessors take different counts (`(object-info o
     # env)` and the slot accessor's `(object-info env)`)
     generics: set[str | None] = set()
+    keyed: set[str] = set()        # called with keyword arguments: optional ones, any number
     # each open list: [head or None, element count, quoted, elems, opener, skip next datum,
     # a `^hint`'s datum, its role (shapes.child_role)]
     stack: list[list] = []
@@ -471,7 +517,7 @@ def text_arities(text: str, dialect: str) -> dict:
         if c in "pd":
             tok = tokens.text_of(j)
             quote_next = "q" if tok in _QUOTES else "u" if tok in _UNQUOTES else None
-            if stack and tok.startswith(_UNCOUNTABLE):
+            if stack and (tok.startswith(_UNCOUNTABLE) or tok in _SPLICES):
                 stack[-1][0] = ""            # no countable call
             if stack and tok in _META and dialect == CLOJURE:
                 stack[-1][5] = True          # `^String x`: the hint is no element
@@ -485,6 +531,10 @@ def text_arities(text: str, dialect: str) -> dict:
             tok = tokens.text_of(j)
             if top[1] == 0 and c == "a" and top[0] is None:
                 top[0] = tok
+            elif tok in _VARIABLE_TAILS:
+                top[0] = ""                  # `(f a . rest)`, `(k v ...)`: any number
+            elif top[0] and tok.startswith(_KEYWORD_ARGS[dialect]):
+                keyed.add(top[0])
             if dialect == SCHEME and top[3] and top[3][-1][0] == "atom" and \
                     top[3][-1][1] in _GOOPS_ACCESSORS:
                 generics.add(tok)
@@ -493,18 +543,7 @@ def text_arities(text: str, dialect: str) -> dict:
                 top[3].append(("atom", tok))
     if stack:
         define(stack[0], complete=False)
-    out = {}
-    for name, counts in uses.items():
-        if name in _VARIADIC or name.lower() in _VARIADIC or name in defined or name in local or \
-                name in generics or \
-                shapes.known(name, dialect) or shapes.stdlib_arity(name, dialect) or \
-                _uncounted(name, dialect):
-            continue                   # variadic, defined here, or a form shapes.py knows
-        (n, k), = counts.most_common(1)
-        if k >= _MIN_USES and sum(counts.values()) - k <= 1:
-            out[name] = (n, n)
-    out.update(defined)
-    return out
+    return Calls(uses, defined, frozenset(local | generics), frozenset(keyed), dialect)
 
 
 _GOOPS_DEFINERS = ("define-method", "define-generic", "define-accessor")
@@ -563,6 +602,10 @@ def _definition(definer: str, elems: list, dialect: str, defined: dict,
             arity = _lambda_list_arity(header[1][1:], dialect)
             if arity:
                 defined[header[1][0][1]] = arity
+        elif header[0] == "atom":
+            arity = _procedure_arity(elems[2] if len(elems) > 2 else None, complete)
+            if arity:
+                defined[header[1]] = arity
         return
     if elems[1][0] != "atom":
         return
@@ -598,6 +641,35 @@ def _definition(definer: str, elems: list, dialect: str, defined: dict,
                                    methods=definer in ("defmethod", "defmacro"))
         if arity:
             defined[name] = arity
+
+
+def _procedure_arity(value, complete: bool):
+    """The arity of `(define name VALUE)` when VALUE is a `lambda` or `case-lambda` (all its
+    clauses): `(saturate+ (saturate+ a b) c d)` is the four-argument clause of saturate+'s
+    own case-lambda, however often its other clauses call it with two. A definition left
+    open before its value is read says nothing of the count: any."""
+    if value is None:
+        return None if complete else (0, None)
+    kind, elems = value
+    if kind != "list" or not elems or elems[0][0] != "atom":
+        return None
+    if elems[0][1] == "lambda" and len(elems) > 1:
+        params = elems[1]
+        if params[0] == "atom":
+            return (0, None)               # (lambda args ...)
+        return _lambda_list_arity(params[1], SCHEME) if params[0] == "list" else None
+    if elems[0][1] == "case-lambda":
+        arities = [_lambda_list_arity(c[1][0][1], SCHEME)
+                   if c[0] == "list" and c[1] and c[1][0][0] == "list" else
+                   (0, None) if c[0] == "list" and c[1] and c[1][0][0] == "atom" else None
+                   for c in elems[1:]]
+        if not complete or len(elems) >= _KEPT:
+            arities.append((0, None))      # clauses not seen
+        if not arities or None in arities:
+            return None
+        his = [hi for _, hi in arities]
+        return (min(lo for lo, _ in arities), None if None in his else max(his))
+    return None
 
 
 def _own_definition(top: dict, name: str, dialect: str):
@@ -817,6 +889,8 @@ def weigh(text: str, chunk: list, edits: list, dialect: str) -> Verdict:
               "have stood earlier on its line: that reads, agrees with the indentation and " \
               "keeps every shape as well"
         chosen, why = _library_tie_break(text, chunk, edits, ties, dialect, why)
+        if chosen is edits:
+            chosen, why = _usage_tie_break(text, chunk, edits, ties, dialect, why)
         return Verdict(GUESS, chosen, why, [t for t in [edits] + ties if t is not chosen][:3])
     return Verdict(LIKELY, edits, "the indentation decides")
 
@@ -837,6 +911,40 @@ def _library_tie_break(text, chunk, edits, ties, dialect, why):
             if not broken(trial):
                 return trial, f"{why}; the library's argument counts choose another " \
                               f"({problems[0]})"
+    return edits, why
+
+
+def _usage_tie_break(text, chunk, edits, ties, dialect, why):
+    """Among repairs that tie, the one whose calls take the argument counts the text's other
+    calls of the same functions take, when it agrees with them more often than the
+    indentation's placement does: `(edge graph comb (combination-fun comb) "label" "fun")` on
+    the line before says `(edge graph comb (combination-args comb "label" "args"` lost a
+    closer after `comb`. One call is no definition (text_arities asks three): a guess, and
+    still the indentation's placement when nothing tells them apart."""
+    seen = text_calls(text, dialect)
+    start, end = chunk[0].start, chunk_end(text, chunk)
+    damaged = text_calls(text[start:end], dialect).uses       # the lists it closes already
+
+    def agreement(trial) -> int:
+        piece = text[start:end]
+        for e in sorted(trial, key=lambda e: -e["start"]):
+            piece = piece[:e["start"] - start] + e["text"] + piece[e["end"] - start:]
+        score = 0
+        mine = text_calls(piece, dialect)
+        for name, counts in mine.uses.items():
+            known = seen.uses.get(name)
+            # one count for every other call, or they say nothing
+            if not known or len(known) > 1 or not seen.weakly_countable(name) or \
+                    name in mine.keyed:
+                continue
+            for n, k in (counts - damaged.get(name, Counter())).items():
+                score += k if n in known else -k
+        return score
+
+    scored = [(agreement(trial), -i, trial) for i, trial in enumerate([edits] + ties)]
+    best, _, chosen = max(scored, key=lambda s: s[:2])
+    if chosen is not edits:
+        return chosen, f"{why}; the text's other calls choose another"
     return edits, why
 
 

@@ -320,9 +320,10 @@ def _function_type_args(a: Arg) -> str | None:
 
 
 def _function_type(a: Arg) -> str | None:
-    """`(function (ARG-TYPES) VALUES)`: two elements after `function` at most."""
+    """`(function (ARG-TYPES) VALUES)`: two elements after `function` at most (and after
+    SBCL's `sfunction`, the same type of a simple function)."""
     if a.kind != "list" or not a.elems or a.elems[0].kind != "atom" or \
-            a.elems[0].text.lower() != "function":
+            a.elems[0].text.lower() not in ("function", "sfunction"):
         return None
     if len(a.elems) > 3:
         return "(function (args) values) has no more than two elements"
@@ -528,6 +529,34 @@ def _body(at: int):
         return None
     return rule
 
+# SBCL's compiler's attributes of a known function (src/compiler/fun-info.lisp)
+_IR1_ATTRIBUTES = frozenset("""call unwind any dx-safe foldable flushable unsafely-flushable
+important-result movable predicate recursive always-translatable callee-omit-arg-count-check
+commutative reoptimize-when-unlinking no-verify-arg-count fixed-args""".split())
+
+
+def _defknown(args):
+    """SBCL's `(defknown name (ARG-TYPES) RESULT-TYPE [(ATTRIBUTES)] &key ...)`: the argument
+    types of a function type, a result type (`(defknown (logcount integer-length) (integer
+    bit-index` lost its closer after `integer`, not at the end), attributes in a list
+    (`(flushable)`, `()`), then keyword arguments. All 903 of SBCL's own read this way."""
+    if len(args) < 3:
+        return f"takes a name, argument types and a result type, has {len(args)} argument(s)"
+    result = args[2]
+    if result.kind == "list" and result.elems and all(
+            e.kind == "atom" and e.text.lower() in _IR1_ATTRIBUTES for e in result.elems):
+        return "its result type is a type, not attributes"
+    if len(args) > 3 and args[3].kind not in ("list", "other") and \
+            args[3].text.lower() != "nil":
+        return "its attributes are a list"
+    keys = args[4:]
+    if any(k.kind == "other" for k in keys):
+        return _function_type_args(args[1])
+    if len(keys) % 2 or any(k.kind != "atom" or not k.text.startswith(":") for k in keys[::2]):
+        return "after its attributes, keyword arguments"
+    return _function_type_args(args[1])
+
+
 _ALIEN_STYLES = (":in", ":copy", ":out", ":in-out")
 
 
@@ -576,8 +605,7 @@ _CL_RULES = {
                      _is_list(a[1]) else "its second element must be a lambda list"),
     "defmethod": _all(_count(2), _cl_defmethod), "declare": _cl_declare,
     "declaim": _cl_declare,
-    # SBCL's (defknown name (ARG-TYPES) result-type ...): a function type's argument types
-    "defknown": lambda a: _function_type_args(a[1]) if len(a) > 1 else None,
+    "defknown": _defknown,
     "define-alien-routine": _alien_routine_args,
     "sb-alien:define-alien-routine": _alien_routine_args,
     # a lambda with no body returns nil: nobody writes one
@@ -1184,8 +1212,8 @@ def child_role(head: str, role: str | None, index: int, prior: list, dialect: st
     if role == "methods":
         return "fbinding"
     if dialect == CL:
-        if name == "defknown" and index in (1, 2):
-            return DATA               # SBCL's (defknown name (arg-types) result-type ...)
+        if name == "defknown" and index in (1, 2, 3):
+            return DATA     # SBCL's (defknown name (arg-types) result-type (attributes) ...)
         if name == "define-alien-routine" and index >= 1:
             return DATA               # a name, a result type, (name type [style]) arguments
         if name in ("defclass", "define-condition") and index == 3:
