@@ -530,13 +530,28 @@ def test_the_texts_other_calls_choose_among_ties(form, k, dialect):
 @pytest.mark.parametrize("form,k,dialect", [
     # another call with keyword arguments: optional ones, any number
     ("(defun f (x)\n  (g :a 1)\n  (h (g :a x :b y)))", 3, "cl"),
-    # a dotted tail or a repetition: any number
-    ("(define-syntax m\n  (syntax-rules ()\n    ((_ a b . rest) (g a (k a b) . rest))\n"
-     "    ((_ a b c) (g a (k a b c) c))))", 3, "scheme"),
+    # a dotted tail: any number
+    ("(define (f a rest)\n  (k a . rest)\n  (h (k x y z w)))", 3, "scheme"),
+    # the text defines it: its parameter list says more than one call
+    ("(defun g (a &optional b c) (list a b c))\n(defun f (x)\n  (g 1 2)\n  (h (g x y z)))",
+     3, "cl"),
     # Java overloads a method: one call with one count fixes none
-    ("(defn f [a x y]\n  (.swap a x)\n  (.swap a x y))", 3, "clojure"),
+    ("(defn f [a x y]\n  (.swap a x)\n  (g (.swap a x y)))", 3, "clojure"),
     # calls of one name with two counts say nothing
-    ("(defun f (x)\n  (g x 1)\n  (g x 1 2)\n  (h (g x y z)))", 3, "cl"),
+    ("(defun f (x)\n  (g x)\n  (g x 1)\n  (h (g x y z)))", 3, "cl"),
 ])
 def test_calls_that_choose_no_tie(form, k, dialect):
+    assert repair(_drop(form, k), dialect).text == form
+
+
+@pytest.mark.parametrize("dialect,form,k", [
+    # a protocol's method signature: a name, parameter vectors, a docstring last
+    ("clojure", "(defprotocol ^{:added \"1.3\"} Diff\n  \"Implementation detail.\"\n"
+                "  (^{:added \"1.3\"} diff-similar [a b] \"Implementation detail.\"))", 4),
+    ("clojure", "(definterface IFoo\n  (foo [x])\n  (^long bar [x y]))", 3),
+    # a syntax-rules clause is a pattern and a template
+    ("scheme", "(define-syntax match-drop-first-arg\n  (syntax-rules ()\n"
+               "    ((_ arg expr) expr)))", 4),
+])
+def test_signatures_and_clauses_have_their_shape(dialect, form, k):
     assert repair(_drop(form, k), dialect).text == form

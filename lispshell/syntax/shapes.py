@@ -1108,7 +1108,8 @@ def _too_shallow(a: Arg, depth: int, depths: dict) -> str | None:
 
 
 def ellipsis_problem(head: str, args: list[Arg]) -> str | None:
-    """Scheme `syntax-rules` and `define-syntax-rule`: a pattern variable followed by an
+    """Scheme `syntax-rules` and `define-syntax-rule`: each clause a pattern and a template
+    (R7RS 4.3.2), and a pattern variable followed by an
     ellipsis in its pattern (`(m (name kw ...) ...)`: `name` once, `kw` twice) stands in
     the template under at least as many ellipses (R7RS 4.3.2; Guile refuses the macro):
     `(begin (define-primitive primitive kw ... ...))` uses `primitive` under none."""
@@ -1119,6 +1120,9 @@ def ellipsis_problem(head: str, args: list[Arg]) -> str | None:
     if head == "define-syntax-rule" and len(args) >= 2 and args[0].kind == "list":
         clauses = [(args[0], args[1:])]
     elif head == "syntax-rules" and args and args[0].kind == "list":
+        if any(c.kind == "list" and len(c.elems) != 2 for c in args[1:]):
+            # `((_ arg expr expr))` lost the pattern's closer after `expr`, not at the end
+            return "has clauses of a pattern and a template"
         literals = {e.text for e in args[0].elems if e.kind == "atom"}
         clauses = [(c.elems[0], c.elems[1:]) for c in args[1:]
                    if c.kind == "list" and len(c.elems) == 2 and c.elems[0].kind == "list"]
@@ -1150,6 +1154,17 @@ def role_problem(role: str | None, elems: list[Arg], dialect: str) -> str | None
     if role == "fbinding" and dialect == CLOJURE and len(elems) > 1 and \
             elems[1].kind == "vector":
         return _clj_params(elems[1])
+    if role == "signature" and dialect == CLOJURE:
+        # a protocol's or an interface's method: a name, parameter vectors, a docstring
+        # last; `(^{:added "1.3"} diff-similar [a b] "doc")` lost its map's closer after
+        # the "doc", not after `[a b]`
+        if any(e.kind == "other" for e in elems):
+            return None
+        sigs = elems[1:-1] if len(elems) > 2 and elems[-1].kind == "string" else elems[1:]
+        if not elems or elems[0].kind != "atom" or not sigs or \
+                any(v.kind != "vector" for v in sigs):
+            return "a method signature is (name [params]... \"doc\")"
+        return next(filter(None, map(_clj_params, sigs)), None)
     return None
 
 
@@ -1195,6 +1210,8 @@ def child_role(head: str, role: str | None, index: int, prior: list, dialect: st
         return DATA
     if role in ("fbinding", "clause-def"):                # (name lambda-list body...)
         return DATA if index == 1 else None
+    if role == "signature":                              # (name [params]... doc?)
+        return DATA
     if role == "keyed":                                  # (keys body...)
         return DATA if index == 0 else None
     if role == "slot":                   # (name initform &key type read-only): code, types
@@ -1278,6 +1295,8 @@ def child_role(head: str, role: str | None, index: int, prior: list, dialect: st
         return None
     if name == "letfn" and index == 1:
         return "methods"              # [(f [x] body) ...]
+    if name in ("defprotocol", "definterface") and index >= 1:
+        return "signature"            # (method [this x] [this x y] "doc"): no body
     if name in _CLJ_METHODS and name != "letfn" and index >= 1:
         return "fbinding"             # (method [this x] body)
     if name in _CLJ_THREADING and index >= 2:
