@@ -2,9 +2,10 @@
 library, read from the Lisps installed here (SBCL's COMMON-LISP package, Guile's (guile)
 module, Clojure's clojure.core functions). Repair's shape test uses them as it uses the
 hand-written rules of shapes.py: a call with a count outside (fewest, most) cannot be right.
-Two more tables only choose among ties (`shapes.library_arity`): SCHEME_LIBRARY, the
-procedures Guile's other modules export, and JAVA_CONSTRUCTORS, the public constructors of
-the JDK's common packages.
+Three more tables only choose among ties (`shapes.library_arity`): SCHEME_LIBRARY, the
+procedures Guile's other modules export, CL_LIBRARY, the functions SBCL's other packages
+export, CLOJURE_LIBRARY, the public functions of clojure.jar's other namespaces, and
+JAVA_CONSTRUCTORS, the public constructors of the JDK's common packages.
 
     .venv/bin/python bench/stdlib_arities.py [--only SCHEME_LIBRARY,JAVA_CONSTRUCTORS]
 
@@ -44,6 +45,26 @@ CL_SCRIPT = """
                   (mapcar (lambda (x) (if (and (symbolp x) (char= (char (symbol-name x) 0) #\\&))
                                           (string-downcase (symbol-name x)) "p"))
                           ll)))))))
+"""
+# SBCL's other packages: each function an SBCL package exports (its own symbols), but CL's
+CL_LIBRARY_SCRIPT = """
+(let ((*print-case* :downcase))
+  (dolist (p (list-all-packages))
+    (unless (member (package-name p) '("COMMON-LISP" "KEYWORD" "COMMON-LISP-USER")
+                    :test #'string=)
+      (do-external-symbols (s p)
+        (when (and (eq (symbol-package s) p) (fboundp s) (not (special-operator-p s))
+                   (not (macro-function s)))
+          (let* ((f (fdefinition s))
+                 (ll (ignore-errors (if (typep f 'generic-function)
+                                        (sb-mop:generic-function-lambda-list f)
+                                        (sb-kernel:%fun-lambda-list f)))))
+            (when (and (listp ll) (null (cdr (last ll))))
+              (format t "~a~{ ~a~}~%" (string-downcase (symbol-name s))
+                      (mapcar (lambda (x) (if (and (symbolp x)
+                                                   (char= (char (symbol-name x) 0) #\\&))
+                                              (string-downcase (symbol-name x)) "p"))
+                              ll)))))))))
 """
 # (fewest optional rest?) of a procedure, over every clause of a case-lambda
 # (procedure-minimum-arity reads only the first: intmap-fold's `(f map) | (f map seed) | ...`
@@ -134,6 +155,20 @@ CLOJURE_SCRIPT = """
       (println (str s) (pr-str (:arglists m))))))
 """
 
+# Clojure's other namespaces (those clojure.jar carries): each public function with its ns
+CLOJURE_LIBRARY_SCRIPT = """
+(doseq [n '[clojure.string clojure.set clojure.walk clojure.zip clojure.pprint clojure.java.io
+            clojure.data clojure.edn clojure.test clojure.template clojure.repl clojure.reflect
+            clojure.xml clojure.stacktrace clojure.instant clojure.datafy clojure.java.shell
+            clojure.core.reducers clojure.core.protocols clojure.core.server clojure.main
+            clojure.java.browse clojure.java.javadoc clojure.inspector clojure.uuid]]
+  (try (require n) (catch Throwable _ nil))
+  (when (find-ns n)
+    (doseq [[s v] (sort-by key (ns-publics n))]
+      (let [m (meta v)]
+        (when (and (:arglists m) (not (:macro m)) (fn? @v))
+          (println (str n) (str s) (pr-str (:arglists m))))))))
+"""
 
 # Names that a module commonly imported redefines (SRFI-19's current-time, sxml's filter...),
 # or that code often binds as variables in a macro's own binding syntax (`(count (f x))`):
@@ -146,36 +181,50 @@ LEFT_OUT = {"cl": {"count"},
 
 
 def cl_table() -> dict:
-    out = subprocess.run(["sbcl", "--noinform", "--non-interactive", "--eval",
-                          f"(progn {CL_SCRIPT})"], capture_output=True, text=True,
-                         check=True, timeout=300).stdout
     table = {}
-    for line in out.splitlines():
+    for line in _sbcl(CL_SCRIPT).splitlines():
         name, *params = line.split()
-        if name in CL_TYPE_NAMES:
-            continue
-        lo = hi = 0
-        optional = False
-        for p in params:
-            if p in ("&rest", "&body", "&key", "&more"):
-                hi = None
-                break
-            if p in ("&whole", "&environment"):
-                continue
-            if p == "&optional":
-                optional = True
-            elif p == "&aux":
-                break
-            elif p.startswith("&"):
-                hi = None
-                break
-            elif optional:
-                hi += 1
-            else:
-                lo += 1
-                hi += 1
-        table[name] = (lo, hi)
+        if name not in CL_TYPE_NAMES:
+            table[name] = _cl_arity(params)
     return table
+
+
+def cl_library_table() -> dict:
+    """Functions SBCL's other packages export (sb-ext, sb-thread, sb-kernel, sb-c...), each
+    name with one argument count in all of them."""
+    seen: dict[str, set] = {}
+    for line in _sbcl(CL_LIBRARY_SCRIPT).splitlines():
+        name, *params = line.split()
+        seen.setdefault(name, set()).add(_cl_arity(params))
+    return {name: arity for name, (arity, *more) in seen.items()
+            if not more and name not in CL_TYPE_NAMES}
+
+
+def _sbcl(script: str) -> str:
+    return subprocess.run(["sbcl", "--noinform", "--non-interactive", "--eval",
+                           f"(progn {script})"], capture_output=True, text=True,
+                          check=True, timeout=300).stdout
+
+
+def _cl_arity(params: list) -> tuple:
+    """(fewest, most or None) arguments of a lambda list whose parameters print as `p`."""
+    lo = hi = 0
+    optional = False
+    for p in params:
+        if p in ("&whole", "&environment"):
+            continue
+        if p == "&optional":
+            optional = True
+        elif p == "&aux":
+            break
+        elif p.startswith("&"):            # &rest, &body, &key, &more
+            return (lo, None)
+        elif optional:
+            hi += 1
+        else:
+            lo += 1
+            hi += 1
+    return (lo, hi)
 
 
 def guile_table() -> dict:
@@ -229,17 +278,34 @@ def clojure_table() -> dict:
     return table
 
 
+def clojure_library_table() -> dict:
+    """Functions the other namespaces clojure.jar carries make public (clojure.walk's walk,
+    clojure.zip's node...), each name with one count in all of them."""
+    jars = ":".join(f"/usr/share/java/{j}.jar" for j in
+                    ("clojure", "spec.alpha", "core.specs.alpha"))
+    out = subprocess.run(["java", "-cp", jars, "clojure.main", "-e", CLOJURE_LIBRARY_SCRIPT],
+                         capture_output=True, text=True, check=True, timeout=300).stdout
+    seen: dict[str, set] = {}
+    for line in out.splitlines():
+        _, name, arglists = line.split(" ", 2)
+        seen.setdefault(name, set()).add(
+            shapes.lambda_list_arity(f"({name} {arglists[1:-1]})", "clojure"))
+    return {name: arity for name, (arity, *more) in seen.items() if arity and not more}
+
+
 def main() -> int:
     # --help says what this does instead of doing it: it rewrites a source file
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--only", default="CL,SCHEME,CLOJURE,SCHEME_LIBRARY,JAVA_CONSTRUCTORS",
+    parser.add_argument("--only", default="CL,SCHEME,CLOJURE,SCHEME_LIBRARY,JAVA_CONSTRUCTORS,"
+                                          "CL_LIBRARY,CLOJURE_LIBRARY",
                         help="the tables to read again (comma-separated); the file's others "
                              "are kept as they are: shapes.py learns rules for names after a "
                              "table is read, and reading it again would drop their counts")
     only = parser.parse_args().only.split(",")
     from lispshell.syntax import stdlib_arity as current
     readers = {"CL": cl_table, "SCHEME": guile_table, "CLOJURE": clojure_table,
-               "SCHEME_LIBRARY": guile_library_table, "JAVA_CONSTRUCTORS": jdk_table}
+               "SCHEME_LIBRARY": guile_library_table, "JAVA_CONSTRUCTORS": jdk_table,
+               "CL_LIBRARY": cl_library_table, "CLOJURE_LIBRARY": clojure_library_table}
     unknown = set(only) - readers.keys()
     if unknown:
         parser.error(f"no table {', '.join(sorted(unknown))}; the tables: {', '.join(readers)}")
@@ -249,15 +315,25 @@ def main() -> int:
         guile = tables["SCHEME"] or current.SCHEME
         tables["SCHEME_LIBRARY"] = {k: v for k, v in tables["SCHEME_LIBRARY"].items()
                                     if k not in guile}
+    if tables["CL_LIBRARY"] is not None:
+        cl = tables["CL"] or current.CL
+        tables["CL_LIBRARY"] = {k: v for k, v in tables["CL_LIBRARY"].items() if k not in cl}
+    if tables["CLOJURE_LIBRARY"] is not None:
+        core = tables["CLOJURE"] or current.CLOJURE
+        tables["CLOJURE_LIBRARY"] = {k: v for k, v in tables["CLOJURE_LIBRARY"].items()
+                                     if k not in core}
     dialect = {"CL": "cl", "SCHEME": "scheme", "CLOJURE": "clojure", "SCHEME_LIBRARY": "scheme",
-               "JAVA_CONSTRUCTORS": "clojure"}
+               "JAVA_CONSTRUCTORS": "clojure", "CL_LIBRARY": "cl",
+               "CLOJURE_LIBRARY": "clojure"}
     lines = ['"""Argument counts of each dialect\'s standard library: name -> (fewest, most or None).',
              "",
              "Generated by bench/stdlib_arities.py from the Lisps installed (SBCL's COMMON-LISP",
              "package, Guile's (guile) module, clojure.core; SCHEME_LIBRARY: the procedures",
              "Guile's other modules export, each name with one count in all of them;",
-             "JAVA_CONSTRUCTORS: the public constructors of the JDK's common packages); do not",
-             "edit by hand.",
+             "JAVA_CONSTRUCTORS: the public constructors of the JDK's common packages;",
+             "CL_LIBRARY: the functions SBCL's other packages export, CLOJURE_LIBRARY those",
+             "of the other namespaces clojure.jar carries, each name with one count in all of",
+             "them); do not edit by hand.",
              '"""', ""]
     for var, table in tables.items():
         if table is None:

@@ -555,3 +555,25 @@ def test_calls_that_choose_no_tie(form, k, dialect):
 ])
 def test_signatures_and_clauses_have_their_shape(dialect, form, k):
     assert repair(_drop(form, k), dialect).text == form
+
+
+def test_sbcls_exported_functions_choose_among_ties():
+    # sb-sys:sap+ takes a sap and an offset; still a guess (a text may define its own sap+)
+    form = ("(defun system-area-ub8-copy (src src-offset dst dst-offset length)\n"
+            "  (memmove (sap+ dst dst-offset) (sap+ src src-offset) length))")
+    r = repair(_drop(form, 3), "cl")
+    assert r.text == form and r.level == "guess", (r.level, r.text)
+    assert shapes.library_arity("sb-sys:sap+", "cl") == (2, 2)
+    assert shapes.library_arity("SB-KERNEL:DD-NAME", "cl") == (1, 1)
+    assert shapes.library_arity("car", "cl") is None        # the standard's: stdlib_arity
+
+
+def test_clojures_other_namespaces_choose_among_ties():
+    # clojure.walk's walk takes two functions and a form
+    form = "(defn postwalk\n  [f form]\n  (walk (partial postwalk f) f form))"
+    r = repair(_drop(form, 3), "clojure")
+    assert r.text == form and r.level == "guess", (r.level, r.text)
+    assert shapes.library_arity("clojure.zip/node", "clojure") == (1, 1)
+    # clojure.string's join and clojure.set's take different counts: neither is known
+    assert shapes.library_arity("join", "clojure") is None
+    assert shapes.library_arity("Math/abs", "clojure") is None

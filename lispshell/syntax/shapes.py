@@ -821,7 +821,11 @@ def stdlib_arity(head: str, dialect: str) -> tuple[int, int | None] | None:
 
 def library_arity(head: str, dialect: str) -> tuple[int, int | None] | None:
     """(fewest, most or None) arguments of a procedure one of Guile's other modules exports
-    (`stdlib_arity.SCHEME_LIBRARY`: each name with one count in all of them), or of the
+    (`stdlib_arity.SCHEME_LIBRARY`: each name with one count in all of them), of a function
+    one of SBCL's other packages exports (`stdlib_arity.CL_LIBRARY`: `sb-sys:sap+`,
+    `sb-kernel:dd-name`; by its name, with or without a package), of a public function of
+    clojure.jar's other namespaces (`stdlib_arity.CLOJURE_LIBRARY`: clojure.walk's `walk`,
+    `str/join`), or of the
     public constructors of a class of the JDK's common packages (`OutputStreamWriter.` or
     `java.io.OutputStreamWriter.`; `stdlib_arity.JAVA_CONSTRUCTORS`), or None. A text need
     not import that module or class, and may define its own: evidence for choosing among
@@ -830,10 +834,17 @@ def library_arity(head: str, dialect: str) -> tuple[int, int | None] | None:
 
     if dialect == SCHEME:
         return stdlib_arity.SCHEME_LIBRARY.get(head)
+    if dialect == CL:
+        return stdlib_arity.CL_LIBRARY.get(head.rsplit(":", 1)[-1].lower())
     if dialect == CLOJURE and head.endswith(".") and len(head) > 1:
         name = head[:-1]
         return stdlib_arity.JAVA_CONSTRUCTORS.get(name) or \
             stdlib_arity.JAVA_CONSTRUCTORS.get(_jdk_simple_names().get(name, ""))
+    if dialect == CLOJURE:
+        ns, _, name = head.rpartition("/")
+        if ns[:1].isupper() or "." in name:
+            return None                    # a Java class's static method, a constructor
+        return stdlib_arity.CLOJURE_LIBRARY.get(name)
     return None
 
 
