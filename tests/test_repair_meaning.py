@@ -577,3 +577,18 @@ def test_clojures_other_namespaces_choose_among_ties():
     # clojure.string's join and clojure.set's take different counts: neither is known
     assert shapes.library_arity("join", "clojure") is None
     assert shapes.library_arity("Math/abs", "clojure") is None
+
+
+def test_a_loosely_indented_form_still_breaks_its_last_lines_tie():
+    # the closer alone in column 0 and the bindings' own `)` lines disagree with any
+    # indentation; (sxml xpath)'s sxpath still takes one argument
+    form = ("(let ((tree\n       '(elem (@ (name \"elem\") (id \"idz\")) \n"
+            "\t(para (@) \"para\") (br (@)) \"cdata\" (para (@) \"second par\")\n"
+            "\t(div (@ (name \"aa\")) (para (@) \"third para\")))\n       )\n"
+            "      (expected\n       '((name \"elem\")))\n      )\n  (run-test\n"
+            "   (node-join (select-kids (node-typeof? '@))\n"
+            "\t      (select-kids (node-typeof? 'name)))\n   tree expected)\n"
+            "  (run-test (sxpath '(@ name)) tree expected)\n)")
+    r = repair(_drop(form, 3), "scheme")
+    assert r.text == form and r.level == "guess", (r.level, r.text)
+    assert r.why.startswith("the result disagrees with the indentation")

@@ -868,7 +868,13 @@ def weigh(text: str, chunk: list, edits: list, dialect: str) -> Verdict:
             return Verdict(GUESS, spaced[0], "the result disagrees with the indentation; a "
                            "space after an opener: the closer dropped there",
                            [edits] + spaced[1:])
-        return Verdict(GUESS, edits, "the result disagrees with the indentation")
+        # a loosely indented form says nothing of a tie on its last line: what the calls
+        # mean still may (`(run-test (sxpath '(@ name) tree expected` under a misindented
+        # line)
+        why = "the result disagrees with the indentation"
+        ties = _open_tail_ties(text, chunk, edits, best, dialect, closers)
+        return _break_tie(text, chunk, edits, ties, dialect, why) if ties else \
+            Verdict(GUESS, edits, why)
     rivals = _trail_rivals(text, chunk, edits, best, dialect, closers)
     if rivals:
         return Verdict(GUESS, edits, "another placement fits the indentation as well", rivals)
@@ -885,14 +891,21 @@ def weigh(text: str, chunk: list, edits: list, dialect: str) -> Verdict:
                        [edits] + spaced[1:])
     ties = _open_tail_ties(text, chunk, edits, best, dialect, closers)
     if ties:
-        why = "the closers after the last one left are all missing, and one of them may " \
-              "have stood earlier on its line: that reads, agrees with the indentation and " \
-              "keeps every shape as well"
-        chosen, why = _library_tie_break(text, chunk, edits, ties, dialect, why)
-        if chosen is edits:
-            chosen, why = _usage_tie_break(text, chunk, edits, ties, dialect, why)
-        return Verdict(GUESS, chosen, why, [t for t in [edits] + ties if t is not chosen][:3])
+        return _break_tie(text, chunk, edits, ties, dialect,
+                          "the closers after the last one left are all missing, and one of "
+                          "them may have stood earlier on its line: that reads, agrees with "
+                          "the indentation and keeps every shape as well")
     return Verdict(LIKELY, edits, "the indentation decides")
+
+
+def _break_tie(text, chunk, edits, ties, dialect, why) -> Verdict:
+    """A guess among `edits` and its ties on its last line (`_open_tail_ties`): the one the
+    library's argument counts choose, else the one the text's other calls choose, else
+    `edits`."""
+    chosen, why = _library_tie_break(text, chunk, edits, ties, dialect, why)
+    if chosen is edits:
+        chosen, why = _usage_tie_break(text, chunk, edits, ties, dialect, why)
+    return Verdict(GUESS, chosen, why, [t for t in [edits] + ties if t is not chosen][:3])
 
 
 def _library_tie_break(text, chunk, edits, ties, dialect, why):
