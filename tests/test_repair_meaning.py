@@ -592,3 +592,29 @@ def test_a_loosely_indented_form_still_breaks_its_last_lines_tie():
     r = repair(_drop(form, 3), "scheme")
     assert r.text == form and r.level == "guess", (r.level, r.text)
     assert r.why.startswith("the result disagrees with the indentation")
+
+
+@pytest.mark.parametrize("form,level", [
+    # an iteration over one list consumes one argument, whatever it holds
+    ("(defun endpoint-string/v4 (address port)\n"
+     "  (format nil \"~{~A~^.~}:~A\" (address-numbers/v4 address) port))", "likely"),
+    # SBCL's truly-the is the's shape
+    ("(defmacro tract-base (tract)\n  `(aref (truly-the (simple-array word (4)) ,tract) 0))",
+     "guess"),
+    # the library's counts in a template, to choose among ties: the standard's logandc2
+    ("(defmacro pad-data-block (words)\n"
+     "  `(logandc2 (+ (ash ,words word-shift) lowtag-mask) lowtag-mask))", "guess"),
+    # ... and a closer right after an operator the library calls with nothing
+    ("(defun slot-spec ()\n  (list (missing-arg) :type list))", "guess"),
+])
+def test_what_the_standard_and_sbcl_say_decides_the_tie(form, level):
+    r = repair(_drop(form, 3), "cl")
+    assert (r.text, r.level) == (form, level), (r.level, r.text)
+
+
+@pytest.mark.parametrize("control,n", [
+    ("~{~A~^.~}:~A", 2), ("~:{~a ~a~}~%", 1), ("~{~{~a~}~}x~a", 2), ("~a", 1),
+    ("~@{~a~}", None), ("~{~a~}~^~a", None), ("~a~{", None),
+])
+def test_format_iteration_consumes_one_list(control, n):
+    assert shapes._cl_format_args(control) == n

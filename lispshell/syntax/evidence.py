@@ -274,6 +274,18 @@ def shape_problems(text: str, vt: list[_V], dialect: str, points: set[int],
                 why = shapes.problem(elems[0].text, elems[1:], dialect)
                 if why:
                     out.append(f"({elems[0].text} ...) {why}")
+            elif library and touched and dialect != SCHEME and f["kind"] == "list" and \
+                    not f["quoted"] and f["template"] and not f["splice"] and \
+                    f["role"] in (None, shapes.THREADED) and not f["uncountable"] and \
+                    elems and elems[0].kind == "atom" and elems[0].text not in local:
+                # choosing among ties only: a template's `(logandc2 x)` is most likely the
+                # standard's logandc2 in the code the macro writes
+                head = elems[0].text
+                known = shapes.stdlib_arity(head, dialect) or shapes.library_arity(head, dialect)
+                n = len(elems) - 1 + bool(f["role"])
+                if known and (n < known[0] or known[1] is not None and n > known[1]):
+                    out.append(f"({head} ...) takes {known[0]}-{known[1]} argument(s) by the "
+                               f"library, has {n}")
             elif touched and f["kind"] == "list" and not f["quoted"] and \
                     not f["template"] and f["role"] in (None, shapes.THREADED) and \
                     not f["uncountable"] and elems and elems[0].kind == "atom":
@@ -872,8 +884,8 @@ def weigh(text: str, chunk: list, edits: list, dialect: str) -> Verdict:
         # mean still may (`(run-test (sxpath '(@ name) tree expected` under a misindented
         # line)
         why = "the result disagrees with the indentation"
-        ties = _open_tail_ties(text, chunk, edits, best, dialect, closers)
-        return _break_tie(text, chunk, edits, ties, dialect, why) if ties else \
+        ties, after_heads = _open_tail_ties(text, chunk, edits, best, dialect, closers)
+        return _break_tie(text, chunk, edits, ties, after_heads, dialect, why) if ties else \
             Verdict(GUESS, edits, why)
     rivals = _trail_rivals(text, chunk, edits, best, dialect, closers)
     if rivals:
@@ -889,20 +901,21 @@ def weigh(text: str, chunk: list, edits: list, dialect: str) -> Verdict:
                                                               closers) else GUESS
         return Verdict(level, spaced[0], "a space after an opener: the closer dropped there",
                        [edits] + spaced[1:])
-    ties = _open_tail_ties(text, chunk, edits, best, dialect, closers)
+    ties, after_heads = _open_tail_ties(text, chunk, edits, best, dialect, closers)
     if ties:
-        return _break_tie(text, chunk, edits, ties, dialect,
+        return _break_tie(text, chunk, edits, ties, after_heads, dialect,
                           "the closers after the last one left are all missing, and one of "
                           "them may have stood earlier on its line: that reads, agrees with "
                           "the indentation and keeps every shape as well")
     return Verdict(LIKELY, edits, "the indentation decides")
 
 
-def _break_tie(text, chunk, edits, ties, dialect, why) -> Verdict:
+def _break_tie(text, chunk, edits, ties, after_heads, dialect, why) -> Verdict:
     """A guess among `edits` and its ties on its last line (`_open_tail_ties`): the one the
-    library's argument counts choose, else the one the text's other calls choose, else
-    `edits`."""
-    chosen, why = _library_tie_break(text, chunk, edits, ties, dialect, why)
+    library's argument counts choose (among them, a closer right after an operator the
+    library calls with nothing: `(missing-arg) :type list`), else the one the text's other
+    calls choose, else `edits`."""
+    chosen, why = _library_tie_break(text, chunk, edits, ties + after_heads, dialect, why)
     if chosen is edits:
         chosen, why = _usage_tie_break(text, chunk, edits, ties, dialect, why)
     return Verdict(GUESS, chosen, why, [t for t in [edits] + ties if t is not chosen][:3])
@@ -1002,9 +1015,11 @@ def _inner_blanks(text: str, chunk: list, edits: list) -> bool:
 _TIE_RUN = 3
 
 
-def _open_tail_ties(text, chunk, edits, best: Judged, dialect, closers) -> list:
+def _open_tail_ties(text, chunk, edits, best: Judged, dialect, closers) -> tuple:
     """Repairs that move an inserted closer to an earlier place on its line after which the
-    text has no closer left, and pass every test as well.
+    text has no closer left, and pass every test as well; and apart from them, those that
+    move it right after a list's operator (no tie: see below, but the library may know a
+    function that takes nothing).
 
     When the closers a form ends with were dropped (the mistake models make most), every
     closer after some point is missing, and one of those may have stood mid-line: `(f (g x)
@@ -1014,7 +1029,7 @@ def _open_tail_ties(text, chunk, edits, best: Judged, dialect, closers) -> list:
     neither is a run of fewer than _TIE_RUN missing closers."""
     inserted = sorted((e["start"], len(e["text"])) for e in edits if e["start"] == e["end"])
     if sum(n for _, n in inserted) < _TIE_RUN:
-        return []
+        return [], []
 
     def missing_from(start: int) -> int:
         return sum(n for at, n in inserted if at >= start)
@@ -1022,15 +1037,16 @@ def _open_tail_ties(text, chunk, edits, best: Judged, dialect, closers) -> list:
     last_closer = max((t.start for t in chunk if t.code in ")]}"), default=-1)
     # right after an operator: `(h) y` for `(h y)` leaves a call of nothing but its operator
     heads = _heads(text, chunk, openers="([{")
-    ties = []
+    ties, after_heads = [], []
     for trial in _same_line_moves(text, chunk, edits, best, dialect, closers,
                                   after=last_closer):
         left = Counter(e["start"] for e in edits) - Counter(e["start"] for e in trial)
-        if any(e["start"] in heads for e in trial if e not in edits):
-            continue
         if any(missing_from(start) >= _TIE_RUN for start in left):
-            ties.append(trial)
-    return ties
+            if any(e["start"] in heads for e in trial if e not in edits):
+                after_heads.append(trial)
+            else:
+                ties.append(trial)
+    return ties, after_heads
 
 
 def _stray_end(chunk: list, edits: list) -> bool:

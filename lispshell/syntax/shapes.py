@@ -472,18 +472,27 @@ _CL_NOTHING = set("%&|~tT\n()iI_")
 def _cl_format_args(control: str) -> int | None:
     """How many arguments a CL / Guile format string consumes, when it is a simple one: `~a`,
     `~d`, `~5,'0d` consume one (and each `v` parameter one more), `~%`, `~&`, `~~`, `~t` none.
-    None for anything that jumps, loops or chooses (`~{`, `~[`, `~*`, `~?`, `~^`, `~:p`...)."""
+    An iteration `~{...~}` over one list argument consumes that list, whatever is inside it
+    (`"~{~a~^.~}:~a"` two arguments); `~@{`, which iterates over the rest, is None. None for
+    anything else that jumps, loops or chooses (`~[`, `~*`, `~?`, `~^`, `~:p`...)."""
     n = 0
+    depth = 0                      # inside ~{ ... ~}: the list's elements, not arguments
     for m in _CL_DIRECTIVE.finditer(control):
         params, mods, ch = m.groups()
+        if depth:
+            depth += (ch == "{") - (ch == "}")
+            continue
         n += params.lower().count("v")
-        if ch in _CL_CONSUMES:
+        if ch == "{" and "@" not in mods:
+            n += 1
+            depth = 1
+        elif ch in _CL_CONSUMES:
             n += 1
         elif ch in "pP" and ":" not in mods:
             n += 1
         elif ch not in _CL_NOTHING:
             return None
-    return n
+    return None if depth else n
 
 
 def _java_format_args(control: str) -> int | None:
@@ -610,7 +619,7 @@ _CL_RULES = {
     "sb-alien:define-alien-routine": _alien_routine_args,
     # a lambda with no body returns nil: nobody writes one
     "lambda": _all(_count(2), _first(_is_list, "a lambda list"), _lambda_list_once(0)),
-    "the": _TWO,
+    "the": _TWO, "truly-the": _TWO,             # SBCL's truly-the: the, unchecked
     "setf": _pairs, "setq": _pairs, "psetf": _pairs, "psetq": _pairs,
     "cond": _clauses(), "case": _all(_count(1), _clauses(1), _case_keys_once),
     "ecase": _all(_count(1), _clauses(1), _case_keys_once),
