@@ -618,3 +618,25 @@ def test_what_the_standard_and_sbcl_say_decides_the_tie(form, level):
 ])
 def test_format_iteration_consumes_one_list(control, n):
     assert shapes._cl_format_args(control) == n
+
+
+@pytest.mark.parametrize("form,bad", [
+    ("(the (simple-array word (4)) x)", False),
+    ("(the (simple-array word (4) x) y)", True),
+    ("(truly-the (or null (unsigned-byte 8 x)) y)", True),
+    ("(locally (declare (type (simple-array word (4) 1) x)) x)", True),
+    ("(locally (declare (type (my-type a b c) x)) x)", False),     # a deftype's: unknown
+])
+def test_cl_compound_type_specifiers_take_their_arguments(form, bad):
+    from lispshell.syntax import evidence
+    from lispshell.syntax.lexer import tokenize
+    from lispshell.syntax.repair import _annotate
+    tokens, _ = tokenize(form, "cl")
+    vt = evidence.virtual(form, _annotate(form, tokens, "cl"), [])
+    assert bool(evidence.shape_problems(form, vt, "cl", set(range(len(vt))))) == bad
+
+
+def test_a_type_specifier_decides_where_its_closer_was():
+    # (simple-array word (4) ,tract) is no type: not likely
+    form = "(defmacro tract-base (tract)\n  `(aref (truly-the (simple-array word (4)) ,tract) 0))"
+    assert repair(_drop(form, 4), "cl").level == "guess"

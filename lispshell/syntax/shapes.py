@@ -180,6 +180,34 @@ _NAMING_DECLARATIONS = frozenset("""ignore ignorable special dynamic-extent inli
 maybe-inline""".split())
 
 
+# CL's compound type specifiers and the most arguments each takes (CLHS 4.2.3); `*` stands
+# for any of them
+_CL_TYPE_ARGS = {"simple-array": 2, "array": 2, "vector": 2, "unsigned-byte": 1,
+                 "signed-byte": 1, "integer": 2, "mod": 1, "not": 1, "satisfies": 1, "eql": 1,
+                 "cons": 2, "complex": 1, "simple-vector": 1, "string": 1, "simple-string": 1,
+                 "base-string": 1, "simple-base-string": 1, "bit-vector": 1,
+                 "simple-bit-vector": 1, "float": 2, "short-float": 2, "single-float": 2,
+                 "double-float": 2, "long-float": 2, "real": 2, "rational": 2}
+
+
+def _cl_type(a: Arg) -> str | None:
+    """A compound type specifier with more arguments than CL's takes: `(simple-array word
+    (4) x)` is `(simple-array word (4))` with a closer put back too late. `(or ...)`, `(and
+    ...)` and `(values ...)` hold types; others (a deftype's) are not known here."""
+    if a.kind != "list" or not a.elems or a.elems[0].kind != "atom":
+        return None
+    head = a.elems[0].text.lower()
+    if any(e.kind == "other" and (e.text.startswith(("#+", "#-")) or "@" in e.text)
+           for e in a.elems):
+        return None         # an element that may not be there, a splice of any number
+    most = _CL_TYPE_ARGS.get(head)
+    if most is not None and len(a.elems) - 1 > most:
+        return f"the type ({head} ...) takes {most} argument(s) at most"
+    if head in ("or", "and", "values"):
+        return next(filter(None, map(_cl_type, a.elems[1:])), None)
+    return None
+
+
 def _cl_declare(args):
     """declare: declaration specifiers; type / ignore declarations name variables."""
     for spec in args:
@@ -192,6 +220,8 @@ def _cl_declare(args):
             if head in ("ignore", "ignorable", "special", "dynamic-extent") else []
         if head == "type" and len(spec.elems) == 2:
             return "(type ...) declares no variable"
+        if head == "type" and _cl_type(spec.elems[1]):
+            return _cl_type(spec.elems[1])
         if head in ("type", "ftype") and len(spec.elems) < 2:
             return f"({head}) declares no type"
         if head == "ftype" and len(spec.elems) == 2:
@@ -619,7 +649,8 @@ _CL_RULES = {
     "sb-alien:define-alien-routine": _alien_routine_args,
     # a lambda with no body returns nil: nobody writes one
     "lambda": _all(_count(2), _first(_is_list, "a lambda list"), _lambda_list_once(0)),
-    "the": _TWO, "truly-the": _TWO,             # SBCL's truly-the: the, unchecked
+    "the": _all(_TWO, lambda a: _cl_type(a[0]) if a else None),
+    "truly-the": _all(_TWO, lambda a: _cl_type(a[0]) if a else None),   # SBCL's, unchecked
     "setf": _pairs, "setq": _pairs, "psetf": _pairs, "psetq": _pairs,
     "cond": _clauses(), "case": _all(_count(1), _clauses(1), _case_keys_once),
     "ecase": _all(_count(1), _clauses(1), _case_keys_once),
