@@ -626,6 +626,7 @@ def test_format_iteration_consumes_one_list(control, n):
     ("(truly-the (or null (unsigned-byte 8 x)) y)", True),
     ("(locally (declare (type (simple-array word (4) 1) x)) x)", True),
     ("(locally (declare (type (my-type a b c) x)) x)", False),     # a deftype's: unknown
+    ("(locally (declare (type)) x)", True),                       # no type, and no crash
 ])
 def test_cl_compound_type_specifiers_take_their_arguments(form, bad):
     from lispshell.syntax import evidence

@@ -220,7 +220,7 @@ def _cl_declare(args):
             if head in ("ignore", "ignorable", "special", "dynamic-extent") else []
         if head == "type" and len(spec.elems) == 2:
             return "(type ...) declares no variable"
-        if head == "type" and _cl_type(spec.elems[1]):
+        if head == "type" and len(spec.elems) > 1 and _cl_type(spec.elems[1]):
             return _cl_type(spec.elems[1])
         if head in ("type", "ftype") and len(spec.elems) < 2:
             return f"({head}) declares no type"
