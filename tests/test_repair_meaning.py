@@ -641,3 +641,15 @@ def test_a_type_specifier_decides_where_its_closer_was():
     # (simple-array word (4) ,tract) is no type: not likely
     form = "(defmacro tract-base (tract)\n  `(aref (truly-the (simple-array word (4)) ,tract) 0))"
     assert repair(_drop(form, 4), "cl").level == "guess"
+
+
+@pytest.mark.parametrize("form,k", [
+    # mending the `if` leaves clojure.walk's two-argument prewalk with one: not likely
+    ("(defn macroexpand-all\n  {:added \"1.1\"}\n  [form]\n"
+     "  (prewalk (fn [x] (if (seq? x) (macroexpand x) x)) form))", 4),
+    # Clojure takes one parameter after &
+    ("(defn constantly\n  {:added \"1.0\"\n   :static true}\n  [x] (fn [& args] x))", 4),
+])
+def test_a_repair_the_shapes_chose_is_no_likelier_than_its_other_evidence(form, k):
+    r = repair(_drop(form, k), "clojure")
+    assert r.level == "guess" or r.text == form, (r.level, r.text)

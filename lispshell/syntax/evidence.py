@@ -862,7 +862,11 @@ def weigh(text: str, chunk: list, edits: list, dialect: str) -> Verdict:
         better, rivals = _reshape(text, chunk, edits, best, dialect, closers)
         if better is not edits and not rivals[1:] and not best.disagreements and \
                 not judge(virtual(text, chunk, better)).disagreements and \
-                _shapes_decide(text, chunk, better, dialect, closers, problems):
+                _shapes_decide(text, chunk, better, dialect, closers, problems) and \
+                not _library_broken(text, chunk, better, dialect):
+            # the library's counts never make a repair likely, but one that breaks them is
+            # not: `(postwalk (fn [x] (if (seq? x) (f x) x) form))` mends the `if` and
+            # leaves clojure.walk's two-argument postwalk with one
             return Verdict(LIKELY, better, f"the shapes decide: the indentation's placement "
                            f"breaks one ({problems[0]}), and so does every other place on the "
                            "line but this one", [edits])
@@ -921,20 +925,22 @@ def _break_tie(text, chunk, edits, ties, after_heads, dialect, why) -> Verdict:
     return Verdict(GUESS, chosen, why, [t for t in [edits] + ties if t is not chosen][:3])
 
 
+def _library_broken(text, chunk, trial, dialect) -> list:
+    """The shapes a repair breaks, the library's counts (`shapes.library_arity`) included."""
+    vt = virtual(text, chunk, trial)
+    return shape_problems(text, vt, dialect, _edit_points(vt, trial), library=True)
+
+
 def _library_tie_break(text, chunk, edits, ties, dialect, why):
     """Among repairs that tie, one that keeps the argument counts of the library
     (`shapes.library_arity`: `(sxpath '(@ name) tree expected)` calls (sxml xpath)'s sxpath,
     which takes one, with three; `(OutputStreamWriter. os enc opts)` a constructor that takes
     two at most) over the indentation's placement when that breaks them. Still a guess: the
     text may define or import a procedure or class of that name that takes other counts."""
-    def broken(trial):
-        vt = virtual(text, chunk, trial)
-        return shape_problems(text, vt, dialect, _edit_points(vt, trial), library=True)
-
-    problems = broken(edits)
+    problems = _library_broken(text, chunk, edits, dialect)
     if problems:
         for trial in ties:
-            if not broken(trial):
+            if not _library_broken(text, chunk, trial, dialect):
                 return trial, f"{why}; the library's argument counts choose another " \
                               f"({problems[0]})"
     return edits, why

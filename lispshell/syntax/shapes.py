@@ -437,8 +437,8 @@ def _clj_fn_body(args):
 def _clj_params(vector: Arg, nested: bool = False) -> str | None:
     """A parameter vector holds symbols, `&`, and vectors or maps to destructure (a `^hint`
     before one is fine, and so is a template's `~name`; a nested vector's `:as name` too);
-    never a call, a string, a keyword or a number; and no name twice (its vectors'
-    included)."""
+    never a call, a string, a keyword or a number; one parameter after `&` (and a nested
+    vector's `:as name`); and no name twice (its vectors' included)."""
     for i, e in enumerate(vector.elems):
         if e.kind in ("list", "string") or \
                 (e.kind == "other" and e.text not in ("^", "#^", "~", "~@")) \
@@ -448,6 +448,15 @@ def _clj_params(vector: Arg, nested: bool = False) -> str | None:
             return "its parameter vector holds something that is not a parameter"
         if e.kind == "vector" and _clj_params(e, True):
             return "its parameter vector holds something that is not a parameter"
+    amp = next((i for i, e in enumerate(vector.elems) if e.kind == "atom" and e.text == "&"),
+               None)
+    if amp is not None and not any(e.kind == "other" for e in vector.elems):
+        after = vector.elems[amp + 1:]
+        if nested and len(after) == 3 and after[1].kind == "atom" and after[1].text == ":as":
+            after = after[:1]
+        if len(after) != 1:
+            # Clojure refuses `[& args x]`: `(fn [& args x]` lost its closer after `args`
+            return "its parameter vector takes one parameter after &"
     if not nested:
         names = [e for e in vector.elems if e.kind == "atom"] + \
             [n for e in vector.elems if e.kind == "vector" for n in e.elems if n.kind == "atom"]
