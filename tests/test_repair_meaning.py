@@ -653,3 +653,17 @@ def test_a_type_specifier_decides_where_its_closer_was():
 def test_a_repair_the_shapes_chose_is_no_likelier_than_its_other_evidence(form, k):
     r = repair(_drop(form, k), "clojure")
     assert r.level == "guess" or r.text == form, (r.level, r.text)
+
+
+@pytest.mark.parametrize("wrapper,k", [
+    ("(progn\n(defun a ()\n  (f 1))\n\n(defun b ()\n  (g (h 2)))\n)", 2),
+    ("(progn\n(defun a ()\n  (f 1))\n\n(defun b ()\n  (g (h 2)))\n)", 3),
+    ("(eval-when (:compile-toplevel)\n(defun a ()\n  (f 1))\n(defun b ()\n  (g (h 2))))", 3),
+])
+def test_a_wrapper_closes_after_its_last_form_not_after_the_files(wrapper, k):
+    # a wrapper whose body sits at column 0 lost its closers with its last form's: it
+    # closes after that form (on the line its lone closer left empty), not after the forms
+    # the file has after it
+    after = "\n\n(defun c ()\n  3)\n\n(defun d () 4)\n"
+    r = repair(_drop(wrapper, k) + after, "cl")
+    assert r.text == wrapper + after and r.level == "guess", (r.level, r.text)

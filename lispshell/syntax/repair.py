@@ -189,8 +189,11 @@ def _repair(text: str, dialect: str) -> Repair:
             continue
         if i + 1 < len(chunks) and not wrapper_edits and _is_wrapper(chunk):
             # `(progn` / `(eval-when (...)` whose body sits at column 0 and whose closer is
-            # missing: it closes after the last form of the text.
-            wrapper_edits = _close_wrapper(text, chunk, toks)
+            # missing: it closes after its last form, the last one left open after it (its
+            # closers and the wrapper's were dropped together: forms after it in a file
+            # are the file's), else after the last form of the text.
+            body_end = next((c for c in reversed(chunks[i + 1:]) if not _balanced(c)), toks)
+            wrapper_edits = _close_wrapper(text, chunk, body_end)
             wrapped = True
             continue
         verdict = _repair_chunk(text, chunk, dialect)
@@ -315,6 +318,7 @@ def _owns_final_closer(wrapper: list[_Tok], last: list[_Tok]) -> bool:
 
 
 def _close_wrapper(text: str, chunk: list[_Tok], toks: list[_Tok]) -> list[dict]:
+    """The closers of a wrapper left open, after `toks` (its last form, or the text)."""
     stack = []
     for t in chunk:
         if t.code in "([{":
@@ -899,7 +903,8 @@ def _closer_holes(text: str, chunk: list[_Tok], wrapper: bool = False,
     if not holes and nl >= 0 and (last and text.endswith("\n") or text[nl + 1] == "\n"):
         two_empty = not last and text.startswith("\n", nl + 2)
         if (comment_ends_code_line and (last or two_empty or not _separates_forms(text))) or \
-                (last and (own_line_closers or wrapper)) or (two_empty and _closes_alone(text)):
+                (last and (own_line_closers or wrapper)) or (two_empty and _closes_alone(text)) \
+                or (two_empty and wrapper):
             # the first empty line before the next form, or the text's last line; a file
             # ends with a newline, so when more than the form ends in an empty line, the
             # closer's line is the one before that newline (a lone form ends where its
