@@ -667,3 +667,13 @@ def test_a_wrapper_closes_after_its_last_form_not_after_the_files(wrapper, k):
     after = "\n\n(defun c ()\n  3)\n\n(defun d () 4)\n"
     r = repair(_drop(wrapper, k) + after, "cl")
     assert r.text == wrapper + after and r.level == "guess", (r.level, r.text)
+
+
+def test_special_operators_count_for_no_function():
+    # three two-argument macrolets in a file say nothing of the damaged one's count
+    from lispshell.syntax.evidence import text_arities
+    text = "".join(f"(defun f{i} ()\n  (macrolet ((d (a) a))\n    (d 1)))\n" for i in range(3))
+    assert "macrolet" not in text_arities(text, "cl")
+    form = "(macrolet ((def (n name) `(defun ,name () ,n)))\n  (def 1 one)\n  (def 2 two))"
+    r = _in_file(text, form, "\n", "cl")
+    assert r.text == text + form + "\n", (r.level, r.text)

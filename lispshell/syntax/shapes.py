@@ -646,6 +646,13 @@ _CL_RULES = {
                  _body(1)),
     "labels": _all(_count(1), _first(_cl_fbindings, "a list of (name lambda-list body)"),
                    _body(1)),
+    "macrolet": _count(1),
+    # the other special operators, known so that a text's calls of them count for no
+    # function's (`(macrolet ((def ...)) (def 1 x) (def 2 y))` three times in a file did);
+    # no rule: `(function int ...)` is an alien type, `(:results (block))` a VOP's syntax
+    **{op: _count(0) for op in ("block", "catch", "eval-when", "function", "locally",
+                                "multiple-value-call", "multiple-value-prog1", "progv",
+                                "symbol-macrolet", "tagbody")},
     "defun": _all(_count(2), lambda a: None if len(a) < 2 or not _known(a[1]) or
                   _cl_lambda_list(a[1]) else "its second element must be a lambda list",
                   _lambda_list_once(1)),
