@@ -677,3 +677,16 @@ def test_special_operators_count_for_no_function():
     form = "(macrolet ((def (n name) `(defun ,name () ,n)))\n  (def 1 one)\n  (def 2 two))"
     r = _in_file(text, form, "\n", "cl")
     assert r.text == text + form + "\n", (r.level, r.text)
+
+
+@pytest.mark.parametrize("dialect,form", [
+    # a case-lambda's clauses call the same procedure with other counts
+    ("scheme", "(define dup->inport\n  (case-lambda\n    ((port/fd)\n"
+               "     (dup->port port/fd \"r\"))\n    ((port/fd new-fd)\n"
+               "     (dup->port port/fd \"r\" new-fd))))"),
+    # keyword arguments: a macro's syntax, not SBCL's one-argument sb-c:ir2-convert
+    ("cl", "(defprinter (fun-info)\n  (transforms :test transforms)\n"
+           "  (ir2-convert :test ir2-convert)\n  (templates :test templates))"),
+])
+def test_evidence_that_says_nothing_chooses_no_tie(dialect, form):
+    assert repair(_drop(form, 3), dialect).text == form

@@ -302,7 +302,11 @@ def shape_problems(text: str, vt: list[_V], dialect: str, points: set[int],
                     source = "the form's own parameter list"
                 if why is None and known is None and counts and head not in local:
                     known, source = shapes.stdlib_arity(head, dialect), "the standard library"
-                if why is None and known is None and library and head not in local:
+                if why is None and known is None and library and head not in local and \
+                        not _in_unknown_definer(frames, dialect):
+                    # not in the body of a definer nothing here knows: its lists are more
+                    # often its syntax than calls (`(ir2-convert :test ir2-convert)`, a
+                    # defprinter's slot, is no call of sb-c's one-argument ir2-convert)
                     known, source = shapes.library_arity(head, dialect), "the library"
                 if why is None and known is None and image is not None and \
                         head not in local and not shapes.known(head, dialect):
@@ -953,6 +957,8 @@ def _usage_tie_break(text, chunk, edits, ties, dialect, why):
     the line before says `(edge graph comb (combination-args comb "label" "args"` lost a
     closer after `comb`. One call is no definition (text_arities asks three): a guess, and
     still the indentation's placement when nothing tells them apart."""
+    if _several_arities(text, chunk, dialect):
+        return edits, why
     seen = text_calls(text, dialect)
     start, end = chunk[0].start, chunk_end(text, chunk)
     damaged = text_calls(text[start:end], dialect).uses       # the lists it closes already
@@ -978,6 +984,30 @@ def _usage_tie_break(text, chunk, edits, ties, dialect, why):
     if chosen is not edits:
         return chosen, f"{why}; the text's other calls choose another"
     return edits, why
+
+
+def _in_unknown_definer(frames: list, dialect: str) -> bool:
+    """Is the innermost open frame a top-level `def...` / `define-...` form that shapes.py
+    has no rule for (its direct children, whatever they are)?"""
+    if len(frames) != 2:
+        return False
+    elems = frames[1]["elems"]
+    head = elems[0].text.lower() if elems and elems[0].kind == "atom" else ""
+    return head.rsplit(":", 1)[-1].startswith(("def", "define-")) and \
+        not shapes.known(head, dialect) and head not in _DEFINERS[dialect]
+
+
+def _several_arities(text, chunk, dialect) -> bool:
+    """Does the form define a function of several arities (a Scheme `case-lambda`, a Clojure
+    `([x] ...) ([x y] ...)`)? Each of its clauses calls the same functions with other counts
+    (`(dup->port port/fd "r")`, then `(dup->port port/fd "r" new-fd)`): they say nothing of
+    each other's."""
+    if dialect == SCHEME:
+        return any(t.code == "a" and text[t.start:t.end] in ("case-lambda", "case-lambda*")
+                   for t in chunk)
+    if dialect == CLOJURE:
+        return any(a.code == "(" and b.code == "[" for a, b in zip(chunk, chunk[1:]))
+    return False
 
 
 def _blank_before_closer(text: str, edits: list) -> bool:
