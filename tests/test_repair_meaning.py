@@ -690,3 +690,12 @@ def test_special_operators_count_for_no_function():
 ])
 def test_evidence_that_says_nothing_chooses_no_tie(dialect, form):
     assert repair(_drop(form, 3), dialect).text == form
+
+
+def test_a_definers_body_still_calls_the_library():
+    # in the body of a definer nothing here knows, a call is still a call: moving a closer
+    # so that `(lvar-value info-lvar tag)` stands in the body hides nothing
+    form = ("(defoptimizer (%catch ir2-convert) ((info-lvar tag) node block)\n"
+            "  (check-catch-tag-type tag)\n"
+            "  (emit-nlx-start node block (lvar-value info-lvar) tag))")
+    assert repair(_drop(form, 3), "cl").text == form

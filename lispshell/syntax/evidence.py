@@ -303,9 +303,10 @@ def shape_problems(text: str, vt: list[_V], dialect: str, points: set[int],
                 if why is None and known is None and counts and head not in local:
                     known, source = shapes.stdlib_arity(head, dialect), "the standard library"
                 if why is None and known is None and library and head not in local and \
-                        not _in_unknown_definer(frames, dialect):
-                    # not in the body of a definer nothing here knows: its lists are more
-                    # often its syntax than calls (`(ir2-convert :test ir2-convert)`, a
+                        not (_in_unknown_definer(frames, dialect) and args and
+                             args[0].kind == "atom" and args[0].text[:1] == ":"):
+                    # a list of a name and keywords in the body of a definer nothing here
+                    # knows is its syntax (`(ir2-convert :test ir2-convert)`, a
                     # defprinter's slot, is no call of sb-c's one-argument ir2-convert)
                     known, source = shapes.library_arity(head, dialect), "the library"
                 if why is None and known is None and image is not None and \
@@ -998,16 +999,12 @@ def _in_unknown_definer(frames: list, dialect: str) -> bool:
 
 
 def _several_arities(text, chunk, dialect) -> bool:
-    """Does the form define a function of several arities (a Scheme `case-lambda`, a Clojure
-    `([x] ...) ([x y] ...)`)? Each of its clauses calls the same functions with other counts
-    (`(dup->port port/fd "r")`, then `(dup->port port/fd "r" new-fd)`): they say nothing of
-    each other's."""
-    if dialect == SCHEME:
-        return any(t.code == "a" and text[t.start:t.end] in ("case-lambda", "case-lambda*")
-                   for t in chunk)
-    if dialect == CLOJURE:
-        return any(a.code == "(" and b.code == "[" for a, b in zip(chunk, chunk[1:]))
-    return False
+    """Is the form a Scheme `case-lambda`? Its clauses pass their arguments on, each with
+    its own count (`(dup->port port/fd "r")`, then `(dup->port port/fd "r" new-fd)`): they
+    say nothing of each other's. (A Clojure function's arities call their helpers alike
+    more often: `(elide-top-frames (ExceptionInfo. msg map) "...")` in each.)"""
+    return dialect == SCHEME and any(
+        t.code == "a" and text[t.start:t.end] in ("case-lambda", "case-lambda*") for t in chunk)
 
 
 def _blank_before_closer(text: str, edits: list) -> bool:
