@@ -206,6 +206,13 @@ def _sbcl(script: str) -> str:
                           check=True, timeout=300).stdout
 
 
+def _clojure(script: str) -> str:
+    jars = ":".join(f"/usr/share/java/{j}.jar" for j in
+                    ("clojure", "spec.alpha", "core.specs.alpha"))
+    return subprocess.run(["java", "-cp", jars, "clojure.main", "-e", script],
+                          capture_output=True, text=True, check=True, timeout=300).stdout
+
+
 def _cl_arity(params: list) -> tuple:
     """(fewest, most or None) arguments of a lambda list whose parameters print as `p`."""
     lo = hi = 0
@@ -265,10 +272,7 @@ def jdk_table() -> dict:
 
 
 def clojure_table() -> dict:
-    jars = ":".join(f"/usr/share/java/{j}.jar" for j in
-                    ("clojure", "spec.alpha", "core.specs.alpha"))
-    out = subprocess.run(["java", "-cp", jars, "clojure.main", "-e", CLOJURE_SCRIPT],
-                         capture_output=True, text=True, check=True, timeout=300).stdout
+    out = _clojure(CLOJURE_SCRIPT)
     table = {}
     for line in out.splitlines():
         name, arglists = line.split(" ", 1)
@@ -281,10 +285,7 @@ def clojure_table() -> dict:
 def clojure_library_table() -> dict:
     """Functions the other namespaces clojure.jar carries make public (clojure.walk's walk,
     clojure.zip's node...), each name with one count in all of them."""
-    jars = ":".join(f"/usr/share/java/{j}.jar" for j in
-                    ("clojure", "spec.alpha", "core.specs.alpha"))
-    out = subprocess.run(["java", "-cp", jars, "clojure.main", "-e", CLOJURE_LIBRARY_SCRIPT],
-                         capture_output=True, text=True, check=True, timeout=300).stdout
+    out = _clojure(CLOJURE_LIBRARY_SCRIPT)
     seen: dict[str, set] = {}
     for line in out.splitlines():
         _, name, arglists = line.split(" ", 2)

@@ -9,8 +9,16 @@ from __future__ import annotations
 import pytest
 from damage import drop_last_closers as _drop
 
-from lispshell.syntax import shapes
-from lispshell.syntax.repair import repair
+from lispshell.syntax import evidence, shapes
+from lispshell.syntax.lexer import tokenize
+from lispshell.syntax.repair import _annotate, repair
+
+
+def _shape_problems(form: str, dialect: str) -> list:
+    """What the shape rules say of a form as it stands, every list of it looked at."""
+    tokens, _ = tokenize(form, dialect)
+    vt = evidence.virtual(form, _annotate(form, tokens, dialect), [])
+    return evidence.shape_problems(form, vt, dialect, set(range(len(vt))))
 
 
 def _in_file(head: str, form: str, tail: str, dialect: str):
@@ -492,12 +500,7 @@ def test_defknown_takes_argument_types_and_a_result_type(form, k):
     ("(declaim (ftype (sfunction (t) t g) f))", True),  # sfunction is function's shape
 ])
 def test_defknown_and_sfunction_shapes(form, bad):
-    from lispshell.syntax import evidence
-    from lispshell.syntax.lexer import tokenize
-    from lispshell.syntax.repair import _annotate
-    tokens, _ = tokenize(form, "cl")
-    vt = evidence.virtual(form, _annotate(form, tokens, "cl"), [])
-    assert bool(evidence.shape_problems(form, vt, "cl", set(range(len(vt))))) == bad
+    assert bool(_shape_problems(form, "cl")) == bad
 
 
 def test_a_case_lambdas_clauses_define_its_counts():
@@ -629,12 +632,7 @@ def test_format_iteration_consumes_one_list(control, n):
     ("(locally (declare (type)) x)", True),                       # no type, and no crash
 ])
 def test_cl_compound_type_specifiers_take_their_arguments(form, bad):
-    from lispshell.syntax import evidence
-    from lispshell.syntax.lexer import tokenize
-    from lispshell.syntax.repair import _annotate
-    tokens, _ = tokenize(form, "cl")
-    vt = evidence.virtual(form, _annotate(form, tokens, "cl"), [])
-    assert bool(evidence.shape_problems(form, vt, "cl", set(range(len(vt))))) == bad
+    assert bool(_shape_problems(form, "cl")) == bad
 
 
 def test_a_type_specifier_decides_where_its_closer_was():

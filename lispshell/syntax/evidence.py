@@ -99,6 +99,17 @@ class Verdict:
     rivals: list = field(default_factory=list)     # other edit lists that fit as well
 
 
+def apply_edits(text: str, edits: list[dict]) -> str:
+    """Apply non-overlapping edits given against `text` (any order)."""
+    out, pos = [], 0
+    for e in sorted(edits, key=lambda e: (e["start"], e["end"])):
+        out.append(text[pos:e["start"]])
+        out.append(e["text"])
+        pos = e["end"]
+    out.append(text[pos:])
+    return "".join(out)
+
+
 # --- the chunk after some edits, without re-lexing it ------------------------------------------
 
 def virtual(text: str, chunk: list, edits: list) -> list[_V]:
@@ -282,10 +293,9 @@ def shape_problems(text: str, vt: list[_V], dialect: str, points: set[int],
                 # standard's logandc2 in the code the macro writes
                 head = elems[0].text
                 known = shapes.stdlib_arity(head, dialect) or shapes.library_arity(head, dialect)
-                n = len(elems) - 1 + bool(f["role"])
-                if known and (n < known[0] or known[1] is not None and n > known[1]):
-                    out.append(f"({head} ...) takes {known[0]}-{known[1]} argument(s) by the "
-                               f"library, has {n}")
+                why = _count_problem(known, len(elems) - 1 + bool(f["role"]), "the library")
+                if why:
+                    out.append(f"({head} ...) {why}")
             elif touched and f["kind"] == "list" and not f["quoted"] and \
                     not f["template"] and f["role"] in (None, shapes.THREADED) and \
                     not f["uncountable"] and elems and elems[0].kind == "atom":
@@ -317,12 +327,8 @@ def shape_problems(text: str, vt: list[_V], dialect: str, points: set[int],
                     # `~@(map f)`: given only a function, map returns a transducer, a
                     # function, and `~@` splices a sequence
                     why = "given only a function returns a transducer, which ~@ cannot splice"
-                if why is None and known is not None:
-                    lo, hi = known
-                    n = len(args)
-                    if n < lo or (hi is not None and n > hi):
-                        want = f"{lo}" if hi == lo else f"{lo}+" if hi is None else f"{lo}-{hi}"
-                        why = f"takes {want} argument(s) by {source}, has {n}"
+                if why is None:
+                    why = _count_problem(known, len(args), source)
                 if why:
                     out.append(f"({head} ...) {why}")
             if f["attach"]:
@@ -965,9 +971,8 @@ def _usage_tie_break(text, chunk, edits, ties, dialect, why):
     damaged = text_calls(text[start:end], dialect).uses       # the lists it closes already
 
     def agreement(trial) -> int:
-        piece = text[start:end]
-        for e in sorted(trial, key=lambda e: -e["start"]):
-            piece = piece[:e["start"] - start] + e["text"] + piece[e["end"] - start:]
+        piece = apply_edits(text[start:end], [{**e, "start": e["start"] - start,
+                                               "end": e["end"] - start} for e in trial])
         score = 0
         mine = text_calls(piece, dialect)
         for name, counts in mine.uses.items():
@@ -993,9 +998,9 @@ def _in_unknown_definer(frames: list, dialect: str) -> bool:
     if len(frames) != 2:
         return False
     elems = frames[1]["elems"]
-    head = elems[0].text.lower() if elems and elems[0].kind == "atom" else ""
-    return head.rsplit(":", 1)[-1].startswith(("def", "define-")) and \
-        not shapes.known(head, dialect) and head not in _DEFINERS[dialect]
+    return bool(elems) and elems[0].kind == "atom" and \
+        shapes.unknown_definer(elems[0].text, dialect) and \
+        elems[0].text.lower() not in _DEFINERS[dialect]
 
 
 def _several_arities(text, chunk, dialect) -> bool:
@@ -1447,6 +1452,17 @@ def _earlier_line_moves(text, chunk, edits, best: Judged, dialect) -> list:
                                                 max_bad=best.disagreements + 1) is not None:
                     found.append(trial)
     return found
+
+
+def _count_problem(known, n: int, source: str) -> str | None:
+    """A call with n arguments of a function that takes known = (fewest, most or None)."""
+    if known is None:
+        return None
+    lo, hi = known
+    if lo <= n and (hi is None or n <= hi):
+        return None
+    want = f"{lo}" if hi == lo else f"{lo}+" if hi is None else f"{lo}-{hi}"
+    return f"takes {want} argument(s) by {source}, has {n}"
 
 
 def _heads(text, chunk, openers: str = "(") -> dict:

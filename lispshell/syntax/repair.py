@@ -34,7 +34,8 @@ from functools import lru_cache
 
 from lispshell.syntax import evidence, limits
 from lispshell.syntax.dialects import CLOSER_OF, OPENER_OF, resolve_dialect
-from lispshell.syntax.evidence import CERTAIN, GUESS, LEVELS, LIKELY  # noqa: F401 (re-exported)
+from lispshell.syntax.evidence import (  # noqa: F401 (re-exported)
+    CERTAIN, GUESS, LEVELS, LIKELY, apply_edits)
 from lispshell.syntax.layout import misplaced_forms
 from lispshell.syntax.lexer import tokenize
 from lispshell.syntax.reading import LineIndex, read, visual_width
@@ -46,17 +47,6 @@ _DELIMITER_PROBLEMS = {"UNCLOSED", "UNMATCHED_CLOSE", "MISMATCH"}
 MAX_ALTERNATIVES = 40
 MAX_POSITIONS = 400
 MAX_REFINE_TOKENS = 20_000
-
-
-def apply_edits(text: str, edits: list[dict]) -> str:
-    """Apply non-overlapping edits given against `text` (any order)."""
-    out, pos = [], 0
-    for e in sorted(edits, key=lambda e: (e["start"], e["end"])):
-        out.append(text[pos:e["start"]])
-        out.append(e["text"])
-        pos = e["end"]
-    out.append(text[pos:])
-    return "".join(out)
 
 
 @dataclass

@@ -220,8 +220,8 @@ def _cl_declare(args):
             if head in ("ignore", "ignorable", "special", "dynamic-extent") else []
         if head == "type" and len(spec.elems) == 2:
             return "(type ...) declares no variable"
-        if head == "type" and len(spec.elems) > 1 and _cl_type(spec.elems[1]):
-            return _cl_type(spec.elems[1])
+        if head == "type" and len(spec.elems) > 1 and (why := _cl_type(spec.elems[1])):
+            return why
         if head in ("type", "ftype") and len(spec.elems) < 2:
             return f"({head}) declares no type"
         if head == "ftype" and len(spec.elems) == 2:
@@ -598,9 +598,8 @@ def _defknown(args):
             args[3].text.lower() != "nil":
         return "its attributes are a list"
     keys = args[4:]
-    if any(k.kind == "other" for k in keys):
-        return _function_type_args(args[1])
-    if len(keys) % 2 or any(k.kind != "atom" or not k.text.startswith(":") for k in keys[::2]):
+    if not any(k.kind == "other" for k in keys) and (len(keys) % 2 or any(
+            k.kind != "atom" or not k.text.startswith(":") for k in keys[::2])):
         return "after its attributes, keyword arguments"
     return _function_type_args(args[1])
 
@@ -851,6 +850,15 @@ _RULES = {CL: _CL_RULES, SCHEME: _SCHEME_RULES, CLOJURE: _CLOJURE_RULES}
 def known(head: str, dialect: str) -> bool:
     """Does this module have a rule for `head`?"""
     return _name(head, dialect) in _RULES[dialect]
+
+
+def unknown_definer(head: str, dialect: str) -> bool:
+    """A `def...` or `define-...` form this module has no rule for (`defprinter`,
+    `define-alien-type-class`): its elements are its own syntax, seldom calls."""
+    name = _name(head, dialect)
+    if dialect == CL:
+        name = name.rsplit(":", 1)[-1]
+    return name.startswith(("def", "define-")) and name not in _RULES[dialect]
 
 
 def _name(head: str, dialect: str) -> str:
@@ -1322,7 +1330,7 @@ def child_role(head: str, role: str | None, index: int, prior: list, dialect: st
             return "clause"           # (var list [result]), (stream ...) and the like
         if name in ("deftest", "define-test") and index >= 2:
             return None               # rt's, prove's, rove's, lisp-unit's tests: forms
-        if name.startswith(("def", "define-")) and name not in _RULES[CL] and index in (1, 2):
+        if unknown_definer(name, CL) and index in (1, 2):
             return DATA               # an unknown definer: (defthing name (lambda list) ...)
         if name in _CL_KEYED and index >= 2:
             return "keyed"
