@@ -697,3 +697,39 @@ def test_a_definers_body_still_calls_the_library():
             "  (check-catch-tag-type tag)\n"
             "  (emit-nlx-start node block (lvar-value info-lvar) tag))")
     assert repair(_drop(form, 3), "cl").text == form
+
+
+@pytest.mark.parametrize("form,bad", [
+    ("(defstruct (c (:copier nil))\n  (value) (missing-arg :type t))", True),
+    ("(defstruct c\n  (a 1 :type) (b))", True),
+    ("(defstruct c\n  (:type 1))", True),
+    ("(defstruct (c (:copier nil))\n  \"doc\"\n  (value (missing-arg) :type t :read-only t)"
+     "\n  (b) c)", False),
+    # after a dot the list is the struct's tail of slots (SBCL's waitqueue), no slot
+    ("(defstruct (w (:copier nil))\n  (token 0 :type word)\n"
+     "  . #+sb-futex nil #-sb-futex (%owner %head %tail))", False),
+])
+def test_a_structure_slot_is_a_name_an_initform_and_option_pairs(form, bad):
+    assert bool(_shape_problems(form, "cl")) == bad
+
+
+def test_a_keyword_heads_no_library_call():
+    # `(:info x)` in a define-vop is data, never sb-c's three-argument `info`
+    assert shapes.library_arity(":info", "cl") is None
+    assert shapes.library_arity("sb-c::info", "cl") == shapes.library_arity("info", "cl")
+
+
+def test_a_case_lambdas_docstring_is_no_clause():
+    from lispshell.syntax.evidence import text_arities
+    text = ('(define s+\n  (case-lambda\n    "Add."\n    ((a b) (+ a b))\n'
+            '    ((a b c) (s+ (s+ a b) c))))')
+    assert text_arities(text, "scheme").get("s+") == (2, 3)
+
+
+def test_the_library_makes_an_operator_of_nothing_a_guess_without_a_tie():
+    # `(value (missing-arg :type t` in a defstruct: no place on the line ties with the line
+    # end (the slot's options come in pairs), but sb-int:missing-arg takes nothing
+    form = ("(defstruct (constant (:copier nil))\n  ;; the value of the constant\n"
+            "  (value (missing-arg) :type t))")
+    r = repair(_drop(form, 3), "cl")
+    assert (r.level, r.text) == ("guess", form)

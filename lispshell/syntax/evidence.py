@@ -253,7 +253,7 @@ def shape_problems(text: str, vt: list[_V], dialect: str, points: set[int],
                 # `^{:tag x}` or `#+sbcl` right before a closer: the reader wants the form the
                 # metadata or the feature expression is about (`[a b ^{:m 1}]` does not read)
                 out.append("a metadata map or feature expression with no form after it")
-            if touched and f["kind"] == "list" and f["role"] in ("feature", "fbinding", "signature"):
+            if touched and f["kind"] == "list" and f["role"] in ("feature", "fbinding", "signature", "slot"):
                 why = shapes.feature_problem(elems) if f["role"] == "feature" else \
                     shapes.role_problem(f["role"], elems, dialect)
                 if why:
@@ -357,8 +357,10 @@ def shape_problems(text: str, vt: list[_V], dialect: str, points: set[int],
             kind = {"(": "list", "[": "vector", "{": "map"}.get(tok, "other")
             elems = f["elems"]
             parent = elems[0].text if elems and elems[0].kind == "atom" else ""
+            # after a dot, a list is the parent's tail, not one of its elements: nothing
+            # the parent's shape says of its elements holds for it
             role = "function" if mode == "f" else "feature" if mode == "c" else \
-                shapes.child_role(
+                shapes.DATA if f.get("dot") is not None else shapes.child_role(
                 parent, f["role"], len(elems) - prefixed, elems, dialect)
             template = mode == "t" or (mode is None and f["template"] and not quoted)
             bound = None if quoted or template else shapes.binds(
@@ -685,7 +687,8 @@ def _procedure_arity(value, complete: bool):
         arities = [_lambda_list_arity(c[1][0][1], SCHEME)
                    if c[0] == "list" and c[1] and c[1][0][0] == "list" else
                    (0, None) if c[0] == "list" and c[1] and c[1][0][0] == "atom" else None
-                   for c in elems[1:]]
+                   for c in elems[1:]
+                   if not (c[0] == "atom" and c[1].startswith('"'))]    # a docstring
         if not complete or len(elems) >= _KEPT:
             arities.append((0, None))      # clauses not seen
         if not arities or None in arities:
@@ -922,6 +925,15 @@ def weigh(text: str, chunk: list, edits: list, dialect: str) -> Verdict:
                           "the closers after the last one left are all missing, and one of "
                           "them may have stood earlier on its line: that reads, agrees with "
                           "the indentation and keeps every shape as well")
+    if after_heads:
+        # no tie, but the library calls an operator with nothing where the line end gives it
+        # arguments: `(value (missing-arg :type t` in a defstruct is `(value (missing-arg)
+        # :type t)` as likely as not (the text may define its own missing-arg)
+        chosen, why = _library_tie_break(
+            text, chunk, edits, after_heads, dialect, "the closers after the last one left "
+            "are all missing, and the indentation places them at the line's end")
+        if chosen is not edits:
+            return Verdict(GUESS, chosen, why, [edits])
     return Verdict(LIKELY, edits, "the indentation decides")
 
 

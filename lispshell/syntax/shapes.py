@@ -899,6 +899,8 @@ def library_arity(head: str, dialect: str) -> tuple[int, int | None] | None:
     if dialect == SCHEME:
         return stdlib_arity.SCHEME_LIBRARY.get(head)
     if dialect == CL:
+        if head.startswith(":"):
+            return None        # (:info x) in a define-vop is data, not sb-c's `info`
         return stdlib_arity.CL_LIBRARY.get(head.rsplit(":", 1)[-1].lower())
     if dialect == CLOJURE and head.endswith(".") and len(head) > 1:
         name = head[:-1]
@@ -1229,6 +1231,16 @@ def role_problem(role: str | None, elems: list[Arg], dialect: str) -> str | None
     if role == "fbinding" and dialect == CLOJURE and len(elems) > 1 and \
             elems[1].kind == "vector":
         return _clj_params(elems[1])
+    if role == "slot" and dialect == CL and elems and not any(e.kind == "other" for e in elems):
+        # defstruct's (name [initform [:type type] [:read-only flag]]): `(value (missing-arg
+        # :type t` lost missing-arg's closer, not value's (`(value) (missing-arg :type t)`
+        # would be a slot whose initform is :type, with an option missing its value)
+        options = elems[2:]
+        if elems[0].kind != "atom" or elems[0].text.startswith(":"):
+            return "a structure slot is (name [initform] options...)"
+        if len(options) % 2 or any(k.kind != "atom" or not k.text.startswith(":")
+                                   for k in options[::2]):
+            return "a structure slot's options are :keyword value pairs"
     if role == "signature" and dialect == CLOJURE:
         # a protocol's or an interface's method: a name, parameter vectors, a docstring
         # last; `(^{:added "1.3"} diff-similar [a b] "doc")` lost its map's closer after
