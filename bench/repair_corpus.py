@@ -18,7 +18,9 @@ inside /usr/share/java/clojure.jar. Each sampled form is damaged one way:
 For each class: how often the repair restores the exact original; the share of repairs at each
 level of evidence (certain / likely / guess, docs/check-and-repair.md) and how many of those
 were wrong; what `check --fix` (certain only) and `check --fix=likely` would write, and how
-many written files would not be the original. parinfer runs via node in the same run and is
+many written files would not be the original (per dialect, also how many of those hold the
+original's very tokens, a closer on another line: the same code, laid out otherwise; they
+still count as wrong). parinfer runs via node in the same run and is
 counted as "written" when it reports success (`npm install --prefix bench parinfer`;
 bench/node_modules is gitignored).
 
@@ -217,6 +219,14 @@ def sbcl_arities():
     return table
 
 
+def _same_code(text, original, dialect):
+    """Do two texts hold the same tokens, only the blanks between them differing (a closer
+    on the line before the one it stood alone on)?"""
+    def tokens(t):
+        return [(k.kind, t[k.start:k.end]) for k in tokenize(t, dialect)[0]]
+    return tokens(text) == tokens(original)
+
+
 def run_parinfer(texts):
     """parinfer.indentMode on each text, via node, in one process."""
     script = (
@@ -296,7 +306,9 @@ def main(argv=None):
             else:
                 r = repair(dmg, dialect, arity=cl_arity if dialect == "cl" else None)
                 exact, got = r.text == orig, r.text
-            ours.append((exact, r.level))
+            ours.append((exact, r.level,
+                         exact or _same_code(r.text, text if in_file and where else orig,
+                                             dialect)))
             tied.append(bool(ties) and r.level == "likely")
             if dump and not exact:
                 dump.write(json.dumps({"class": cls, "dialect": dialect, "in_file": in_file,
@@ -385,10 +397,12 @@ def main(argv=None):
                 exact = sum(res[i][0] for i in idx)
                 written = [i for i in idx if res[i][1] in ("certain", "likely")]
                 wrong = sum(not res[i][0] for i in written)
+                layout = sum(not res[i][0] and res[i][2] for i in written)
                 print(f"{cls:8} {dialect:8} {label:8} {len(idx):6} exact "
                       f"{100 * exact / len(idx):5.1f}%   --fix=likely writes "
                       f"{100 * len(written) / len(idx):5.1f}%, wrong {wrong:4} = "
-                      f"{100 * wrong / max(1, len(written)):4.1f}% of its writes")
+                      f"{100 * wrong / max(1, len(written)):4.1f}% of its writes, "
+                      f"{layout} of them the same code laid out otherwise")
     if args.midline_ties:
         print("\nlikely repairs that a mid-line place on the same line fits as well (wrong "
               "among them), and --fix=likely if they were guesses instead:")

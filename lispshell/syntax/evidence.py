@@ -881,6 +881,14 @@ def weigh(text: str, chunk: list, edits: list, dialect: str) -> Verdict:
             # the library's counts never make a repair likely, but one that breaks them is
             # not: `(postwalk (fn [x] (if (seq? x) (f x) x) form))` mends the `if` and
             # leaves clojure.walk's two-argument postwalk with one
+            alike = _alike_lines(text, chunk, better, _same_line_moves(
+                text, chunk, better, best, dialect, closers) + [edits])
+            if alike is not None:
+                # nor is one whose last line breaks the pattern of the lines before it
+                # when another keeps it: `(def + :type rational :folded (+ -))` between
+                # two defs written so is no `(+) -`
+                return Verdict(GUESS, alike, f"form shape: {problems[0]}; the lines before "
+                               "it, written alike, choose another", [better, edits])
             return Verdict(LIKELY, better, f"the shapes decide: the indentation's placement "
                            f"breaks one ({problems[0]}), and so does every other place on the "
                            "line but this one", [edits])
@@ -929,9 +937,11 @@ def weigh(text: str, chunk: list, edits: list, dialect: str) -> Verdict:
         # no tie, but the library calls an operator with nothing where the line end gives it
         # arguments: `(value (missing-arg :type t` in a defstruct is `(value (missing-arg)
         # :type t)` as likely as not (the text may define its own missing-arg)
-        chosen, why = _library_tie_break(
-            text, chunk, edits, after_heads, dialect, "the closers after the last one left "
-            "are all missing, and the indentation places them at the line's end")
+        why = "the closers after the last one left are all missing, and the indentation " \
+            "places them at the line's end"
+        chosen, why = _library_tie_break(text, chunk, edits, after_heads, dialect, why)
+        if chosen is edits:
+            chosen, why = _sibling_tie_break(text, chunk, edits, after_heads, why)
         if chosen is not edits:
             return Verdict(GUESS, chosen, why, [edits])
     return Verdict(LIKELY, edits, "the indentation decides")
@@ -943,6 +953,8 @@ def _break_tie(text, chunk, edits, ties, after_heads, dialect, why) -> Verdict:
     library calls with nothing: `(missing-arg) :type list`), else the one the text's other
     calls choose, else `edits`."""
     chosen, why = _library_tie_break(text, chunk, edits, ties + after_heads, dialect, why)
+    if chosen is edits:
+        chosen, why = _sibling_tie_break(text, chunk, edits, ties + after_heads, why)
     if chosen is edits:
         chosen, why = _usage_tie_break(text, chunk, edits, ties, dialect, why)
     return Verdict(GUESS, chosen, why, [t for t in [edits] + ties if t is not chosen][:3])
@@ -1002,6 +1014,97 @@ def _usage_tie_break(text, chunk, edits, ties, dialect, why):
     if chosen is not edits:
         return chosen, f"{why}; the text's other calls choose another"
     return edits, why
+
+
+def _line_shape(vt: list[_V], line: int, top: bool = False) -> tuple | None:
+    """A code line's shape, its atoms and strings by kind only (`(def + :type rational
+    :folded (+ -))` and `(def * :type rational :folded (* /))` are alike), when the line
+    holds whole forms: None when a list it opens goes on past it, or when code follows a
+    closer of a list opened before it. top: only the kinds of the line's forms (`(x) (/ 1
+    x)` and `(x y z ... last) (/ (/ x y . z) last)` are two lists)."""
+    depth, out, outer = 0, [], False
+    for v in vt:
+        if v.line != line:
+            continue
+        if v.code in ")]}":
+            if depth == 0:
+                outer = True          # closes a list the line is in: not the line's shape
+                continue
+            depth -= 1
+            if top:
+                continue
+        elif outer:
+            return None
+        elif v.code in "([{":
+            depth += 1
+            if top and depth > 1:
+                continue
+        elif top and depth:
+            continue
+        out.append(v.code)
+    return tuple(out) if out and depth == 0 else None
+
+
+def _siblings(vt: list[_V], line: int) -> list[int]:
+    """The code lines before `line` that start in its column, back to the line of the list
+    they are in (a line that starts further left), the nearest first."""
+    starts = {v.line: v.col for v in vt if v.first and not v.inserted}
+    col = starts.get(line)
+    found = []
+    for k in range(line - 1, -1, -1):
+        c = starts.get(k)
+        if c is None or c > col:
+            continue                  # a continuation of a sibling
+        if c < col or len(found) == _SIBLINGS:
+            break
+        found.append(k)
+    return found
+
+
+_SIBLINGS = 3
+
+
+def _sibling_tie_break(text, chunk, edits, ties, why):
+    """Among repairs that tie, the one whose last line is shaped like a line before it in the
+    same list, when the indentation's placement is shaped like none: rows of a table, the
+    clauses of a macro, the fields of an instruction format are written alike (`(rn :fields
+    (list (byte 5 5) (byte 5 16)) :type 'simd-copy-reg)` on the line before says where
+    `(rd :fields (list (byte 1 30) (byte 5 0 :type 'sized-reg` lost its closers)."""
+    chosen = _alike_lines(text, chunk, edits, ties)
+    if chosen is not None:
+        return chosen, f"{why}; the lines before it, written alike, choose another"
+    return edits, why
+
+
+def _alike_lines(text, chunk, edits, others) -> list | None:
+    """The one repair among `others` whose line where it differs from `edits` is shaped like
+    a line before it in the same list (`_line_shape`), when that line of `edits` is shaped
+    like none; else None."""
+    vt0 = [v for v in virtual(text, chunk, []) if not v.inserted]
+
+    def alike(trial, line, top) -> int:
+        vt = virtual(text, chunk, trial)
+        mine = _line_shape(vt, line, top)
+        if mine is None or top and len(mine) < 2:
+            return 0          # a line of one form is like any other at the top
+        return sum(_line_shape(vt, k, top) == mine for k in _siblings(vt, line))
+
+    lines = []
+    for trial in others:
+        mine, theirs = Counter(e["start"] for e in trial), Counter(e["start"] for e in edits)
+        moved = (mine - theirs) + (theirs - mine)
+        if moved:
+            lines.append((max((v.line for v in vt0 if v.start < min(moved)), default=0),
+                          trial))
+    for top in (False, True):
+        # alike in every token first; else alike in the forms the line holds
+        scored = [(alike(trial, line, top), trial) for line, trial in lines
+                  if not alike(edits, line, top)]
+        best = max((n for n, _ in scored), default=0)
+        chosen = [trial for n, trial in scored if n == best]
+        if best:
+            return chosen[0] if len(chosen) == 1 else None
+    return None
 
 
 def _in_unknown_definer(frames: list, dialect: str) -> bool:
