@@ -733,3 +733,42 @@ def test_the_library_makes_an_operator_of_nothing_a_guess_without_a_tie():
             "  (value (missing-arg) :type t))")
     r = repair(_drop(form, 3), "cl")
     assert (r.level, r.text) == ("guess", form)
+
+
+@pytest.mark.parametrize("dialect,form,k", [
+    # rows of a table: the row before says `(pop-dynamic-state)` calls nothing (no place on
+    # the line ties with its end, but one right after an operator is shaped like the row)
+    ("scheme", "(define-primitive-effects\n"
+               "  ((push-fluid f v)                (&write-object &fluid)      &type-check)\n"
+               "  ((pop-fluid)                     (&write-object &fluid))\n"
+               "  ((push-dynamic-state state)      (&write-object &fluid)      &type-check)\n"
+               "  ((pop-dynamic-state)             (&write-object &fluid)))", 4),
+    # an instruction format's fields: `(byte 5 0 :type` breaks byte's count, and of the
+    # places that keep it, the one shaped like the field before wins
+    ("cl", "(define-instruction-format (simd-copy 32\n"
+           "                            :default-printer '(:name :tab rd \", \" rn))\n"
+           "  (rn :fields (list (byte 5 5) (byte 5 16)) :type 'simd-copy-reg)\n"
+           "  (rd :fields (list (byte 1 30) (byte 5 0)) :type 'sized-reg))", 4),
+    # a macro's clauses, a pattern and a template on each line: alike in the forms they hold
+    ("scheme", "(define-primitive-expander logand\n  (x) (logand x -1)\n"
+               "  (x y) (logand x y)\n"
+               "  (x y z ... last) (logand (logand x y . z) last))", 4),
+])
+def test_lines_written_alike_decide_where_the_closers_were(dialect, form, k):
+    r = repair(_drop(form, k), dialect)
+    assert (r.level, r.text) == ("guess", form), (r.level, r.why, r.text)
+    assert "written alike" in r.why
+
+
+@pytest.mark.parametrize("line,shape,top", [
+    ("  (def * :type rational :folded (* /))", "(aaaaa(aa))", False),
+    ("  (x) (/ 1 x)", "((", True),
+    ("  (f x)))", "(aa)", False),            # closers of the lists it is in are not its own
+    ("  (f x)) y", None, False),             # code after them: no line of whole forms
+    ("  (f (g x", None, False),
+])
+def test_a_lines_shape(line, shape, top):
+    tokens, _ = tokenize(line, "cl")
+    vt = evidence.virtual(line, _annotate(line, tokens, "cl"), [])
+    got = evidence._line_shape(vt, 0, top)
+    assert (None if got is None else "".join(got)) == shape
