@@ -46,16 +46,15 @@ CL_SCRIPT = """
                                           (string-downcase (symbol-name x)) "p"))
                           ll)))))))
 """
-# SBCL's other packages: each function an SBCL package exports (its own symbols), but CL's
+# SBCL's other packages: each function or macro an SBCL package exports (its own symbols), but CL's
 CL_LIBRARY_SCRIPT = """
 (let ((*print-case* :downcase))
   (dolist (p (list-all-packages))
     (unless (member (package-name p) '("COMMON-LISP" "KEYWORD" "COMMON-LISP-USER")
                     :test #'string=)
       (do-external-symbols (s p)
-        (when (and (eq (symbol-package s) p) (fboundp s) (not (special-operator-p s))
-                   (not (macro-function s)))
-          (let* ((f (fdefinition s))
+        (when (and (eq (symbol-package s) p) (fboundp s) (not (special-operator-p s)))
+          (let* ((f (or (macro-function s) (fdefinition s)))
                  (ll (ignore-errors (if (typep f 'generic-function)
                                         (sb-mop:generic-function-lambda-list f)
                                         (sb-kernel:%fun-lambda-list f)))))
@@ -216,9 +215,13 @@ def _clojure(script: str) -> str:
 def _cl_arity(params: list) -> tuple:
     """(fewest, most or None) arguments of a lambda list whose parameters print as `p`."""
     lo = hi = 0
-    optional = False
+    optional = skip = False
     for p in params:
+        if skip:
+            skip = False                   # the variable &whole or &environment binds
+            continue
         if p in ("&whole", "&environment"):
+            skip = True
             continue
         if p == "&optional":
             optional = True

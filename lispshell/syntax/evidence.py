@@ -881,14 +881,19 @@ def weigh(text: str, chunk: list, edits: list, dialect: str) -> Verdict:
             # the library's counts never make a repair likely, but one that breaks them is
             # not: `(postwalk (fn [x] (if (seq? x) (f x) x) form))` mends the `if` and
             # leaves clojure.walk's two-argument postwalk with one
+            # nor is one that breaks the pattern of the lines before it when another place
+            # keeps both (`(rd :fields (list (byte 1 30) (byte 5 0)) :type 'sized-reg)`
+            # under `(rn :fields (list ...) :type ...)`), or when the indentation's
+            # placement, shapes aside, keeps it (`(def + :type rational :folded (+ -))`
+            # between two defs written so is no `(+) -`)
             alike = _alike_lines(text, chunk, better, _same_line_moves(
-                text, chunk, better, best, dialect, closers) + [edits])
+                text, chunk, better, best, dialect, closers))
             if alike is not None:
-                # nor is one whose last line breaks the pattern of the lines before it
-                # when another keeps it: `(def + :type rational :folded (+ -))` between
-                # two defs written so is no `(+) -`
                 return Verdict(GUESS, alike, f"form shape: {problems[0]}; the lines before "
                                "it, written alike, choose another", [better, edits])
+            if _alike_lines(text, chunk, better, [edits]) is not None:
+                return Verdict(GUESS, better, f"form shape: {problems[0]}; the indentation's "
+                               "placement is written like the lines before it", [edits])
             return Verdict(LIKELY, better, f"the shapes decide: the indentation's placement "
                            f"breaks one ({problems[0]}), and so does every other place on the "
                            "line but this one", [edits])
@@ -1016,12 +1021,13 @@ def _usage_tie_break(text, chunk, edits, ties, dialect, why):
     return edits, why
 
 
-def _line_shape(vt: list[_V], line: int, top: bool = False) -> tuple | None:
-    """A code line's shape, its atoms and strings by kind only (`(def + :type rational
+def line_shape(vt: list[_V], line: int, top: bool = False) -> tuple | None:
+    """A code line's shape, its atoms, strings and characters alike (`(def + :type rational
     :folded (+ -))` and `(def * :type rational :folded (* /))` are alike), when the line
     holds whole forms: None when a list it opens goes on past it, or when code follows a
-    closer of a list opened before it. top: only the kinds of the line's forms (`(x) (/ 1
-    x)` and `(x y z ... last) (/ (/ x y . z) last)` are two lists)."""
+    closer of a list opened before it; () for a line of such closers only. top: only the
+    kinds of the line's forms (`(x) (/ 1 x)` and `(x y z ... last) (/ (/ x y . z) last)`
+    are two lists). Sibling clauses, bindings and table rows are written alike."""
     depth, out, outer = 0, [], False
     for v in vt:
         if v.line != line:
@@ -1041,21 +1047,25 @@ def _line_shape(vt: list[_V], line: int, top: bool = False) -> tuple | None:
                 continue
         elif top and depth:
             continue
-        out.append(v.code)
-    return tuple(out) if out and depth == 0 else None
+        out.append(v.code if v.code in "([{)]}p" else "a")
+    return tuple(out) if depth == 0 else None
+
+
+def telling(shape: tuple) -> bool:
+    """Is a line's shape rare enough that a line shaped alike says something: three lists
+    or more, or ten tokens (`(declare (type wrapper wrapper))` is shaped like many a call)?"""
+    return sum(c in "([{" for c in shape) >= 3 or len(shape) >= 10
 
 
 def _siblings(vt: list[_V], line: int) -> list[int]:
-    """The code lines before `line` that start in its column, back to the line of the list
-    they are in (a line that starts further left), the nearest first."""
+    """The code lines right before `line` that start in its column, the nearest first: rows
+    one after another, not the forms of a body (`(declare (type source-info info))` two
+    forms before `(setf (source-info-stream info) nil)` is shaped like its misreading)."""
     starts = {v.line: v.col for v in vt if v.first and not v.inserted}
     col = starts.get(line)
     found = []
-    for k in range(line - 1, -1, -1):
-        c = starts.get(k)
-        if c is None or c > col:
-            continue                  # a continuation of a sibling
-        if c < col or len(found) == _SIBLINGS:
+    for k in range(line - 1, max(-1, line - 1 - _SIBLINGS), -1):
+        if starts.get(k) != col:
             break
         found.append(k)
     return found
@@ -1078,16 +1088,16 @@ def _sibling_tie_break(text, chunk, edits, ties, why):
 
 def _alike_lines(text, chunk, edits, others) -> list | None:
     """The one repair among `others` whose line where it differs from `edits` is shaped like
-    a line before it in the same list (`_line_shape`), when that line of `edits` is shaped
+    a line before it in the same list (`line_shape`), when that line of `edits` is shaped
     like none; else None."""
     vt0 = [v for v in virtual(text, chunk, []) if not v.inserted]
 
     def alike(trial, line, top) -> int:
         vt = virtual(text, chunk, trial)
-        mine = _line_shape(vt, line, top)
-        if mine is None or top and len(mine) < 2:
+        mine = line_shape(vt, line, top)
+        if not mine or (len(mine) < 2 if top else not telling(mine)):
             return 0          # a line of one form is like any other at the top
-        return sum(_line_shape(vt, k, top) == mine for k in _siblings(vt, line))
+        return sum(line_shape(vt, k, top) == mine for k in _siblings(vt, line))
 
     lines = []
     for trial in others:

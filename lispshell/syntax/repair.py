@@ -430,11 +430,13 @@ def _repair_chunk(text: str, chunk: list[_Tok], dialect: str) -> evidence.Verdic
     candidates = []
     holes = _closer_holes(text, chunk)
 
+    comments = _comment_lines(text, chunk[-1].end, evidence.chunk_end(text, chunk))
+
     def final(stack):
-        return _final_positions(text, chunk, stack, holes)
+        return _final_positions(text, chunk, stack, sorted(holes + comments))
 
     def blank_lines(start, end):
-        return _blank_lines(text, start, end)
+        return sorted(_blank_lines(text, start, end) + _comment_lines(text, start, end))
 
     plain = [_greedy(chunk, False, iom, final) for iom in (False, True)]
     # The forms a plain pass leaves open are those whose closers were dropped at the end;
@@ -617,8 +619,8 @@ def _refine(text: str, chunk: list[_Tok], edits: list[dict], dialect: str):
         if not options:
             continue
         line_start = text.rfind("\n", 0, e["start"]) + 1
-        same_line = [(alt, piece) for alt, piece in options if alt["start"] >= line_start]
-        choice = _sibling_shape_choice(text, chunk, e, base[2], same_line, dialect)
+        same_line = [alt for alt, _ in options if alt["start"] >= line_start]
+        choice = _sibling_shape_choice(text, chunk, edits, idx, same_line)
         if choice is not None:
             edits[idx] = choice
     return edits
@@ -714,57 +716,29 @@ def _same_line_alternatives(text: str, chunk: list[_Tok], e: dict) -> list[dict]
             and text[t.start:t.end] == char]
 
 
-def _line_shapes(piece: str, dialect: str) -> list[str]:
-    """Each line's token shape: atoms as 'a', closers that close earlier lines dropped."""
-    tokens, _ = tokenize(piece, dialect)
-    shapes: list[list[str]] = [[]]
-    line_of = 0
-    pos = 0
-    for code, start in zip(tokens.codes, tokens.starts):
-        if code in ";b":
-            continue
-        line_of += piece.count("\n", pos, start)
-        pos = start
-        while len(shapes) <= line_of:
-            shapes.append([])
-        shapes[line_of].append("a" if code in "axAsScC" else code)
-    out = []
-    for codes in shapes:
-        depth, keep = 0, []
-        for c in codes:
-            if c in ")]}":
-                if depth == 0:
-                    continue
-                depth -= 1
-            elif c in "([{":
-                depth += 1
-            keep.append(c)
-        out.append("".join(keep))
-    return out
-
-
-def _sibling_shape_choice(text, chunk, e, base_piece, options, dialect):
-    """The option whose edited line looks like another line of the form, if only it does."""
-    start = chunk[0].start
-    line_index = text.count("\n", start, e["start"])
-
-    def shape_matches(piece: str, index: int) -> bool:
-        # only telling shapes (three lists or more), and only the neighbouring code lines:
-        # sibling clauses and bindings sit next to each other
-        shapes = _line_shapes(piece, dialect)
-        if index >= len(shapes):
+def _sibling_shape_choice(text, chunk, edits, idx, options):
+    """The option for edits[idx] whose edited line looks like a neighbouring code line of the
+    form (`evidence.line_shape`), if only it does."""
+    def shape_matches(trial, at: int) -> bool:
+        vt = evidence.virtual(text, chunk, trial)
+        line = max((v.line for v in vt if not v.inserted and v.start < at), default=0)
+        mine = evidence.line_shape(vt, line)
+        # only telling shapes, and only the neighbouring code lines: sibling clauses and
+        # bindings sit next to each other
+        if not mine or not evidence.telling(mine):
             return False
-        mine = shapes[index]
-        if mine.count("(") + mine.count("[") + mine.count("{") < 3:
-            return False
-        before = next((x for x in reversed(shapes[:index]) if x), None)
-        after = next((x for x in shapes[index + 1:] if x), None)
+        last = max(v.line for v in vt)
+        before = next((x for k in range(line - 1, -1, -1)
+                       if (x := evidence.line_shape(vt, k)) != ()), None)
+        after = next((x for k in range(line + 1, last + 1)
+                      if (x := evidence.line_shape(vt, k)) != ()), None)
         return mine in (before, after)
 
-    if shape_matches(base_piece, line_index):
+    e = edits[idx]
+    if shape_matches(edits, e["start"]):
         return None
-    matching = [alt for alt, piece in options
-                if shape_matches(piece, text.count("\n", start, alt["start"]))]
+    matching = [alt for alt in options
+                if shape_matches(edits[:idx] + [alt] + edits[idx + 1:], alt["start"])]
     return matching[0] if len(matching) == 1 else None
 
 
@@ -835,6 +809,18 @@ def _blank_lines(text: str, start: int, end: int) -> list[tuple[int, int]]:
             out.append((line_start + len(line), visual_width(line)))
         line_start = line_end + 1
     return out
+
+
+_COMMENT_LINE = re.compile(r"^([ \t]*)#\|[^\n]*?\|#[ \t]*$", re.M)
+
+
+def _comment_lines(text: str, start: int, end: int) -> list[tuple[int, int]]:
+    """(offset of its end, column) of each line between `start` and `end` (code tokens: only
+    blanks and comments between them) that holds a block comment alone, indented deeper than
+    a list: its closer came after it (`()\n  #|:derive-type ...|#)`: all ten of SBCL's such
+    lines inside a list are). Like a blank line, closers go there (`_place_in_holes`)."""
+    return [(m.end(), visual_width(m.group(1)))
+            for m in _COMMENT_LINE.finditer(text, start, end)]
 
 
 def _hole_by_style(text: str, chunk: list[_Tok]) -> bool:

@@ -203,6 +203,11 @@ def _cl_type(a: Arg) -> str | None:
     most = _CL_TYPE_ARGS.get(head)
     if most is not None and len(a.elems) - 1 > most:
         return f"the type ({head} ...) takes {most} argument(s) at most"
+    if head in ("or", "and") and any(
+            e.kind == "string" or e.kind == "atom" and (
+                e.text.startswith(":") or _CL_NUMBER.match(e.text)) for e in a.elems[1:]):
+        # `(or symbol list :read-only t)`: a slot's options read into its type
+        return f"({head} ...) holds types, not keywords, strings or numbers"
     if head in ("or", "and", "values"):
         return next(filter(None, map(_cl_type, a.elems[1:])), None)
     return None
@@ -1241,6 +1246,8 @@ def role_problem(role: str | None, elems: list[Arg], dialect: str) -> str | None
         if len(options) % 2 or any(k.kind != "atom" or not k.text.startswith(":")
                                    for k in options[::2]):
             return "a structure slot's options are :keyword value pairs"
+        types = [v for k, v in zip(options[::2], options[1::2]) if k.text.lower() == ":type"]
+        return next(filter(None, map(_cl_type, types)), None)
     if role == "signature" and dialect == CLOJURE:
         # a protocol's or an interface's method: a name, parameter vectors, a docstring
         # last; `(^{:added "1.3"} diff-similar [a b] "doc")` lost its map's closer after
