@@ -72,19 +72,15 @@ GUILE_ARITY = """
 (use-modules (system vm program))
 (define (arity p)
   (let ((alists (false-if-exception (program-arguments-alists p))))
-    (if (pair? alists)
-        (let ((req (map (lambda (a) (length (assq-ref a 'required))) alists))
-              (most (map (lambda (a) (+ (length (assq-ref a 'required))
-                                        (length (assq-ref a 'optional)))) alists)))
-          (list (apply min req) (- (apply max most) (apply min req))
-                (if (or-map (lambda (a) (or (assq-ref a 'rest)
-                                            (pair? (or (assq-ref a 'keyword) '()))))
-                            alists)
-                    1 0)))
-        ;; a primitive written in C (make-condition-variable, a parameter such as
-        ;; current-input-port): one arity, which procedure-minimum-arity reads
-        (let ((m (false-if-exception (procedure-minimum-arity p))))
-          (and m (list (car m) (cadr m) (if (caddr m) 1 0)))))))
+    (and (pair? alists)
+         (let ((req (map (lambda (a) (length (assq-ref a 'required))) alists))
+               (most (map (lambda (a) (+ (length (assq-ref a 'required))
+                                         (length (assq-ref a 'optional)))) alists)))
+           (list (apply min req) (- (apply max most) (apply min req))
+                 (if (or-map (lambda (a) (or (assq-ref a 'rest)
+                                             (pair? (or (assq-ref a 'keyword) '()))))
+                             alists)
+                     1 0))))))
 """
 GUILE_SCRIPT = GUILE_ARITY + """
 (module-for-each
