@@ -805,3 +805,21 @@ def test_a_block_comment_at_the_column_of_the_lines_after_it_is_theirs():
     form = "(defun f (x)\n  (g x\n     (h x))\n  #|(old x)|#\n  (k x))"
     r = repair(form.replace("(h x))", "(h x)"), "cl")
     assert r.text == form, (r.level, r.why, r.text)
+
+
+@pytest.mark.parametrize("form,bad", [
+    ("(defmacro m (&rest forms `(progn ,@forms)))", True),
+    ("(defun f (a &rest r s) a)", True),
+    ("(defun f (a 'b) a)", True),
+    ("(defmacro m (&rest forms &environment env) env)", False),
+    ("(defun f (a &rest r &key b) a)", False),
+    ("(defmacro m ((a b) &body body) a)", False),
+])
+def test_a_cl_lambda_lists_rest_names_one_variable(form, bad):
+    assert bool(_shape_problems(form, "cl")) == bad
+
+
+def test_a_macro_body_read_into_its_lambda_list_is_no_tie():
+    form = ("(unless (fboundp 'sb-int:!cold-init-forms)\n"
+            "  (defmacro sb-int:!cold-init-forms (&rest forms) `(progn ,@forms)))")
+    assert repair(_drop(form, 4), "cl").text == form

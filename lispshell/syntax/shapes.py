@@ -148,6 +148,25 @@ def _cl_lambda_list(a: Arg) -> bool:
                for e in a.elems)
 
 
+def _cl_rest_once(a: Arg) -> str | None:
+    """A CL lambda list (a function's or a macro's) holds no quoted datum, and its &rest or
+    &body names one variable, then ends or goes on with another lambda-list keyword:
+    `(&rest forms `(progn ,@forms))` is `(&rest forms)` with the body read into it."""
+    if a.kind != "list":
+        return None
+    if any(e.kind == "other" and e.text in ("'", "`") for e in a.elems):
+        return "a lambda list holds no quoted form"
+    if any(e.kind == "other" for e in a.elems):
+        return None                       # `#+sbcl`: how many follow is not known
+    for i, e in enumerate(a.elems):
+        if e.kind == "atom" and e.text.lower() in ("&rest", "&body"):
+            after = a.elems[i + 1:i + 3]
+            if not after or len(after) == 2 and not (
+                    after[1].kind == "atom" and after[1].text.startswith("&")):
+                return f"{e.text} names one variable"
+    return None
+
+
 def _cl_fbindings(a: Arg) -> bool:
     """flet / labels / macrolet: ((name lambda-list body...)...)."""
     if not _is_list(a):
@@ -659,9 +678,10 @@ _CL_RULES = {
                                 "symbol-macrolet", "tagbody")},
     "defun": _all(_count(2), lambda a: None if len(a) < 2 or not _known(a[1]) or
                   _cl_lambda_list(a[1]) else "its second element must be a lambda list",
-                  _lambda_list_once(1)),
+                  _lambda_list_once(1), lambda a: _cl_rest_once(a[1]) if len(a) > 1 else None),
     "defmacro": _all(_count(2), lambda a: None if len(a) < 2 or not _known(a[1]) or
-                     _is_list(a[1]) else "its second element must be a lambda list"),
+                     _is_list(a[1]) else "its second element must be a lambda list",
+                     lambda a: _cl_rest_once(a[1]) if len(a) > 1 else None),
     "defmethod": _all(_count(2), _cl_defmethod), "declare": _cl_declare,
     "declaim": _cl_declare,
     "defknown": _defknown,
