@@ -823,3 +823,15 @@ def test_a_macro_body_read_into_its_lambda_list_is_no_tie():
     form = ("(unless (fboundp 'sb-int:!cold-init-forms)\n"
             "  (defmacro sb-int:!cold-init-forms (&rest forms) `(progn ,@forms)))")
     assert repair(_drop(form, 4), "cl").text == form
+
+
+@pytest.mark.parametrize("form,bad", [
+    ("(deftype c ()\n  '(or (simple-array * (*) list extended-sequence)))", True),
+    ("(deftype c ()\n  '(or (simple-array * (*)) list extended-sequence))", False),
+    ("(deftype c (n)\n  `(integer 0 ,n))", False),
+    ("(deftype c ()\n  \"doc\"\n  (if (f) 'fixnum 'integer))", False),
+    ("(f (symbol-macrolet ((srlt '(nil zool)) 'zool)))", True),
+    ("(f (symbol-macrolet ((srlt '(nil zool))) 'zool))", False),
+])
+def test_a_deftypes_expansion_is_a_type_and_bindings_hold_no_quoted_form(form, bad):
+    assert bool(_shape_problems(form, "cl")) == bad

@@ -253,7 +253,8 @@ def shape_problems(text: str, vt: list[_V], dialect: str, points: set[int],
                 # `^{:tag x}` or `#+sbcl` right before a closer: the reader wants the form the
                 # metadata or the feature expression is about (`[a b ^{:m 1}]` does not read)
                 out.append("a metadata map or feature expression with no form after it")
-            if touched and f["kind"] == "list" and f["role"] in ("feature", "fbinding", "signature", "slot"):
+            if touched and f["kind"] == "list" and \
+                    f["role"] in ("feature", "fbinding", "signature", "slot", "cl-type"):
                 why = shapes.feature_problem(elems) if f["role"] == "feature" else \
                     shapes.role_problem(f["role"], elems, dialect)
                 if why:

@@ -132,10 +132,11 @@ def _case_keys_once(args):
 
 
 def _cl_bindings(a: Arg) -> bool:
-    """let bindings: symbols or (symbol [value])."""
+    """let bindings: symbols or (symbol [value]); a quoted form is none (`((srlt '(nil
+    zool)) 'zool)` is the bindings with the body read into them)."""
     if not _is_list(a):
         return False
-    return all(e.kind in ("atom", "other") or
+    return all(e.kind == "atom" or e.kind == "other" and e.text not in ("'", "`") or
                (e.kind == "list" and 1 <= len(e.elems) <= 2 and e.elems[0].kind != "list")
                for e in a.elems)
 
@@ -675,7 +676,8 @@ _CL_RULES = {
     # no rule: `(function int ...)` is an alien type, `(:results (block))` a VOP's syntax
     **{op: _count(0) for op in ("block", "catch", "eval-when", "function", "locally",
                                 "multiple-value-call", "multiple-value-prog1", "progv",
-                                "symbol-macrolet", "tagbody")},
+                                "tagbody")},
+    "symbol-macrolet": _all(_count(1), _first(_cl_bindings, "a list of bindings")),
     "defun": _all(_count(2), lambda a: None if len(a) < 2 or not _known(a[1]) or
                   _cl_lambda_list(a[1]) else "its second element must be a lambda list",
                   _lambda_list_once(1), lambda a: _cl_rest_once(a[1]) if len(a) > 1 else None),
@@ -1256,6 +1258,9 @@ def role_problem(role: str | None, elems: list[Arg], dialect: str) -> str | None
     if role == "fbinding" and dialect == CLOJURE and len(elems) > 1 and \
             elems[1].kind == "vector":
         return _clj_params(elems[1])
+    if role == "cl-type" and dialect == CL:
+        # `'(or (simple-array * (*)) list extended-sequence)`, a deftype's expansion
+        return _cl_type(Arg("list", "", elems))
     if role == "slot" and dialect == CL and elems and not any(e.kind == "other" for e in elems):
         # defstruct's (name [initform [:type type] [:read-only flag]]): `(value (missing-arg
         # :type t` lost missing-arg's closer, not value's (`(value) (missing-arg :type t)`
@@ -1328,6 +1333,8 @@ def child_role(head: str, role: str | None, index: int, prior: list, dialect: st
         return DATA
     if role == "keyed":                                  # (keys body...)
         return DATA if index == 0 else None
+    if role == "cl-type":
+        return DATA
     if role == "slot":                   # (name initform &key type read-only): code, types
         return None if index == 1 else DATA
     if role == "class-slots":
@@ -1351,6 +1358,8 @@ def child_role(head: str, role: str | None, index: int, prior: list, dialect: st
             return "class-slots"      # each slot's :initform is code
         if name == "defstruct" and index >= 2:
             return "slot"             # a slot's initform is code (the rest of it data)
+        if name == "deftype" and index >= 3:
+            return "cl-type"          # its body: a type specifier (quoted, most often)
         if name in _CL_ALL_DATA and index >= 1 or name.startswith(":"):
             return DATA               # (:translate (setf foo)): a keyword heads no call
         at = _CL_LAMBDA_AT.get(name)
