@@ -835,3 +835,13 @@ def test_a_macro_body_read_into_its_lambda_list_is_no_tie():
 ])
 def test_a_deftypes_expansion_is_a_type_and_bindings_hold_no_quoted_form(form, bad):
     assert bool(_shape_problems(form, "cl")) == bad
+
+
+def test_new_takes_its_classs_constructor_counts():
+    # clojure.core's str: `(new StringBuilder (str x)) ys`, StringBuilder's public
+    # constructors taking one argument at most
+    form = ('(defn str\n  (^String [x & ys]\n     ((fn [^StringBuilder sb more]\n'
+            '          (if more\n            (recur (. sb  (append (str (first more)))) '
+            '(next more))\n            (str sb)))\n      (new StringBuilder (str x)) ys)))')
+    r = repair(_drop(form, 4), "clojure")
+    assert (r.level, r.text) == ("guess", form), (r.level, r.why, r.text)

@@ -320,6 +320,10 @@ def shape_problems(text: str, vt: list[_V], dialect: str, points: set[int],
                     # knows is its syntax (`(ir2-convert :test ir2-convert)`, a
                     # defprinter's slot, is no call of sb-c's one-argument ir2-convert)
                     known, source = shapes.library_arity(head, dialect), "the library"
+                    if head == "new" and dialect == CLOJURE and args and \
+                            args[0].kind == "atom":
+                        # `(new StringBuilder (str x) ys)` is `(StringBuilder. (str x) ys)`
+                        known, args = shapes.library_arity(args[0].text + ".", dialect), args[1:]
                 if why is None and known is None and image is not None and \
                         head not in local and not shapes.known(head, dialect):
                     known, source = image(head), "the running image's arglist"
