@@ -960,8 +960,9 @@ def weigh(text: str, chunk: list, edits: list, dialect: str) -> Verdict:
 def _break_tie(text, chunk, edits, ties, after_heads, dialect, why) -> Verdict:
     """A guess among `edits` and its ties on its last line (`_open_tail_ties`): the one the
     library's argument counts choose (among them, a closer right after an operator the
-    library calls with nothing: `(missing-arg) :type list`), else the one the text's other
-    calls choose, else `edits`."""
+    library calls with nothing: `(missing-arg) :type list`), else the one shaped like the
+    lines before it (`_sibling_tie_break`), else the one the text's other calls choose, else
+    `edits`."""
     chosen, why = _library_tie_break(text, chunk, edits, ties + after_heads, dialect, why)
     if chosen is edits:
         chosen, why = _sibling_tie_break(text, chunk, edits, ties + after_heads, why)
@@ -1062,6 +1063,9 @@ def telling(shape: tuple) -> bool:
     return sum(c in "([{" for c in shape) >= 3 or len(shape) >= 10
 
 
+_SIBLINGS = 3          # lines written alike looked at before a line
+
+
 def _siblings(vt: list[_V], line: int) -> list[int]:
     """The code lines right before `line` that start in its column, the nearest first: rows
     one after another, not the forms of a body (`(declare (type source-info info))` two
@@ -1076,12 +1080,9 @@ def _siblings(vt: list[_V], line: int) -> list[int]:
     return found
 
 
-_SIBLINGS = 3
-
-
 def _sibling_tie_break(text, chunk, edits, ties, why):
-    """Among repairs that tie, the one whose last line is shaped like a line before it in the
-    same list, when the indentation's placement is shaped like none: rows of a table, the
+    """Among repairs that tie, the one whose line is shaped like the lines right before it in
+    the same list, when the indentation's placement is shaped like none: rows of a table, the
     clauses of a macro, the fields of an instruction format are written alike (`(rn :fields
     (list (byte 5 5) (byte 5 16)) :type 'simd-copy-reg)` on the line before says where
     `(rd :fields (list (byte 1 30) (byte 5 0 :type 'sized-reg` lost its closers)."""
