@@ -51,7 +51,12 @@ def main() -> None:
     ap.add_argument("--runs", type=int, default=10)
     ap.add_argument("--lisp", default="sbcl", choices=sorted(STOCK))
     args = ap.parse_args()
-    tmp = Path(tempfile.mkdtemp(prefix="lispshell-bench-"))
+    with tempfile.TemporaryDirectory(prefix="lispshell-bench-") as tmp:
+        measure(args, Path(tmp))
+
+
+def measure(args, tmp: Path) -> None:
+    """Time the runs with state and config kept in `tmp` (removed afterwards)."""
     env = dict(os.environ, TERM="xterm-256color", PROMPT_TOOLKIT_NO_CPR="1",
                LISPSHELL_STATE_DIR=str(tmp / "state"), LISPSHELL_CONFIG_DIR=str(tmp / "config"))
     env = {k: v for k, v in env.items() if not k.startswith("ANTHROPIC_")}
