@@ -845,3 +845,14 @@ def test_new_takes_its_classs_constructor_counts():
             '(next more))\n            (str sb)))\n      (new StringBuilder (str x)) ys)))')
     r = repair(_drop(form, 4), "clojure")
     assert (r.level, r.text) == ("guess", form), (r.level, r.why, r.text)
+
+
+def test_a_keyword_headed_list_holds_no_calls_whatever_its_name():
+    # `(:results ...)` in a define-vop: its colon is no package prefix to strip, so the
+    # file's zero-argument `(descriptor-reg)` calls say nothing of `(descriptor-reg any-reg)`
+    text = "".join(f"(defun f{i} () (descriptor-reg))\n" for i in range(3)) + \
+        "(define-vop (make-unbound-marker)\n  (:args)\n" \
+        "  (:results (result :scs (descriptor-reg any-reg)))\n  (:generator 1\n" \
+        "    (inst li result unbound-marker-widetag)))"
+    assert _shape_problems(text, "cl") == []
+    assert not shapes.unknown_definer(":default-initargs", "cl")

@@ -884,6 +884,8 @@ def unknown_definer(head: str, dialect: str) -> bool:
     `define-alien-type-class`): its elements are its own syntax, seldom calls."""
     name = _name(head, dialect)
     if dialect == CL:
+        if name.startswith(":"):
+            return False                  # (:default-initargs ...) defines nothing
         name = name.rsplit(":", 1)[-1]
     return name.startswith(("def", "define-")) and name not in _RULES[dialect]
 
@@ -1324,7 +1326,8 @@ def child_role(head: str, role: str | None, index: int, prior: list, dialect: st
     `head` ("" when it has none) and whose own role is `role`; `prior` its elements so far."""
     name = _name(head, dialect) if head else ""
     if dialect == CL:
-        name = name.rsplit(":", 1)[-1]     # sb-xc:defmacro is a defmacro for this
+        if not name.startswith(":"):       # a keyword keeps its colon: (:results ...)
+            name = name.rsplit(":", 1)[-1]     # sb-xc:defmacro is a defmacro for this
     if role == DATA:
         return DATA
     if role in ("fbinding", "clause-def"):                # (name lambda-list body...)
