@@ -856,3 +856,12 @@ def test_a_keyword_headed_list_holds_no_calls_whatever_its_name():
         "    (inst li result unbound-marker-widetag)))"
     assert _shape_problems(text, "cl") == []
     assert not shapes.unknown_definer(":default-initargs", "cl")
+
+
+def test_a_vops_generator_and_an_instructions_emitter_are_code():
+    # `(:generator 3 ...)` holds code whatever other keyword-headed lists hold: the `if`
+    # there takes three arguments at most
+    form = "(define-vop (foo)\n  (:args (x :scs (any-reg)))\n  (:generator 3\n" \
+           "    (inst b? (if not-p :ge :lt target))))"
+    assert _shape_problems(form, "cl")
+    assert not _shape_problems(form.replace(":lt target)", ":lt) target"), "cl")

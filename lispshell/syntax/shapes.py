@@ -1304,6 +1304,10 @@ _CL_LAMBDA_AT = {"defun": 2, "defmacro": 2, "define-compiler-macro": 2, "deftype
                  "check-type": 2, "named-lambda": 2, "with-slots": 1, "with-accessors": 1}
 _CL_ALL_DATA = frozenset("""declare declaim proclaim defstruct defpackage in-package
 define-condition defclass deftype""".split())
+# keyword-headed options whose elements are code: a VOP's generator, an instruction's emitter,
+# a condition's report, a class's default initargs (`(:results (r :scs (descriptor-reg)))` and
+# the others are data)
+_CL_KEYWORD_CODE = frozenset(":generator :emitter :report :default-initargs".split())
 _CL_BINDINGS = frozenset("let let* prog prog* symbol-macrolet compiler-let progv "
                          "handler-bind".split())
 _CL_FBINDINGS = frozenset("flet labels macrolet".split())
@@ -1363,6 +1367,10 @@ def child_role(head: str, role: str | None, index: int, prior: list, dialect: st
             return "slot"             # a slot's initform is code (the rest of it data)
         if name == "deftype" and index >= 3:
             return "cl-type"          # its body: a type specifier (quoted, most often)
+        if name in _CL_KEYWORD_CODE:
+            return None               # (:generator 2 (inst ...)): a VOP's code
+        if name == ":method":         # defgeneric's (:method qualifiers... (params) body...)
+            return DATA if all(a.kind == "atom" for a in prior[1:]) else None
         if name in _CL_ALL_DATA and index >= 1 or name.startswith(":"):
             return DATA               # (:translate (setf foo)): a keyword heads no call
         at = _CL_LAMBDA_AT.get(name)
