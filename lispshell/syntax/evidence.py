@@ -1097,9 +1097,12 @@ def _alike_lines(text, chunk, edits, others) -> list | None:
     a line before it in the same list (`line_shape`), when that line of `edits` is shaped
     like none; else None."""
     vt0 = [v for v in virtual(text, chunk, []) if not v.inserted]
+    read: dict[int, list[_V]] = {}        # each trial read once, for every line and mode
 
     def alike(trial, line, top) -> int:
-        vt = virtual(text, chunk, trial)
+        vt = read.get(id(trial))
+        if vt is None:
+            vt = read[id(trial)] = virtual(text, chunk, trial)
         mine = line_shape(vt, line, top)
         if not mine or (len(mine) < 2 if top else not telling(mine)):
             return 0          # a line of one form is like any other at the top

@@ -149,7 +149,7 @@ def _cl_lambda_list(a: Arg) -> bool:
                for e in a.elems)
 
 
-def _cl_rest_once(a: Arg) -> str | None:
+def _cl_lambda_list_keywords(a: Arg) -> str | None:
     """A CL lambda list (a function's or a macro's) holds no quoted datum, and its &rest or
     &body names one variable, then ends or goes on with another lambda-list keyword:
     `(&rest forms `(progn ,@forms))` is `(&rest forms)` with the body read into it."""
@@ -680,10 +680,11 @@ _CL_RULES = {
     "symbol-macrolet": _all(_count(1), _first(_cl_bindings, "a list of bindings")),
     "defun": _all(_count(2), lambda a: None if len(a) < 2 or not _known(a[1]) or
                   _cl_lambda_list(a[1]) else "its second element must be a lambda list",
-                  _lambda_list_once(1), lambda a: _cl_rest_once(a[1]) if len(a) > 1 else None),
+                  _lambda_list_once(1),
+                  lambda a: _cl_lambda_list_keywords(a[1]) if len(a) > 1 else None),
     "defmacro": _all(_count(2), lambda a: None if len(a) < 2 or not _known(a[1]) or
                      _is_list(a[1]) else "its second element must be a lambda list",
-                     lambda a: _cl_rest_once(a[1]) if len(a) > 1 else None),
+                     lambda a: _cl_lambda_list_keywords(a[1]) if len(a) > 1 else None),
     "defmethod": _all(_count(2), _cl_defmethod), "declare": _cl_declare,
     "declaim": _cl_declare,
     "defknown": _defknown,
@@ -884,10 +885,14 @@ def unknown_definer(head: str, dialect: str) -> bool:
     `define-alien-type-class`): its elements are its own syntax, seldom calls."""
     name = _name(head, dialect)
     if dialect == CL:
-        if name.startswith(":"):
-            return False                  # (:default-initargs ...) defines nothing
-        name = name.rsplit(":", 1)[-1]
+        name = unpackaged(name)
     return name.startswith(("def", "define-")) and name not in _RULES[dialect]
+
+
+def unpackaged(name: str) -> str:
+    """A CL symbol's name without its package (`sb-xc:defmacro` is a defmacro here); a
+    keyword keeps its colon (`:results`, `:default-initargs` name no function or definer)."""
+    return name if name.startswith(":") else name.rsplit(":", 1)[-1]
 
 
 def _name(head: str, dialect: str) -> str:
@@ -928,9 +933,8 @@ def library_arity(head: str, dialect: str) -> tuple[int, int | None] | None:
     if dialect == SCHEME:
         return stdlib_arity.SCHEME_LIBRARY.get(head)
     if dialect == CL:
-        if head.startswith(":"):
-            return None        # (:info x) in a define-vop is data, not sb-c's `info`
-        return stdlib_arity.CL_LIBRARY.get(head.rsplit(":", 1)[-1].lower())
+        # (:info x) in a define-vop is data, not sb-c's `info`
+        return stdlib_arity.CL_LIBRARY.get(unpackaged(head).lower())
     if dialect == CLOJURE and head.endswith(".") and len(head) > 1:
         name = head[:-1]
         return stdlib_arity.JAVA_CONSTRUCTORS.get(name) or \
@@ -1330,8 +1334,7 @@ def child_role(head: str, role: str | None, index: int, prior: list, dialect: st
     `head` ("" when it has none) and whose own role is `role`; `prior` its elements so far."""
     name = _name(head, dialect) if head else ""
     if dialect == CL:
-        if not name.startswith(":"):       # a keyword keeps its colon: (:results ...)
-            name = name.rsplit(":", 1)[-1]     # sb-xc:defmacro is a defmacro for this
+        name = unpackaged(name)
     if role == DATA:
         return DATA
     if role in ("fbinding", "clause-def"):                # (name lambda-list body...)
