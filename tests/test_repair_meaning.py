@@ -865,3 +865,73 @@ def test_a_vops_generator_and_an_instructions_emitter_are_code():
            "    (inst b? (if not-p :ge :lt target))))"
     assert _shape_problems(form, "cl")
     assert not _shape_problems(form.replace(":lt target)", ":lt) target"), "cl")
+
+
+def test_a_slot_in_a_definer_nothing_knows_is_no_call_of_the_files_function():
+    # SBCL's simple-streams: `delete-original` is also the file's two-argument function, but
+    # in def-stream-class's list of slots `(delete-original :initform nil ...)` is a slot
+    form = ("(def-stream-class file-simple-stream (direct-simple-stream)\n"
+            "  ((filename :initform nil :initarg :filename)\n"
+            "   (original :initform nil :initarg :original)\n"
+            "   (delete-original :initform nil :initarg :delete-original)))")
+    after = "\n\n(defun delete-original (filename original)\n  (list filename original))\n"
+    damaged = _drop(form, 3) + after
+    fixed = repair(damaged, "cl")
+    assert fixed.text == form + after
+
+
+_SXML_TESTS = """\
+(define (f x)
+  (g x))
+{sep}(let ((tree 1))
+  (run-test (f tree) 1)
+)
+{sep}(define (h x)
+  (k (m x)))
+{sep}(let ((tree 2))
+  (run-test (h tree) 2)
+)
+{sep}{form}{gap}; the last test
+(run-test 3)
+"""
+
+
+@pytest.mark.parametrize("form,sep,gap", [
+    # defines close on their last line here, lets alone in column 0 (Guile's SXPath tests),
+    # whatever the file leaves between forms: two empty lines after a define are its own,
+    # after a let the closer's and the file's
+    ("(define (node-or . converters)\n  (lambda (node)\n    (map (lambda (c) (c node))"
+     " converters)))", "\n", "\n\n\n"),
+    ("(let ((tree 3))\n  (run-test (g (h tree)) 3)\n)", "\n\n", "\n\n\n"),
+])
+def test_a_file_closes_each_kind_of_form_as_its_others(form, sep, gap):
+    text = _SXML_TESTS.format(form=form, sep=sep, gap=gap)
+    start = text.index(form)
+    damaged = text[:start] + _drop(form, 3) + text[start + len(form):]
+    assert repair(damaged, "scheme").text == text
+
+
+def test_two_closers_dropped_at_one_place_mid_line_tie_with_the_line_end():
+    # Guile's SXPath tests: four dropped from `'(para)) tree expected)\n)`, two of them
+    # after `para`; a quoted list of one is no call of nothing, and the other calls of
+    # run-test, which take three, choose
+    form = ("(let ((tree tree1)\n      (expected 1))\n"
+            "  (run-test (select-kids (node-typeof? 'para)) tree expected)\n"
+            "  (run-test (node-join (select-kids (node-typeof? 'para))) tree expected)\n"
+            "  (run-test (sxpath '(para)) tree expected)\n)")
+    fixed = repair(_drop(form, 4), "scheme")
+    assert fixed.level == "guess"
+    assert "(run-test (sxpath '(para)) tree expected)" in fixed.text
+
+
+def test_a_files_last_form_closes_on_its_last_line_when_no_empty_line_follows():
+    # a closer dropped alone on the last line would leave an empty line before the file's
+    # final newline; with none, the form ended `name)` (a line of the form that starts with a
+    # closer says nothing of its last one)
+    text = ("(defun a ()\n  (f 1))\n\n(defun note (name doc)\n  (when doc\n"
+            "    (setf (documentation name 'type) doc)\n    )\n"
+            "  (note-type-defined (list name doc))\n  name)\n")
+    form = text[text.index("(defun note"):-1]
+    damaged = text.replace(form, _drop(form, 3))
+    assert damaged.endswith("  name\n")
+    assert repair(damaged, "cl").text == text

@@ -303,7 +303,13 @@ def shape_problems(text: str, vt: list[_V], dialect: str, points: set[int],
                 head = elems[0].text
                 args = elems[1:] + ([shapes.Arg("other")] if f["role"] else [])
                 why = None if head in local else shapes.problem(head, args, dialect)
-                known = None if head in local else arities.get(head)
+                # a list of a name and keywords in the body of a definer nothing here knows
+                # is its syntax (`(ir2-convert :test ir2-convert)`, a defprinter's slot, is
+                # no call of sb-c's one-argument ir2-convert; `(delete-original :initform
+                # nil)`, a def-stream-class slot, none of the file's two-argument function)
+                syntax = bool(args) and args[0].kind == "atom" and \
+                    args[0].text[:1] == ":" and _in_unknown_definer(frames, dialect)
+                known = None if head in local or syntax else arities.get(head)
                 source = "the text's own definition or calls"
                 if known is None and counts and head not in local and len(frames) > 1:
                     # the form defines the function it calls: its own parameter list says
@@ -314,11 +320,7 @@ def shape_problems(text: str, vt: list[_V], dialect: str, points: set[int],
                 if why is None and known is None and counts and head not in local:
                     known, source = shapes.stdlib_arity(head, dialect), "the standard library"
                 if why is None and known is None and library and head not in local and \
-                        not (_in_unknown_definer(frames, dialect) and args and
-                             args[0].kind == "atom" and args[0].text[:1] == ":"):
-                    # a list of a name and keywords in the body of a definer nothing here
-                    # knows is its syntax (`(ir2-convert :test ir2-convert)`, a
-                    # defprinter's slot, is no call of sb-c's one-argument ir2-convert)
+                        not syntax:
                     known, source = shapes.library_arity(head, dialect), "the library"
                     if head == "new" and dialect == CLOJURE and args and \
                             args[0].kind == "atom":
@@ -920,9 +922,9 @@ def weigh(text: str, chunk: list, edits: list, dialect: str) -> Verdict:
         # mean still may (`(run-test (sxpath '(@ name) tree expected` under a misindented
         # line)
         why = "the result disagrees with the indentation"
-        ties, after_heads = _open_tail_ties(text, chunk, edits, best, dialect, closers)
-        return _break_tie(text, chunk, edits, ties, after_heads, dialect, why) if ties else \
-            Verdict(GUESS, edits, why)
+        ties, after_heads, pairs = _open_tail_ties(text, chunk, edits, best, dialect, closers)
+        return _break_tie(text, chunk, edits, ties, after_heads + pairs, pairs, dialect, why) \
+            if ties else Verdict(GUESS, edits, why)
     rivals = _trail_rivals(text, chunk, edits, best, dialect, closers)
     if rivals:
         return Verdict(GUESS, edits, "another placement fits the indentation as well", rivals)
@@ -937,37 +939,40 @@ def weigh(text: str, chunk: list, edits: list, dialect: str) -> Verdict:
                                                               closers) else GUESS
         return Verdict(level, spaced[0], "a space after an opener: the closer dropped there",
                        [edits] + spaced[1:])
-    ties, after_heads = _open_tail_ties(text, chunk, edits, best, dialect, closers)
+    ties, after_heads, pairs = _open_tail_ties(text, chunk, edits, best, dialect, closers)
     if ties:
-        return _break_tie(text, chunk, edits, ties, after_heads, dialect,
+        return _break_tie(text, chunk, edits, ties, after_heads + pairs, pairs, dialect,
                           "the closers after the last one left are all missing, and one of "
                           "them may have stood earlier on its line: that reads, agrees with "
                           "the indentation and keeps every shape as well")
-    if after_heads:
+    if after_heads or pairs:
         # no tie, but the library calls an operator with nothing where the line end gives it
         # arguments: `(value (missing-arg :type t` in a defstruct is `(value (missing-arg)
-        # :type t)` as likely as not (the text may define its own missing-arg)
+        # :type t)` as likely as not (the text may define its own missing-arg); or two
+        # closers mid-line give calls the counts the text's others have
         why = "the closers after the last one left are all missing, and the indentation " \
             "places them at the line's end"
-        chosen, why = _library_tie_break(text, chunk, edits, after_heads, dialect, why)
+        chosen, why = _library_tie_break(text, chunk, edits, after_heads + pairs, dialect, why)
         if chosen is edits:
-            chosen, why = _sibling_tie_break(text, chunk, edits, after_heads, why)
+            chosen, why = _sibling_tie_break(text, chunk, edits, after_heads + pairs, why)
+        if chosen is edits and pairs:
+            chosen, why = _usage_tie_break(text, chunk, edits, pairs, dialect, why)
         if chosen is not edits:
             return Verdict(GUESS, chosen, why, [edits])
     return Verdict(LIKELY, edits, "the indentation decides")
 
 
-def _break_tie(text, chunk, edits, ties, after_heads, dialect, why) -> Verdict:
+def _break_tie(text, chunk, edits, ties, weak, pairs, dialect, why) -> Verdict:
     """A guess among `edits` and its ties on its last line (`_open_tail_ties`): the one the
-    library's argument counts choose (among them, a closer right after an operator the
-    library calls with nothing: `(missing-arg) :type list`), else the one shaped like the
-    lines before it (`_sibling_tie_break`), else the one the text's other calls choose, else
-    `edits`."""
-    chosen, why = _library_tie_break(text, chunk, edits, ties + after_heads, dialect, why)
+    library's argument counts choose (among them and the weaker candidates: a closer right
+    after an operator the library calls with nothing, `(missing-arg) :type list`), else the
+    one shaped like the lines before it (`_sibling_tie_break`), else the one the text's
+    other calls choose (among them, two closers moved to one place), else `edits`."""
+    chosen, why = _library_tie_break(text, chunk, edits, ties + weak, dialect, why)
     if chosen is edits:
-        chosen, why = _sibling_tie_break(text, chunk, edits, ties + after_heads, why)
+        chosen, why = _sibling_tie_break(text, chunk, edits, ties + weak, why)
     if chosen is edits:
-        chosen, why = _usage_tie_break(text, chunk, edits, ties, dialect, why)
+        chosen, why = _usage_tie_break(text, chunk, edits, ties + pairs, dialect, why)
     return Verdict(GUESS, chosen, why, [t for t in [edits] + ties if t is not chosen][:3])
 
 
@@ -1128,8 +1133,13 @@ def _alike_lines(text, chunk, edits, others) -> list | None:
 
 def _in_unknown_definer(frames: list, dialect: str) -> bool:
     """Is the innermost open frame a top-level `def...` / `define-...` form that shapes.py
-    has no rule for (its direct children, whatever they are)?"""
-    if len(frames) != 2:
+    has no rule for (its direct children, whatever they are), or a list of lists right in
+    one (a list of slots)?"""
+    if len(frames) == 3:
+        elems = frames[2]["elems"]
+        if elems and elems[0].kind == "atom":
+            return False
+    elif len(frames) != 2:
         return False
     elems = frames[1]["elems"]
     return bool(elems) and elems[0].kind == "atom" and \
@@ -1191,7 +1201,8 @@ def _open_tail_ties(text, chunk, edits, best: Judged, dialect, closers) -> tuple
     """Repairs that move an inserted closer to an earlier place on its line after which the
     text has no closer left, and pass every test as well; and apart from them, those that
     move it right after a list's operator (no tie: see below, but the library may know a
-    function that takes nothing).
+    function that takes nothing), and those that move two to one place (no tie either: the
+    line end is likelier, but the text's other calls may say otherwise: `_two_to_one_place`).
 
     When the closers a form ends with were dropped (the mistake models make most), every
     closer after some point is missing, and one of those may have stood mid-line: `(f (g x)
@@ -1201,7 +1212,7 @@ def _open_tail_ties(text, chunk, edits, best: Judged, dialect, closers) -> tuple
     neither is a run of fewer than _TIE_RUN missing closers."""
     inserted = sorted((e["start"], len(e["text"])) for e in edits if e["start"] == e["end"])
     if sum(n for _, n in inserted) < _TIE_RUN:
-        return [], []
+        return [], [], []
 
     def missing_from(start: int) -> int:
         return sum(n for at, n in inserted if at >= start)
@@ -1218,7 +1229,40 @@ def _open_tail_ties(text, chunk, edits, best: Judged, dialect, closers) -> tuple
                 after_heads.append(trial)
             else:
                 ties.append(trial)
-    return ties, after_heads
+    pairs = [trial for trial in _two_to_one_place(text, chunk, edits, best, dialect,
+                                                  after=last_closer)
+             if any(missing_from(start) >= _TIE_RUN for start in
+                    Counter(e["start"] for e in edits) - Counter(e["start"] for e in trial))]
+    return ties, after_heads, pairs
+
+
+def _two_to_one_place(text, chunk, edits, best: Judged, dialect, after: int) -> list:
+    """Repairs that move the two innermost closers inserted at one place to one earlier
+    place on its line, after the token starting at `after`: `(run-test (sxpath '(para))
+    tree expected)` loses four to `(run-test (sxpath '(para tree expected`, two of them
+    mid-line; the other calls of run-test, which take three, say so."""
+    found = []
+    by_place: dict = {}
+    for idx, e in enumerate(edits):
+        if e["start"] == e["end"]:
+            by_place.setdefault(e["start"], []).append(idx)
+    for place, idxs in by_place.items():
+        if len(idxs) < 2:
+            continue
+        inner, outer = idxs[:2]
+        others = [e for k, e in enumerate(edits) if k not in (inner, outer)]
+        line_start = text.rfind("\n", 0, place) + 1
+        for t in chunk:
+            if line_start <= t.start and after <= t.start and t.end < place and \
+                    t.code not in "([{pd":
+                trial = sorted(others + [
+                    {"start": t.end, "end": t.end, "text": edits[inner]["text"]},
+                    {"start": t.end, "end": t.end, "text": edits[outer]["text"]}],
+                    key=lambda x: (x["start"], x["end"]))
+                if trial not in found and _fits(text, chunk, trial, best, dialect,
+                                                max_bad=best.disagreements) is not None:
+                    found.append(trial)
+    return found
 
 
 def _stray_end(chunk: list, edits: list) -> bool:

@@ -878,14 +878,20 @@ def _closer_holes(text: str, chunk: list[_Tok], wrapper: bool = False,
         holes = []
     if not holes and nl >= 0 and (last and text.endswith("\n") or text[nl + 1] == "\n"):
         two_empty = not last and text.startswith("\n", nl + 2)
+        kin = None if wrapper else _kin_close_alone(text, chunk)
+        # a closer dropped alone on a file's last line leaves an empty line before the
+        # file's final newline; `name\n` at the end of more than the form ended `name)\n`
+        room = not last or alone or text.startswith("\n", nl + 1)
         if (comment_ends_code_line and (last or two_empty or not _separates_forms(text))) or \
-                (last and (own_line_closers or wrapper)) or (two_empty and _closes_alone(text)) \
-                or (two_empty and wrapper):
+                room and (kin or (kin is None and (
+                    (last and (own_line_closers or wrapper)) or
+                    (two_empty and (_closes_alone(text) or wrapper))))):
             # the first empty line before the next form, or the text's last line; a file
             # ends with a newline, so when more than the form ends in an empty line, the
             # closer's line is the one before that newline (a lone form ends where its
-            # last line does)
-            holes.append((nl + 1 if not last else len(text) - 1
+            # last line does), unless the file's forms of its kind close right after their
+            # last line
+            holes.append((nl + 1 if not last or kin else len(text) - 1
                           if text.endswith("\n\n") and not alone else len(text), 0))
     return holes
 
@@ -940,6 +946,41 @@ def _closes_alone(text: str) -> bool:
     ends = [m.end() for m in _ALONE.finditer(text)]
     alone = len(ends) - (bool(ends) and not _AFTER_CODE.search(text, ends[-1]))
     return alone > 0 and alone >= len(_TWO_EMPTY.findall(text))
+
+
+_TOP_FORM = re.compile(r"^[(\[{]([^\s()\[\]{}\"';]*)", re.M)
+
+
+@lru_cache(maxsize=8)
+def _top_form_ends(text: str) -> list[tuple[int, str, bool | None]]:
+    """(start, head, closes alone) of each form of more than one line that starts a line in
+    column 0 with a symbol: is its last code line (comments and blank lines after it aside)
+    only closers in column 0 (True) or code (False)? None for a closer indented alone."""
+    starts = [(m.start(), m.group(1)) for m in _TOP_FORM.finditer(text)]
+    out = []
+    for (start, head), (limit, _) in zip(starts, starts[1:] + [(len(text), "")]):
+        lines = [code for code in (line.split(";", 1)[0].rstrip()
+                                   for line in text[start:limit].split("\n")) if code.strip()]
+        if head and len(lines) > 1:
+            last = lines[-1]
+            out.append((start, head, False if last.strip(" \t)]}") else
+                        True if last[0] in ")]}" else None))
+    return out
+
+
+def _kin_close_alone(text: str, chunk: list[_Tok]) -> bool | None:
+    """Do the file's other forms with the form's head (`define`, `run-test`) close alone in
+    column 0 (True) or on their last line (False), at least four in five of them that do
+    either? None with fewer than two such or no such majority. Guile's SXML tests close each `(let` alone and each
+    `(define` on its last line, in one file: a file's habit is its kind of form's."""
+    if chunk[0].col != 0 or len(chunk) < 2:
+        return None
+    head = text[chunk[1].start:chunk[1].end]
+    kin = [alone for start, h, alone in _top_form_ends(text)
+           if h == head and start != chunk[0].start]
+    alone, inline = kin.count(True), kin.count(False)
+    return True if alone >= 2 and alone >= 4 * inline else \
+        False if inline >= 2 and inline >= 4 * alone else None
 
 
 def _final_positions(text: str, chunk: list[_Tok], stack: list, holes) -> list[int]:
