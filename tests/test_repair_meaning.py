@@ -935,3 +935,26 @@ def test_a_files_last_form_closes_on_its_last_line_when_no_empty_line_follows():
     damaged = text.replace(form, _drop(form, 3))
     assert damaged.endswith("  name\n")
     assert repair(damaged, "cl").text == text
+
+
+def test_a_comment_ending_the_last_line_keeps_the_closers_of_a_kind_closed_on_it():
+    # uiop.lisp: its eval-whens close on their last line; one ending with a comment, then an
+    # empty line, in a file that starts forms right after each other, closed before it
+    text = ("(eval-when (:execute)\n  (defun a () 1))\n(eval-when (:execute)\n"
+            "  (defun b () 2))\n(eval-when (:execute)\n  (defmacro loop* (&rest rest)\n"
+            "    `(loop ,@rest))) ;; sigh\n\n;;;; next\n(defun c () 3)\n")
+    form = text[text.index("(eval-when (:execute)\n  (defmacro"):text.index(" ;; sigh")]
+    damaged = text.replace(form, _drop(form, 3))
+    assert repair(damaged, "cl").text == text
+
+
+def test_closers_moved_together_are_a_rival_of_the_shapes_one_move():
+    # one move after the first `ints` mends `<`, but three after the second keep every shape
+    # too (clojure's core): no rival breaks a shape, so the shapes decide nothing
+    form = ("(defn table? [ints]\n"
+            "  (< (- (apply max (seq ints)) (apply min (seq ints))) max-switch-table-size))")
+    damaged = _drop(form, 4)
+    fixed = repair(damaged, "clojure")
+    assert fixed.level == "guess"
+    assert "closers moved together" in fixed.why
+    assert any(evidence.apply_edits(damaged, r) == form for r in fixed.rivals)

@@ -901,6 +901,18 @@ def weigh(text: str, chunk: list, edits: list, dialect: str) -> Verdict:
             if _alike_lines(text, chunk, better, [edits]) is not None:
                 return Verdict(GUESS, better, f"form shape: {problems[0]}; the indentation's "
                                "placement is written like the lines before it", [edits])
+            heads = _heads(text, chunk, openers="([{")
+            together = [t for n in (2, 3) for t in
+                        _to_one_place(text, chunk, edits, best, dialect, n=n)
+                        if t != better and not any(e["start"] in heads for e in t)]
+            if together:
+                # nor when closers moved together keep every shape too: `(< (- (apply max
+                # (seq ints)) (apply min (seq ints max-switch-table-size` lost three after
+                # `ints`, where one move gives `(- (apply max (seq ints)))` (not right after
+                # an operator: `(into (sorted-map)) m` is no rival of `(sorted-map) m`)
+                return Verdict(GUESS, better, f"form shape: {problems[0]}; closers moved "
+                               "together to one place keep every shape too",
+                               [edits] + together[:2])
             return Verdict(LIKELY, better, f"the shapes decide: the indentation's placement "
                            f"breaks one ({problems[0]}), and so does every other place on the "
                            "line but this one", [edits])
@@ -1202,7 +1214,7 @@ def _open_tail_ties(text, chunk, edits, best: Judged, dialect, closers) -> tuple
     text has no closer left, and pass every test as well; and apart from them, those that
     move it right after a list's operator (no tie: see below, but the library may know a
     function that takes nothing), and those that move two to one place (no tie either: the
-    line end is likelier, but the text's other calls may say otherwise: `_two_to_one_place`).
+    line end is likelier, but the text's other calls may say otherwise: `_to_one_place`).
 
     When the closers a form ends with were dropped (the mistake models make most), every
     closer after some point is missing, and one of those may have stood mid-line: `(f (g x)
@@ -1229,36 +1241,35 @@ def _open_tail_ties(text, chunk, edits, best: Judged, dialect, closers) -> tuple
                 after_heads.append(trial)
             else:
                 ties.append(trial)
-    pairs = [trial for trial in _two_to_one_place(text, chunk, edits, best, dialect,
-                                                  after=last_closer)
+    pairs = [trial for trial in _to_one_place(text, chunk, edits, best, dialect,
+                                              after=last_closer)
              if any(missing_from(start) >= _TIE_RUN for start in
                     Counter(e["start"] for e in edits) - Counter(e["start"] for e in trial))]
     return ties, after_heads, pairs
 
 
-def _two_to_one_place(text, chunk, edits, best: Judged, dialect, after: int) -> list:
-    """Repairs that move the two innermost closers inserted at one place to one earlier
-    place on its line, after the token starting at `after`: `(run-test (sxpath '(para))
-    tree expected)` loses four to `(run-test (sxpath '(para tree expected`, two of them
-    mid-line; the other calls of run-test, which take three, say so."""
+def _to_one_place(text, chunk, edits, best: Judged, dialect, after: int = -1,
+                  n: int = 2) -> list:
+    """Repairs that move the n innermost closers inserted at one place to one earlier place
+    on its line, after the token starting at `after`: `(run-test (sxpath '(para)) tree
+    expected)` loses four to `(run-test (sxpath '(para tree expected`, two of them mid-line;
+    the other calls of run-test, which take three, say so."""
     found = []
     by_place: dict = {}
     for idx, e in enumerate(edits):
         if e["start"] == e["end"]:
             by_place.setdefault(e["start"], []).append(idx)
     for place, idxs in by_place.items():
-        if len(idxs) < 2:
+        if len(idxs) < n:
             continue
-        inner, outer = idxs[:2]
-        others = [e for k, e in enumerate(edits) if k not in (inner, outer)]
+        others = [e for k, e in enumerate(edits) if k not in idxs[:n]]
         line_start = text.rfind("\n", 0, place) + 1
         for t in chunk:
             if line_start <= t.start and after <= t.start and t.end < place and \
                     t.code not in "([{pd":
-                trial = sorted(others + [
-                    {"start": t.end, "end": t.end, "text": edits[inner]["text"]},
-                    {"start": t.end, "end": t.end, "text": edits[outer]["text"]}],
-                    key=lambda x: (x["start"], x["end"]))
+                trial = sorted(others + [{"start": t.end, "end": t.end,
+                                          "text": edits[k]["text"]} for k in idxs[:n]],
+                               key=lambda x: (x["start"], x["end"]))
                 if trial not in found and _fits(text, chunk, trial, best, dialect,
                                                 max_bad=best.disagreements) is not None:
                     found.append(trial)

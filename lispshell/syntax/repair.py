@@ -857,7 +857,10 @@ def _closer_holes(text: str, chunk: list[_Tok], wrapper: bool = False,
     of its own), or when there are two of them; or when the file has no other blank line
     with blanks on it (then only a guess, `_hole_by_style`); the empty line only after such a comment when two empty lines
     follow or the file puts none between forms (`_separates_forms`), or when two empty
-    lines follow in a file that closes forms alone in column 0 (`_closes_alone`).
+    lines follow in a file that closes forms alone in column 0 (`_closes_alone`). Before all
+    these, the file's other forms of the same kind (`_kin_close_alone`) decide, either way.
+    At the end of a text of more than the form, only an empty line left before its final
+    newline is a closer's line.
     """
     end = chunk[-1].end
     limit = evidence.chunk_end(text, chunk)
@@ -882,10 +885,11 @@ def _closer_holes(text: str, chunk: list[_Tok], wrapper: bool = False,
         # a closer dropped alone on a file's last line leaves an empty line before the
         # file's final newline; `name\n` at the end of more than the form ended `name)\n`
         room = not last or alone or text.startswith("\n", nl + 1)
-        if (comment_ends_code_line and (last or two_empty or not _separates_forms(text))) or \
-                room and (kin or (kin is None and (
-                    (last and (own_line_closers or wrapper)) or
-                    (two_empty and (_closes_alone(text) or wrapper))))):
+        after_comment = comment_ends_code_line and \
+            (last or two_empty or not _separates_forms(text))
+        by_style = (last and (own_line_closers or wrapper)) or \
+            (two_empty and (_closes_alone(text) or wrapper))
+        if (kin and room) or (kin is None and (after_comment or (room and by_style))):
             # the first empty line before the next form, or the text's last line; a file
             # ends with a newline, so when more than the form ends in an empty line, the
             # closer's line is the one before that newline (a lone form ends where its
