@@ -958,3 +958,24 @@ def test_closers_moved_together_are_a_rival_of_the_shapes_one_move():
     assert fixed.level == "guess"
     assert "closers moved together" in fixed.why
     assert any(evidence.apply_edits(damaged, r) == form for r in fixed.rivals)
+
+
+def test_a_wrapper_ending_a_file_with_no_final_newline_still_closes_alone():
+    # clojure.jar's sources end in `(comment` blocks whose body sits at column 0, one of
+    # them with no newline after its `)`
+    text = "(ns demo)\n\n(defn sq [x]\n  (* x x))\n\n(comment\n(time (reduce + 0 (map sq v)))\n)"
+    damaged = _drop(text[text.index("(comment"):], 4)
+    damaged = text[:text.index("(comment")] + damaged
+    assert damaged.endswith("(map sq v\n")
+    assert repair(damaged, "clojure").text == text
+
+
+def test_the_text_s_other_calls_agree_only_where_every_candidate_calls():
+    # SBCL's seq.lisp: moving two closers after `predicate` takes `(apply-key key
+    # this-element)` out of the template, where it would count as one more call agreeing
+    # with the file's other two-argument apply-keys; that is no agreement
+    text = ("(defun f (key x) (apply-key key x))\n(defun g (key x) (apply-key key x))\n"
+            "(defun h (key x) (apply-key key x))\n\n(defmacro if-mumble-remove ()\n"
+            "  `(mumble-remove (funcall predicate (apply-key key this-element))))\n")
+    form = text[text.index("(defmacro if-mumble"):-1]
+    assert repair(text.replace(form, _drop(form, 4)), "cl").text == text

@@ -1022,16 +1022,23 @@ def _usage_tie_break(text, chunk, edits, ties, dialect, why):
     start, end = chunk[0].start, chunk_end(text, chunk)
     damaged = text_calls(text[start:end], dialect).uses       # the lists it closes already
 
+    def calls(trial) -> Calls:
+        return text_calls(apply_edits(text[start:end], [
+            {**e, "start": e["start"] - start, "end": e["end"] - start} for e in trial]),
+            dialect)
+
+    # only names the indentation's placement calls too: a closer that moves a call out of
+    # a template (`(f x)) (apply-key key elt)` after a backquote) makes it count, not agree
+    base = calls(edits).uses
+
     def agreement(trial) -> int:
-        piece = apply_edits(text[start:end], [{**e, "start": e["start"] - start,
-                                               "end": e["end"] - start} for e in trial])
         score = 0
-        mine = text_calls(piece, dialect)
+        mine = calls(trial)
         for name, counts in mine.uses.items():
             known = seen.uses.get(name)
             # one count for every other call, or they say nothing
             if not known or len(known) > 1 or not seen.weakly_countable(name) or \
-                    name in mine.keyed:
+                    name in mine.keyed or name not in base:
                 continue
             for n, k in (counts - damaged.get(name, Counter())).items():
                 score += k if n in known else -k

@@ -884,7 +884,8 @@ def _closer_holes(text: str, chunk: list[_Tok], wrapper: bool = False,
         kin = None if wrapper else _kin_close_alone(text, chunk)
         # a closer dropped alone on a file's last line leaves an empty line before the
         # file's final newline; `name\n` at the end of more than the form ended `name)\n`
-        room = not last or alone or text.startswith("\n", nl + 1)
+        # (a wrapper whose body sits at column 0 closes alone, final newline or not)
+        room = not last or alone or wrapper or text.startswith("\n", nl + 1)
         after_comment = comment_ends_code_line and \
             (last or two_empty or not _separates_forms(text))
         by_style = (last and (own_line_closers or wrapper)) or \
