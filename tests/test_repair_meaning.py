@@ -21,9 +21,15 @@ def _shape_problems(form: str, dialect: str) -> list:
     return evidence.shape_problems(form, vt, dialect, set(range(len(vt))))
 
 
-def _in_file(head: str, form: str, tail: str, dialect: str):
-    """The repair of a file whose form between `head` and `tail` lost its last 3 closers."""
-    return repair(head + _drop(form, 3) + tail, dialect)
+def _in_file(head: str, form: str, tail: str, dialect: str, k: int = 3):
+    """The repair of a file whose form between `head` and `tail` lost its last k closers."""
+    return repair(head + _drop(form, k) + tail, dialect)
+
+
+def _around(text: str, form: str) -> tuple[str, str, str]:
+    """(head, form, tail) of a text that holds the form."""
+    start = text.index(form)
+    return text[:start], form, text[start + len(form):]
 
 
 @pytest.mark.parametrize("dialect,form,k", [
@@ -874,10 +880,8 @@ def test_a_slot_in_a_definer_nothing_knows_is_no_call_of_the_files_function():
             "  ((filename :initform nil :initarg :filename)\n"
             "   (original :initform nil :initarg :original)\n"
             "   (delete-original :initform nil :initarg :delete-original)))")
-    after = "\n\n(defun delete-original (filename original)\n  (list filename original))\n"
-    damaged = _drop(form, 3) + after
-    fixed = repair(damaged, "cl")
-    assert fixed.text == form + after
+    text = form + "\n\n(defun delete-original (filename original)\n  (list filename original))\n"
+    assert _in_file(*_around(text, form), "cl").text == text
 
 
 _SXML_TESTS = """\
@@ -906,9 +910,7 @@ _SXML_TESTS = """\
 ])
 def test_a_file_closes_each_kind_of_form_as_its_others(form, sep, gap):
     text = _SXML_TESTS.format(form=form, sep=sep, gap=gap)
-    start = text.index(form)
-    damaged = text[:start] + _drop(form, 3) + text[start + len(form):]
-    assert repair(damaged, "scheme").text == text
+    assert _in_file(*_around(text, form), "scheme").text == text
 
 
 def test_two_closers_dropped_at_one_place_mid_line_tie_with_the_line_end():
@@ -931,10 +933,7 @@ def test_a_files_last_form_closes_on_its_last_line_when_no_empty_line_follows():
     text = ("(defun a ()\n  (f 1))\n\n(defun note (name doc)\n  (when doc\n"
             "    (setf (documentation name 'type) doc)\n    )\n"
             "  (note-type-defined (list name doc))\n  name)\n")
-    form = text[text.index("(defun note"):-1]
-    damaged = text.replace(form, _drop(form, 3))
-    assert damaged.endswith("  name\n")
-    assert repair(damaged, "cl").text == text
+    assert _in_file(*_around(text, text[text.index("(defun note"):-1]), "cl").text == text
 
 
 def test_a_comment_ending_the_last_line_keeps_the_closers_of_a_kind_closed_on_it():
@@ -944,8 +943,7 @@ def test_a_comment_ending_the_last_line_keeps_the_closers_of_a_kind_closed_on_it
             "  (defun b () 2))\n(eval-when (:execute)\n  (defmacro loop* (&rest rest)\n"
             "    `(loop ,@rest))) ;; sigh\n\n;;;; next\n(defun c () 3)\n")
     form = text[text.index("(eval-when (:execute)\n  (defmacro"):text.index(" ;; sigh")]
-    damaged = text.replace(form, _drop(form, 3))
-    assert repair(damaged, "cl").text == text
+    assert _in_file(*_around(text, form), "cl").text == text
 
 
 def test_closers_moved_together_are_a_rival_of_the_shapes_one_move():
@@ -964,10 +962,8 @@ def test_a_wrapper_ending_a_file_with_no_final_newline_still_closes_alone():
     # clojure.jar's sources end in `(comment` blocks whose body sits at column 0, one of
     # them with no newline after its `)`
     text = "(ns demo)\n\n(defn sq [x]\n  (* x x))\n\n(comment\n(time (reduce + 0 (map sq v)))\n)"
-    damaged = _drop(text[text.index("(comment"):], 4)
-    damaged = text[:text.index("(comment")] + damaged
-    assert damaged.endswith("(map sq v\n")
-    assert repair(damaged, "clojure").text == text
+    form = text[text.index("(comment"):]
+    assert _in_file(*_around(text, form), "clojure", k=4).text == text
 
 
 def test_the_text_s_other_calls_agree_only_where_every_candidate_calls():
@@ -978,4 +974,4 @@ def test_the_text_s_other_calls_agree_only_where_every_candidate_calls():
             "(defun h (key x) (apply-key key x))\n\n(defmacro if-mumble-remove ()\n"
             "  `(mumble-remove (funcall predicate (apply-key key this-element))))\n")
     form = text[text.index("(defmacro if-mumble"):-1]
-    assert repair(text.replace(form, _drop(form, 4)), "cl").text == text
+    assert _in_file(*_around(text, form), "cl", k=4).text == text

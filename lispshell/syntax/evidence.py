@@ -1255,6 +1255,15 @@ def _open_tail_ties(text, chunk, edits, best: Judged, dialect, closers) -> tuple
     return ties, after_heads, pairs
 
 
+def _inserted_by_place(edits: list) -> dict:
+    """{offset: indexes in `edits` of the closers inserted there}, innermost first."""
+    by_place: dict = {}
+    for idx, e in enumerate(edits):
+        if e["start"] == e["end"]:
+            by_place.setdefault(e["start"], []).append(idx)
+    return by_place
+
+
 def _to_one_place(text, chunk, edits, best: Judged, dialect, after: int = -1,
                   n: int = 2) -> list:
     """Repairs that move the n innermost closers inserted at one place to one earlier place
@@ -1262,11 +1271,7 @@ def _to_one_place(text, chunk, edits, best: Judged, dialect, after: int = -1,
     expected)` loses four to `(run-test (sxpath '(para tree expected`, two of them mid-line;
     the other calls of run-test, which take three, say so."""
     found = []
-    by_place: dict = {}
-    for idx, e in enumerate(edits):
-        if e["start"] == e["end"]:
-            by_place.setdefault(e["start"], []).append(idx)
-    for place, idxs in by_place.items():
+    for place, idxs in _inserted_by_place(edits).items():
         if len(idxs) < n:
             continue
         others = [e for k, e in enumerate(edits) if k not in idxs[:n]]
@@ -1543,11 +1548,7 @@ def _same_line_pair_moves(text, chunk, edits, best: Judged, dialect) -> list:
     type *numbers*` is `(lambda (x) (typep x type)) *numbers*`, two closers mid-line. Never
     more than a guess (two closers placed where the indentation says nothing)."""
     found = []
-    by_place: dict = {}
-    for idx, e in enumerate(edits):
-        if e["start"] == e["end"]:
-            by_place.setdefault(e["start"], []).append(idx)
-    for place, idxs in by_place.items():
+    for place, idxs in _inserted_by_place(edits).items():
         if len(idxs) < 2:
             continue
         line_start = text.rfind("\n", 0, place) + 1
