@@ -450,12 +450,14 @@ class Calls(NamedTuple):
     """What a text's calls and definitions say: {name: Counter of argument counts} of its
     calls whose lists it closes, {name: arity} of the functions it defines, and the names
     whose calls say nothing of another call's count (a named let's loop, a GOOPS generic),
-    and those called with keyword arguments."""
+    those called with keyword arguments, and those heading a list under a quote or in a
+    template (no call counted)."""
     uses: dict
     defined: dict
     varied: frozenset
     keyed: frozenset
     dialect: str
+    quoted: frozenset = frozenset()
 
     def countable(self, name: str) -> bool:
         """May one call of `name` say how many arguments another takes? Not for a variadic
@@ -486,6 +488,7 @@ def text_calls(text: str, dialect: str) -> Calls:
     # env)` and the slot accessor's `(object-info env)`)
     generics: set[str | None] = set()
     keyed: set[str] = set()        # called with keyword arguments: optional ones, any number
+    quoted_heads: set[str] = set()
     # each open list: [head or None, element count, quoted, elems, opener, skip next datum,
     # a `^hint`'s datum, its role (shapes.child_role)]
     stack: list[list] = []
@@ -541,6 +544,8 @@ def text_calls(text: str, dialect: str) -> Calls:
                     local.add(elems[1][1])     # a named let's loop: a name used many ways
             if head and not quoted and opener == "(" and not stack:
                 define(frame)                  # top level only: no local ones
+            if head and quoted:
+                quoted_heads.add(head)
             if frame[6]:
                 stack[-1][5] = False           # the datum a `^` hint was about: not counted
             elif stack and stack[-1][3] is not None and len(stack[-1][3]) < _KEPT:
@@ -575,7 +580,8 @@ def text_calls(text: str, dialect: str) -> Calls:
                 top[3].append(("atom", tok))
     if stack:
         define(stack[0], complete=False)
-    return Calls(uses, defined, frozenset(local | generics), frozenset(keyed), dialect)
+    return Calls(uses, defined, frozenset(local | generics), frozenset(keyed), dialect,
+                 frozenset(quoted_heads))
 
 
 _GOOPS_DEFINERS = ("define-method", "define-generic", "define-accessor")
@@ -602,14 +608,16 @@ _STATIC_CALL = re.compile(r"(?:[\w$]+\.)*[A-Z][\w$]*/.")     # Class/method, pkg
 
 def _uncounted(name: str, dialect: str) -> bool:
     """Names whose calls say nothing of another call's count: a CL keyword heading a list
-    (macro syntax, `(:generator 3 ...)`, never a function), a `define-` or `with-` macro (a
+    (macro syntax, `(:generator 3 ...)`, never a function), a Clojure keyword (it looks
+    itself up in a map, with a default or without: `(:error m)`, `(:error m 0)`), a
+    `define-` or `with-` macro (a
     body of any length follows; Guile's `define!` is a function). Java overloads methods
     and constructors by argument count, but a text that calls one three times alike calls
     it that way (clojure.core's `(IllegalArgumentException. msg)`): those still count, but
     for a class's static methods, which a text calls whichever way it needs
     (`(clojure.lang.Symbol/intern name)` three times, `(clojure.lang.Symbol/intern ns name)`
     once)."""
-    if dialect == CL and name.startswith(":"):
+    if dialect in (CL, CLOJURE) and name.startswith(":"):
         return True
     if dialect == CLOJURE and _STATIC_CALL.match(name):
         return True
@@ -1027,9 +1035,11 @@ def _usage_tie_break(text, chunk, edits, ties, dialect, why):
             {**e, "start": e["start"] - start, "end": e["end"] - start} for e in trial]),
             dialect)
 
-    # only names the indentation's placement calls too: a closer that moves a call out of
-    # a template (`(f x)) (apply-key key elt)` after a backquote) makes it count, not agree
-    base = calls(edits).uses
+    # not names the indentation's placement has only under a quote or in a template: a
+    # closer that moves a call out of one (`(f x)) (apply-key key elt)` after a backquote)
+    # makes it count, not agree
+    base = calls(edits)
+    unseen = base.quoted - set(base.uses)
 
     def agreement(trial) -> int:
         score = 0
@@ -1038,7 +1048,7 @@ def _usage_tie_break(text, chunk, edits, ties, dialect, why):
             known = seen.uses.get(name)
             # one count for every other call, or they say nothing
             if not known or len(known) > 1 or not seen.weakly_countable(name) or \
-                    name in mine.keyed or name not in base:
+                    name in mine.keyed or name in unseen:
                 continue
             for n, k in (counts - damaged.get(name, Counter())).items():
                 score += k if n in known else -k
