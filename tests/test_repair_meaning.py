@@ -992,3 +992,15 @@ def test_a_repetition_left_in_a_call_hides_no_agreement():
     head = ("(define (a) (@implv x))\n(define (b) (@implv y))\n(define (c) (@implv z))\n\n")
     form = "(define-syntax-rule (@impl sym arg ...)\n  (-> (call (@implv sym) arg ...)))"
     assert _in_file(head, form, "\n", "scheme", k=4).text == head + form + "\n"
+
+
+@pytest.mark.parametrize("form", [
+    "(defn macroexpand-all\n  [form]\n  (prewalk (fn [x] (if (seq? x) (macroexpand x) x)) form))",
+    "(defn prewalk-replace\n  [smap form]\n  (postwalk (fn [x] (if (contains? smap x) (smap x) x))"
+    " form))",
+])
+def test_the_library_chooses_closers_moved_together_over_the_shapes_one_move(form):
+    # one closer after the last `x` mends the `if` but gives clojure.walk's two-argument
+    # prewalk (postwalk) one; two there keep both
+    fixed = repair(_drop(form, 4), "clojure")
+    assert (fixed.text, fixed.level) == (form, "guess")

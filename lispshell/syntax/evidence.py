@@ -924,6 +924,16 @@ def weigh(text: str, chunk: list, edits: list, dialect: str) -> Verdict:
             return Verdict(LIKELY, better, f"the shapes decide: the indentation's placement "
                            f"breaks one ({problems[0]}), and so does every other place on the "
                            "line but this one", [edits])
+        if better is not edits and _library_broken(text, chunk, better, dialect):
+            # the one move breaks the library's counts: closers moved together may keep
+            # them (`(prewalk (fn [x] (if (seq? x) (macroexpand x) x)) form)`, two after the
+            # last `x`, where one gives clojure.walk's two-argument prewalk one)
+            for n in (2, 3):
+                for trial in _to_one_place(text, chunk, edits, best, dialect, n=n):
+                    if not _library_broken(text, chunk, trial, dialect):
+                        return Verdict(GUESS, trial, f"form shape: {problems[0]}; the "
+                                       "library's argument counts choose closers moved "
+                                       "together", [better] + rivals[:2])
         return Verdict(GUESS, better, f"form shape: {problems[0]}", rivals)
     if not all(in_trail(text, chunk, e) for e in edits):
         return Verdict(GUESS, edits, "a closer in the middle of a line: indentation cannot "
