@@ -977,15 +977,6 @@ def test_the_text_s_other_calls_agree_only_where_every_candidate_calls():
     assert _in_file(*_around(text, form), "cl", k=4).text == text
 
 
-def test_a_clojure_keyword_looks_itself_up_with_a_default_or_without():
-    # clojure.test: `(:error summary)` elsewhere says nothing of `(:error summary 0)`
-    head = ("(defn a [summary] (:error summary))\n(defn b [summary] (:error summary))\n"
-            "(defn c [summary] (:error summary))\n\n")
-    form = ("(defn successful?\n  [summary]\n  (and (zero? (:fail summary 0))\n"
-            "       (zero? (:error summary 0))))")
-    assert _in_file(head, form, "\n", "clojure", k=4).text == head + form + "\n"
-
-
 def test_a_repetition_left_in_a_call_hides_no_agreement():
     # Guile's ecmascript compiler: at the line end `(@implv sym arg ...)` is uncountable (the
     # `...`), which is no template; the other calls of @implv, with one, still choose

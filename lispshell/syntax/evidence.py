@@ -608,16 +608,14 @@ _STATIC_CALL = re.compile(r"(?:[\w$]+\.)*[A-Z][\w$]*/.")     # Class/method, pkg
 
 def _uncounted(name: str, dialect: str) -> bool:
     """Names whose calls say nothing of another call's count: a CL keyword heading a list
-    (macro syntax, `(:generator 3 ...)`, never a function), a Clojure keyword (it looks
-    itself up in a map, with a default or without: `(:error m)`, `(:error m 0)`), a
-    `define-` or `with-` macro (a
+    (macro syntax, `(:generator 3 ...)`, never a function), a `define-` or `with-` macro (a
     body of any length follows; Guile's `define!` is a function). Java overloads methods
     and constructors by argument count, but a text that calls one three times alike calls
     it that way (clojure.core's `(IllegalArgumentException. msg)`): those still count, but
     for a class's static methods, which a text calls whichever way it needs
     (`(clojure.lang.Symbol/intern name)` three times, `(clojure.lang.Symbol/intern ns name)`
     once)."""
-    if dialect in (CL, CLOJURE) and name.startswith(":"):
+    if dialect == CL and name.startswith(":"):
         return True
     if dialect == CLOJURE and _STATIC_CALL.match(name):
         return True
