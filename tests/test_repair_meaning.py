@@ -946,18 +946,6 @@ def test_a_comment_ending_the_last_line_keeps_the_closers_of_a_kind_closed_on_it
     assert _in_file(*_around(text, form), "cl").text == text
 
 
-def test_closers_moved_together_are_a_rival_of_the_shapes_one_move():
-    # one move after the first `ints` mends `<`, but three after the second keep every shape
-    # too (clojure's core): no rival breaks a shape, so the shapes decide nothing
-    form = ("(defn table? [ints]\n"
-            "  (< (- (apply max (seq ints)) (apply min (seq ints))) max-switch-table-size))")
-    damaged = _drop(form, 4)
-    fixed = repair(damaged, "clojure")
-    assert fixed.level == "guess"
-    assert "closers moved together" in fixed.why
-    assert any(evidence.apply_edits(damaged, r) == form for r in fixed.rivals)
-
-
 def test_a_wrapper_ending_a_file_with_no_final_newline_still_closes_alone():
     # clojure.jar's sources end in `(comment` blocks whose body sits at column 0, one of
     # them with no newline after its `)`

@@ -907,18 +907,6 @@ def weigh(text: str, chunk: list, edits: list, dialect: str) -> Verdict:
             if _alike_lines(text, chunk, better, [edits]) is not None:
                 return Verdict(GUESS, better, f"form shape: {problems[0]}; the indentation's "
                                "placement is written like the lines before it", [edits])
-            heads = _heads(text, chunk, openers="([{")
-            together = [t for n in (2, 3) for t in
-                        _to_one_place(text, chunk, edits, best, dialect, n=n)
-                        if t != better and not any(e["start"] in heads for e in t)]
-            if together:
-                # nor when closers moved together keep every shape too: `(< (- (apply max
-                # (seq ints)) (apply min (seq ints max-switch-table-size` lost three after
-                # `ints`, where one move gives `(- (apply max (seq ints)))` (not right after
-                # an operator: `(into (sorted-map)) m` is no rival of `(sorted-map) m`)
-                return Verdict(GUESS, better, f"form shape: {problems[0]}; closers moved "
-                               "together to one place keep every shape too",
-                               [edits] + together[:2])
             return Verdict(LIKELY, better, f"the shapes decide: the indentation's placement "
                            f"breaks one ({problems[0]}), and so does every other place on the "
                            "line but this one", [edits])
