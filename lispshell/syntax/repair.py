@@ -855,12 +855,12 @@ def _closer_holes(text: str, chunk: list[_Tok], wrapper: bool = False,
     own, spaces left on it or not: there blank lines count only in a form that has other
     lines starting with a closer, after a comment (ending the last code line or on lines
     of its own), or when there are two of them; or when the file has no other blank line
-    with blanks on it (then only a guess, `_hole_by_style`); the empty line only after such a comment when two empty lines
-    follow or the file puts none between forms (`_separates_forms`), or when two empty
-    lines follow in a file that closes forms alone in column 0 (`_closes_alone`). Before all
-    these, the file's other forms of the same kind (`_kin_close_alone`) decide, either way.
-    At the end of a text of more than the form, only an empty line left before its final
-    newline is a closer's line.
+    with blanks on it (then only a guess, `_hole_by_style`); the empty line only after such
+    a comment when two empty lines follow or the file puts none between forms
+    (`_separates_forms`), or when two empty lines follow in a file that closes forms alone
+    in column 0 (`_closes_alone`). Before all these, the file's other forms of the same kind
+    (`_kin_close_alone`) decide, either way. At the end of a text of more than the form, only
+    an empty line left before its final newline is a closer's line (a wrapper's aside).
     """
     end = chunk[-1].end
     limit = evidence.chunk_end(text, chunk)
@@ -976,8 +976,9 @@ def _top_form_ends(text: str) -> list[tuple[int, str, bool | None]]:
 def _kin_close_alone(text: str, chunk: list[_Tok]) -> bool | None:
     """Do the file's other forms with the form's head (`define`, `run-test`) close alone in
     column 0 (True) or on their last line (False), at least four in five of them that do
-    either? None with fewer than two such or no such majority. Guile's SXML tests close each `(let` alone and each
-    `(define` on its last line, in one file: a file's habit is its kind of form's."""
+    either? None with fewer than two such or no such majority. Guile's SXML tests close
+    each `(let` alone and each `(define` on its last line, in one file: a file's habit is
+    its kind of form's."""
     if chunk[0].col != 0 or len(chunk) < 2:
         return None
     head = text[chunk[1].start:chunk[1].end]
