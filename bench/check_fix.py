@@ -74,7 +74,11 @@ def main() -> int:
     ap.add_argument("--sizes", type=int, nargs="+", default=[250, 1000, 4000])
     ap.add_argument("--seed", type=int, default=1)
     args = ap.parse_args()
-    tmp = Path(tempfile.mkdtemp(prefix="lispshell-check-fix-"))
+    with tempfile.TemporaryDirectory(prefix="lispshell-check-fix-") as tmp:
+        return run(args, Path(tmp))
+
+
+def run(args, tmp: Path) -> int:
     cases = damaged(max(args.sizes), args.seed)
     empty = tmp / "empty"
     empty.mkdir()
