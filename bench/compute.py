@@ -30,8 +30,10 @@ measure before and after in the same run.
 from __future__ import annotations
 
 import argparse
+import atexit
 import os
 import re
+import shutil
 import subprocess
 import sys
 import tempfile
@@ -170,6 +172,7 @@ def main() -> int:
                     help="the checkout to run lispshell from (default: this one)")
     args = ap.parse_args()
     tmp = Path(tempfile.mkdtemp(prefix="lispshell-compute-"))
+    atexit.register(shutil.rmtree, tmp, ignore_errors=True)
     env = {k: v for k, v in os.environ.items() if not k.startswith("ANTHROPIC_")}
     env.update(LISPSHELL_STATE_DIR=str(tmp / "state"), LISPSHELL_CONFIG_DIR=str(tmp / "config"),
                ANTHROPIC_CONFIG_DIR=str(tmp / "anthropic"), LC_ALL="C.UTF-8",

@@ -27,12 +27,14 @@ the run prints how fast ours is against it: the before/after of a change, measur
 from __future__ import annotations
 
 import argparse
+import atexit
 import gc
 import glob
 import importlib
 import io
 import os
 import re
+import shutil
 import subprocess
 import sys
 import tarfile
@@ -186,6 +188,7 @@ def validate_at(rev: str):
     tar = subprocess.run(["git", "-C", root, "archive", rev, "lispshell/syntax"],
                          capture_output=True, check=True).stdout
     where = tempfile.mkdtemp(prefix="lexer_speed_")
+    atexit.register(shutil.rmtree, where, ignore_errors=True)
     with tarfile.open(fileobj=io.BytesIO(tar)) as t:
         t.extractall(where, filter="data")
     package = os.path.join(where, "lispshell_at_rev")

@@ -30,7 +30,9 @@ than any cold one.
 from __future__ import annotations
 
 import argparse
+import atexit
 import os
+import shutil
 import statistics
 import subprocess
 import sys
@@ -41,11 +43,11 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
+import lispshell.tools.structure  # noqa: E402,F401  (registers the tools)
 from lispshell.files import digest  # noqa: E402
 from lispshell.syntax import cst, reading  # noqa: E402
 from lispshell.syntax.lexer import tokenize  # noqa: E402
 from lispshell.tools.registry import ToolContext, call_tool  # noqa: E402
-import lispshell.tools.structure  # noqa: E402,F401  (registers the tools)
 
 FORM = {"form_type": "defn", "form_name": "into"}
 # The edit an agent made just before (another form), for the "after a write" column.
@@ -88,6 +90,7 @@ def main() -> int:
     args = ap.parse_args()
     text = args.file.read_text() if args.file else core_clj()
     folder = Path(tempfile.mkdtemp(prefix="lispshell-structure-"))
+    atexit.register(shutil.rmtree, folder, ignore_errors=True)
     path = folder / "core.clj"
     path.write_text(text)
     ctx = ToolContext(root=folder, dialect="clojure")
