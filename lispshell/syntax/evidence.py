@@ -450,8 +450,8 @@ class Calls(NamedTuple):
     """What a text's calls and definitions say: {name: Counter of argument counts} of its
     calls whose lists it closes, {name: arity} of the functions it defines, and the names
     whose calls say nothing of another call's count (a named let's loop, a GOOPS generic),
-    those called with keyword arguments, and those heading a list under a quote or in a
-    template (no call counted)."""
+    those called with keyword arguments, and those heading a list read as data (under a
+    quote, in a template, a binding: no call counted)."""
     uses: dict
     defined: dict
     varied: frozenset
@@ -939,7 +939,7 @@ def weigh(text: str, chunk: list, edits: list, dialect: str) -> Verdict:
         # line)
         why = "the result disagrees with the indentation"
         ties, after_heads, pairs = _open_tail_ties(text, chunk, edits, best, dialect, closers)
-        return _break_tie(text, chunk, edits, ties, after_heads + pairs, pairs, dialect, why) \
+        return _break_tie(text, chunk, edits, ties, after_heads, pairs, dialect, why) \
             if ties else Verdict(GUESS, edits, why)
     rivals = _trail_rivals(text, chunk, edits, best, dialect, closers)
     if rivals:
@@ -957,7 +957,7 @@ def weigh(text: str, chunk: list, edits: list, dialect: str) -> Verdict:
                        [edits] + spaced[1:])
     ties, after_heads, pairs = _open_tail_ties(text, chunk, edits, best, dialect, closers)
     if ties:
-        return _break_tie(text, chunk, edits, ties, after_heads + pairs, pairs, dialect,
+        return _break_tie(text, chunk, edits, ties, after_heads, pairs, dialect,
                           "the closers after the last one left are all missing, and one of "
                           "them may have stood earlier on its line: that reads, agrees with "
                           "the indentation and keeps every shape as well")
@@ -968,28 +968,33 @@ def weigh(text: str, chunk: list, edits: list, dialect: str) -> Verdict:
         # closers mid-line give calls the counts the text's others have
         why = "the closers after the last one left are all missing, and the indentation " \
             "places them at the line's end"
-        chosen, why = _library_tie_break(text, chunk, edits, after_heads + pairs, dialect, why)
-        if chosen is edits:
-            chosen, why = _sibling_tie_break(text, chunk, edits, after_heads + pairs, why)
-        if chosen is edits and pairs:
-            chosen, why = _usage_tie_break(text, chunk, edits, pairs, dialect, why)
+        chosen, why = _choose(text, chunk, edits, [], after_heads, pairs, dialect, why)
         if chosen is not edits:
             return Verdict(GUESS, chosen, why, [edits])
     return Verdict(LIKELY, edits, "the indentation decides")
 
 
-def _break_tie(text, chunk, edits, ties, weak, pairs, dialect, why) -> Verdict:
-    """A guess among `edits` and its ties on its last line (`_open_tail_ties`): the one the
-    library's argument counts choose (among them and the weaker candidates: a closer right
-    after an operator the library calls with nothing, `(missing-arg) :type list`), else the
-    one shaped like the lines before it (`_sibling_tie_break`), else the one the text's
-    other calls choose (among them, two closers moved to one place), else `edits`."""
-    chosen, why = _library_tie_break(text, chunk, edits, ties + weak, dialect, why)
-    if chosen is edits:
-        chosen, why = _sibling_tie_break(text, chunk, edits, ties + weak, why)
-    if chosen is edits:
-        chosen, why = _usage_tie_break(text, chunk, edits, ties + pairs, dialect, why)
+def _break_tie(text, chunk, edits, ties, after_heads, pairs, dialect, why) -> Verdict:
+    """A guess among `edits` and its ties on its last line (`_open_tail_ties`), the one
+    `_choose` chooses."""
+    chosen, why = _choose(text, chunk, edits, ties, after_heads, pairs, dialect, why)
     return Verdict(GUESS, chosen, why, [t for t in [edits] + ties if t is not chosen][:3])
+
+
+def _choose(text, chunk, edits, ties, after_heads, pairs, dialect, why):
+    """(repair, why) among `edits`, its ties and the weaker candidates of
+    `_open_tail_ties`: the one the library's argument counts choose (a closer right after an
+    operator the library calls with nothing among them: `(missing-arg) :type list`), else
+    the one shaped like the lines before it (`_sibling_tie_break`), else the one the text's
+    other calls choose (two closers moved to one place among them, not a call of nothing),
+    else `edits`."""
+    chosen, why = _library_tie_break(text, chunk, edits, ties + after_heads + pairs,
+                                     dialect, why)
+    if chosen is edits:
+        chosen, why = _sibling_tie_break(text, chunk, edits, ties + after_heads + pairs, why)
+    if chosen is edits and (ties or pairs):
+        chosen, why = _usage_tie_break(text, chunk, edits, ties + pairs, dialect, why)
+    return chosen, why
 
 
 def _library_broken(text, chunk, trial, dialect) -> list:
