@@ -983,3 +983,34 @@ def test_the_library_chooses_closers_moved_together_over_the_shapes_one_move(for
     # prewalk (postwalk) one; two there keep both
     fixed = repair(_drop(form, 4), "clojure")
     assert (fixed.text, fixed.level) == (form, "guess")
+
+
+@pytest.mark.parametrize("dialect", ["scheme"])
+def test_a_library_ending_its_file_closes_alone_where_the_empty_line_is(dialect):
+    # Guile's rnrs/eval.scm: half of the R6RS libraries close alone in column 0; none of the
+    # others leaves an empty line at the file's end, which a closer dropped from there does
+    text = (";;; eval.scm\n\n(library (rnrs eval (6))\n  (export eval environment)\n"
+            "  (import (only (guile) eval))\n\n  (define (environment . specs)\n"
+            "    (let ((module (make-module)))\n      module))\n)\n")
+    form = text[text.index("(library"):-1]
+    fixed = _in_file(*_around(text, form), dialect, k=3)
+    assert fixed.text == text
+    # the same form alone ends where its last line does, or alone when a newline ends it
+    assert repair(_drop(form, 3), dialect).text == form
+    # a definition ending a file with an empty line is no such wrapper: the line is the file's
+    plain = text.replace("(library (rnrs eval (6))", "(begin (rnrs eval (6))")
+    plain = plain.replace("      module))\n)\n", "      module)))\n\n")
+    form = plain[plain.index("(begin"):-2]
+    assert _in_file(*_around(plain, form), dialect, k=3).text == plain
+
+
+def test_two_counts_among_many_calls_still_say_which_a_call_takes():
+    # Guile's SXPath-old.scm calls run-test with three arguments 56 times, with two 4 times
+    # (too many odd ones for text_arities); `(run-test (sxpath '(para tree expected` lost
+    # two closers after `para`
+    head = "".join(f"(let ((tree {i})\n      (expected 2))\n  (run-test (f{i}) tree expected)"
+                   "\n)\n\n" for i in range(4)) + "(let ()\n  (run-test (g) tree)\n  (run-test (h) tree)\n)\n\n"
+    form = "(let ((tree 1)\n      (expected 2))\n  (run-test (sxpath '(para)) tree expected)\n)"
+    text = head + form + "\n"
+    fixed = _in_file(*_around(text, form), "scheme", k=4)
+    assert fixed.text == text and fixed.level == "guess"

@@ -888,21 +888,35 @@ def _closer_holes(text: str, chunk: list[_Tok], wrapper: bool = False,
         room = not last or alone or wrapper or text.startswith("\n", nl + 1)
         after_comment = comment_ends_code_line and \
             (last or two_empty or not _separates_forms(text))
-        by_style = (last and (own_line_closers or wrapper)) or \
+        library = _wraps_library(text, chunk)
+        by_style = (last and (own_line_closers or wrapper or library)) or \
             (two_empty and (_closes_alone(text) or wrapper))
         if (kin and room) or (kin is None and (after_comment or (room and by_style))):
             # the first empty line before the next form, or the text's last line; a file
             # ends with a newline, so when more than the form ends in an empty line, the
             # closer's line is the one before that newline (a lone form ends where its
-            # last line does), unless the file's forms of its kind close right after their
-            # last line
+            # last line does, but a library is a file), unless the file's forms of its kind
+            # close right after their last line
             holes.append((nl + 1 if not last or kin else len(text) - 1
-                          if text.endswith("\n\n") and not alone else len(text), 0))
+                          if text.endswith("\n\n") and (not alone or library) else len(text), 0))
     return holes
 
 
 _BLANK_LINE = re.compile(r"^[ \t]+\r?$", re.M)
 _FORM_START = re.compile(r"^[(\[{]", re.M)
+
+
+# forms that hold a whole library, as a file's namespace: half of Guile's R6RS libraries
+# close alone in column 0 (`  (define (f x) ...))\n)`), and none of the others is followed
+# by an empty line at the file's end, which is what one closed alone leaves when it loses
+# its closer
+_LIBRARY_WRAPPERS = frozenset({"library", "define-library"})
+
+
+def _wraps_library(text: str, chunk: list[_Tok]) -> bool:
+    """Is the chunk an R6RS `library` or R7RS `define-library` form starting in column 0?"""
+    return len(chunk) > 1 and chunk[0].col == 0 and chunk[0].code == "(" and \
+        text[chunk[1].start:chunk[1].end] in _LIBRARY_WRAPPERS
 
 
 def _alone(text: str, chunk: list[_Tok]) -> bool:
