@@ -1014,3 +1014,29 @@ def test_two_counts_among_many_calls_still_say_which_a_call_takes():
     text = head + form + "\n"
     fixed = _in_file(*_around(text, form), "scheme", k=4)
     assert fixed.text == text and fixed.level == "guess"
+
+
+@pytest.mark.parametrize("form", [
+    "(defknown %setelt ((modifying sequence) index t) t ()\n"
+    "  :derive-type #'result-type-last-arg)",
+    "(defknown (setf %alien-value) (t system-area-pointer unsigned-byte alien-type) t\n  ())",
+])
+def test_a_defknown_s_result_type_is_no_keyword_and_no_empty_list(form):
+    # none of SBCL's 903 defknowns has either; both are what follows a result type
+    assert _shape_problems(form, "cl") == []
+    fixed = repair(_drop(form, 3), "cl")
+    assert (fixed.text, fixed.level) == (form, "likely")
+
+
+@pytest.mark.parametrize("form,restored", [
+    ("(defun encapsulated-p (gf type)\n"
+     "  (position type (generic-function-encapsulations gf) :key #'car))", True),
+    ("(defun f (x y)\n  (position x (frob y) :test #'equal :key #'car))", True),
+    # a standard function inside that takes :key keeps it: nothing to choose
+    ("(defun f (x y)\n  (position x (remove y z :key #'cdr :key #'car)))", True),
+    # the cost: the text's own function that takes :key loses it
+    ("(defun f (x y)\n  (position x (frob y :key #'car)))", False),
+])
+def test_a_standard_function_takes_the_keywords_it_takes(form, restored):
+    fixed = repair(_drop(form, 3), "cl")
+    assert (fixed.text == form, fixed.level) == (restored, "guess")

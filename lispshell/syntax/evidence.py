@@ -990,6 +990,8 @@ def _choose(text, chunk, edits, ties, after_heads, pairs, dialect, why):
     else `edits`."""
     chosen, why = _library_tie_break(text, chunk, edits, ties + after_heads + pairs,
                                      dialect, why)
+    if chosen is edits and dialect == CL:
+        chosen, why = _keyword_tie_break(text, chunk, edits, ties + pairs, dialect, why)
     if chosen is edits:
         chosen, why = _sibling_tie_break(text, chunk, edits, ties + after_heads + pairs, why)
     if chosen is edits and (ties or pairs):
@@ -1015,6 +1017,52 @@ def _library_tie_break(text, chunk, edits, ties, dialect, why):
             if not _library_broken(text, chunk, trial, dialect):
                 return trial, f"{why}; the library's argument counts choose another " \
                               f"({problems[0]})"
+    return edits, why
+
+
+def _standard_keywords_given(text: str, vt: list[_V], dialect: str) -> tuple[int, int]:
+    """(keywords given to the standard functions that take them, keywords one of those takes
+    given to an operator nothing here knows), counting each list's own arguments."""
+    given = stray = 0
+    frames: list[list[str]] = []
+    for v in vt:
+        if v.code in "([{":
+            frames.append([])
+        elif v.code in ")]}":
+            if not frames:
+                continue
+            elems = frames.pop()
+            if not elems or elems[0] == "'":
+                continue
+            head, args = elems[0], elems[1:]
+            keys = [a.lower() for a in args if a.startswith(":")]
+            takes = shapes.standard_keywords(head, dialect)
+            if takes:
+                given += sum(k in takes for k in keys)
+            elif not (shapes.known(head, dialect) or shapes.stdlib_arity(head, dialect)):
+                stray += len(keys)
+            if frames:
+                frames[-1].append("(")
+        elif frames and not v.inserted:
+            frames[-1].append("'" if v.code == "p" else text[v.start:v.end])
+    return given, stray
+
+
+def _keyword_tie_break(text, chunk, edits, ties, dialect, why):
+    """Among repairs that tie, the one that gives a standard function the keyword arguments
+    it takes, which the indentation's placement gives to an operator nothing here knows:
+    `(position type (generic-function-encapsulations gf) :key #'car)`, not `(position type
+    (generic-function-encapsulations gf :key #'car))`. Still a guess: the text's own
+    function may take :key too."""
+    base, stray = _standard_keywords_given(text, virtual(text, chunk, edits), dialect)
+    if not stray:
+        return edits, why
+    scored = [(_standard_keywords_given(text, virtual(text, chunk, trial), dialect)[0], trial)
+              for trial in ties]
+    best = max((n for n, _ in scored), default=0)
+    chosen = [trial for n, trial in scored if n == best]
+    if best > base and len(chosen) == 1:
+        return chosen[0], f"{why}; the standard function takes the keyword arguments"
     return edits, why
 
 

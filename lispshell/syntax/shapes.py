@@ -319,32 +319,43 @@ def _keys(required: int, keys: str):
 
 _SEQ_KEYS = ":from-end :test :test-not :start :end :key"
 _SEQ_IF_KEYS = ":from-end :start :end :key"
-_CL_KEYED_FUNCTIONS = {
-    **{f: _keys(2, _SEQ_KEYS) for f in ("find", "position", "count")},
-    **{f: _keys(2, _SEQ_KEYS + " :count") for f in ("remove", "delete")},
-    **{f: _keys(2, _SEQ_IF_KEYS) for f in ("find-if", "find-if-not", "position-if",
-                                           "position-if-not", "count-if", "count-if-not")},
-    **{f: _keys(2, _SEQ_IF_KEYS + " :count") for f in ("remove-if", "remove-if-not",
-                                                       "delete-if", "delete-if-not")},
-    **{f: _keys(1, _SEQ_KEYS) for f in ("remove-duplicates", "delete-duplicates")},
-    **{f: _keys(2, ":key :test :test-not") for f in ("assoc", "rassoc", "adjoin", "union",
-                                                     "intersection", "set-difference",
-                                                     "subsetp", "nunion", "nintersection",
-                                                     "nset-difference")},
-    **{f: _keys(2, ":from-end :test :test-not :key :start1 :start2 :end1 :end2")
+# {name: (its positional arguments, the keywords it takes after them)}
+_CL_KEY_PARAMS = {
+    **{f: (2, _SEQ_KEYS) for f in ("find", "position", "count")},
+    **{f: (2, _SEQ_KEYS + " :count") for f in ("remove", "delete")},
+    **{f: (2, _SEQ_IF_KEYS) for f in ("find-if", "find-if-not", "position-if",
+                                      "position-if-not", "count-if", "count-if-not")},
+    **{f: (2, _SEQ_IF_KEYS + " :count") for f in ("remove-if", "remove-if-not",
+                                                  "delete-if", "delete-if-not")},
+    **{f: (1, _SEQ_KEYS) for f in ("remove-duplicates", "delete-duplicates")},
+    **{f: (2, ":key :test :test-not") for f in ("assoc", "rassoc", "adjoin", "union",
+                                                "intersection", "set-difference",
+                                                "subsetp", "nunion", "nintersection",
+                                                "nset-difference")},
+    **{f: (2, ":from-end :test :test-not :key :start1 :start2 :end1 :end2")
        for f in ("search", "mismatch")},
-    "reduce": _keys(2, ":key :from-end :start :end :initial-value"),
-    "sort": _keys(2, ":key"), "stable-sort": _keys(2, ":key"),
-    "fill": _keys(2, ":start :end"), "replace": _keys(2, ":start1 :end1 :start2 :end2"),
-    "make-array": _keys(1, ":element-type :initial-element :initial-contents :adjustable "
-                        ":fill-pointer :displaced-to :displaced-index-offset"),
-    "make-string": _keys(1, ":element-type :initial-element"),
-    "make-list": _keys(1, ":initial-element"),
-    "make-hash-table": _keys(0, ":test :size :rehash-size :rehash-threshold :weakness "
-                             ":synchronized :hash-function"),
-    "parse-integer": _keys(1, ":start :end :radix :junk-allowed"),
-    "member": _member_keys,
+    "reduce": (2, ":key :from-end :start :end :initial-value"),
+    "sort": (2, ":key"), "stable-sort": (2, ":key"),
+    "fill": (2, ":start :end"), "replace": (2, ":start1 :end1 :start2 :end2"),
+    "make-array": (1, ":element-type :initial-element :initial-contents :adjustable "
+                   ":fill-pointer :displaced-to :displaced-index-offset"),
+    "make-string": (1, ":element-type :initial-element"),
+    "make-list": (1, ":initial-element"),
+    "make-hash-table": (0, ":test :size :rehash-size :rehash-threshold :weakness "
+                        ":synchronized :hash-function"),
+    "parse-integer": (1, ":start :end :radix :junk-allowed"),
 }
+_CL_KEYED_FUNCTIONS = {**{f: _keys(n, keys) for f, (n, keys) in _CL_KEY_PARAMS.items()},
+                       "member": _member_keys}
+
+
+def standard_keywords(name: str, dialect: str) -> frozenset:
+    """The keywords a Common Lisp standard function takes after its positional arguments
+    (`position`: :from-end :test :test-not :start :end :key); empty when none is known."""
+    if dialect != CL:
+        return frozenset()
+    entry = _CL_KEY_PARAMS.get(_name(name, dialect))
+    return frozenset(entry[1].split()) if entry else frozenset()
 
 
 _LAMBDA_WORDS = ("&optional", "&rest", "&key", "&allow-other-keys")
@@ -616,6 +627,11 @@ def _defknown(args):
     if len(args) < 3:
         return f"takes a name, argument types and a result type, has {len(args)} argument(s)"
     result = args[2]
+    # none of SBCL's is a keyword or `()`: those are a keyword argument and the attributes
+    # after a result type that lost its place (`(t sap alien-type t)\n  ())`)
+    if result.kind == "atom" and result.text.startswith(":") or \
+            result.kind == "list" and not result.elems:
+        return "its result type is a type, not a keyword or ()"
     if result.kind == "list" and result.elems and all(
             e.kind == "atom" and e.text.lower() in _IR1_ATTRIBUTES for e in result.elems):
         return "its result type is a type, not attributes"
