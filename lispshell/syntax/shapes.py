@@ -864,11 +864,15 @@ _CLOJURE_RULES = {
                                "getKey")},
     # ... and those that take exactly one in every class that has them
     **{"." + m: _TWO for m in ("equals", "compareTo", "isInstance", "isAssignableFrom",
-                               "setAccessible", "containsKey", "charAt")},
+                               "setAccessible", "containsKey", "charAt", "contains",
+                               "setLength", "deleteCharAt")},
     # ... and those that take one or more in every class that has them (java.io's write,
     # Appendable's append, a collection's add and put): never the target alone
     **{"." + m: _count(2) for m in ("write", "append", "add", "put", "startsWith",
-                                    "endsWith", "substring", "indexOf")},
+                                    "endsWith", "substring", "indexOf", "lastIndexOf",
+                                    "nth")},
+    # String's, StringBuilder's and Map's replace: two or three
+    ".replace": _count(3),
     # (comp f) is f: nobody writes it, as nobody writes (or x)
     "comp": _count(2),
     # `(. target member args*)` and `(.. target member more*)`: a target and a member at
