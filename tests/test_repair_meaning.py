@@ -1040,3 +1040,47 @@ def test_a_defknown_s_result_type_is_no_keyword_and_no_empty_list(form):
 def test_a_standard_function_takes_the_keywords_it_takes(form, restored):
     fixed = repair(_drop(form, 3), "cl")
     assert (fixed.text == form, fixed.level) == (restored, "guess")
+
+
+def test_a_family_of_definitions_is_written_alike():
+    # SRFI 67's compare.scm: each `if<?`-like macro's last line is `(compare:if-rel? (a) (b
+    # c) arg ...)`; `(compare:if-rel? (1) (-1 0 arg ...` lost a closer after `0`
+    rels = [("=?", "(0) (-1 1)"), ("<?", "(-1) (0 1)"), (">?", "(1) (-1 0)"),
+            ("<=?", "(-1 0) (1)")]
+    text = "".join(f"(define-syntax-rule (if{name} arg ...)\n  (compare:if-rel? {rel} arg ...))"
+                   "\n\n" for name, rel in rels)
+    form = "(define-syntax-rule (if>? arg ...)\n  (compare:if-rel? (1) (-1 0) arg ...))"
+    fixed = _in_file(*_around(text, form), "scheme", k=3)
+    assert (fixed.text, fixed.level) == (text, "guess")
+    assert "forms of its kind" in fixed.why
+    # a shape too common to say anything (two lists) chooses nothing
+    text = "".join(f"(define (f{i} ctx)\n  (cond\n    (else (g{i} x) ctx)))\n\n" for i in range(3))
+    form = "(define (h ctx)\n  (cond\n    (else (error \"unsupported\" ctx))))"
+    text += form + "\n"
+    assert _in_file(*_around(text, form), "scheme", k=3).text == text
+
+
+def test_a_loosely_indented_form_s_calls_still_choose_closers_moved_together():
+    # Guile's SXPath-old.scm: a `let*` whose closers stand alone, misindented, and
+    # `(run-test (sxpath '(*any* tree expected` at its end; run-test takes three, at times two
+    head = "".join(f"(define (t{i})\n  (run-test (sxpath '(p{i})) tree expected))\n\n"
+                   for i in range(3)) + "(define (u)\n  (run-test (g) tree)\n  (run-test (h) tree))\n\n"
+    form = ("(let* ((tree\n       '(elem (@) (para (@) \"para\") (br (@)) \"cdata\")\n       )\n"
+            "      (expected (cdr tree))\n      )\n"
+            "  (run-test (select-kids (node-typeof? '*any*)) tree expected)\n"
+            "  (run-test (sxpath '(*any*)) tree expected)\n)")
+    text = head + form + "\n"
+    fixed = _in_file(*_around(text, form), "scheme", k=4)
+    assert fixed.text == text and "other calls choose" in fixed.why
+
+
+def test_one_other_call_is_no_evidence_for_closers_moved_together():
+    # clojure.core's deref: one arity calls `(deref-future ref)`, the other, whose body is
+    # indented past its vector, `(deref-future ref timeout-ms timeout-val)`
+    form = ("(defn deref\n  {:added \"1.0\"\n   :static true}\n"
+            "  ([ref] (if (instance? clojure.lang.IDeref ref)\n"
+            "           (.deref ^clojure.lang.IDeref ref)\n           (deref-future ref)))\n"
+            "  ([ref timeout-ms timeout-val]\n     (if (instance? clojure.lang.IBlockingDeref ref)\n"
+            "       (.deref ^clojure.lang.IBlockingDeref ref timeout-ms timeout-val)\n"
+            "       (deref-future ref timeout-ms timeout-val))))")
+    assert repair(_drop(form, 4), "clojure").text == form

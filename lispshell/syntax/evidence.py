@@ -940,7 +940,7 @@ def weigh(text: str, chunk: list, edits: list, dialect: str) -> Verdict:
         why = "the result disagrees with the indentation"
         ties, after_heads, pairs = _open_tail_ties(text, chunk, edits, best, dialect, closers)
         return _break_tie(text, chunk, edits, ties, after_heads, pairs, dialect, why) \
-            if ties else Verdict(GUESS, edits, why)
+            if ties or after_heads or pairs else Verdict(GUESS, edits, why)
     rivals = _trail_rivals(text, chunk, edits, best, dialect, closers)
     if rivals:
         return Verdict(GUESS, edits, "another placement fits the indentation as well", rivals)
@@ -994,8 +994,12 @@ def _choose(text, chunk, edits, ties, after_heads, pairs, dialect, why):
         chosen, why = _keyword_tie_break(text, chunk, edits, ties + pairs, dialect, why)
     if chosen is edits:
         chosen, why = _sibling_tie_break(text, chunk, edits, ties + after_heads + pairs, why)
+    if chosen is edits:
+        chosen, why = _kin_tie_break(text, chunk, edits, ties + after_heads + pairs, dialect,
+                                     why)
     if chosen is edits and (ties or pairs):
-        chosen, why = _usage_tie_break(text, chunk, edits, ties + pairs, dialect, why)
+        chosen, why = _usage_tie_break(text, chunk, edits, ties + pairs, dialect, why,
+                                       weak=pairs)
     return chosen, why
 
 
@@ -1066,13 +1070,16 @@ def _keyword_tie_break(text, chunk, edits, ties, dialect, why):
     return edits, why
 
 
-def _usage_tie_break(text, chunk, edits, ties, dialect, why):
+def _usage_tie_break(text, chunk, edits, ties, dialect, why, weak=()):
     """Among repairs that tie, the one whose calls take the argument counts the text's other
     calls of the same functions take, when it agrees with them more often than the
     indentation's placement does: `(edge graph comb (combination-fun comb) "label" "fun")` on
     the line before says `(edge graph comb (combination-args comb "label" "args"` lost a
     closer after `comb`. One call is no definition (text_arities asks three): a guess, and
-    still the indentation's placement when nothing tells them apart."""
+    still the indentation's placement when nothing tells them apart. A candidate of `weak`
+    (closers moved together, no tie by itself) needs two other calls that agree with it:
+    one arity of a Clojure function calling `(deref-future ref)` says nothing of another's
+    `(deref-future ref timeout-ms timeout-val)`."""
     if _several_arities(text, chunk, dialect):
         return edits, why
     seen = text_calls(text, dialect)
@@ -1090,8 +1097,8 @@ def _usage_tie_break(text, chunk, edits, ties, dialect, why):
     base = calls(edits)
     unseen = base.quoted - set(base.uses)
 
-    def agreement(trial) -> int:
-        score = 0
+    def agreement(trial) -> tuple[int, int]:
+        score = support = 0
         mine = calls(trial)
         for name, counts in mine.uses.items():
             known = seen.uses.get(name)
@@ -1102,11 +1109,12 @@ def _usage_tie_break(text, chunk, edits, ties, dialect, why):
                 continue
             for n, k in (counts - damaged.get(name, Counter())).items():
                 score += k if n in known else -k
-        return score
+                support += known[n]
+        return score, support
 
-    scored = [(agreement(trial), -i, trial) for i, trial in enumerate([edits] + ties)]
-    best, _, chosen = max(scored, key=lambda s: s[:2])
-    if chosen is not edits:
+    scored = [(*agreement(trial), -i, trial) for i, trial in enumerate([edits] + ties)]
+    best, support, _, chosen = max(scored, key=lambda s: (s[0], s[2]))
+    if chosen is not edits and (support >= 2 or not any(chosen is t for t in weak)):
         return chosen, f"{why}; the text's other calls choose another"
     return edits, why
 
@@ -1173,6 +1181,73 @@ def _sibling_tie_break(text, chunk, edits, ties, why):
     chosen = _alike_lines(text, chunk, edits, ties)
     if chosen is not None:
         return chosen, f"{why}; the lines before it, written alike, choose another"
+    return edits, why
+
+
+class _L(NamedTuple):
+    """A token as line_shape reads it: its code and its code line in its form."""
+    code: str
+    line: int
+
+
+@lru_cache(maxsize=8)
+def _last_line_shapes(text: str, dialect: str) -> dict:
+    """{(offset of a top-level form, its operator): the shape of its last code line}, for
+    each form that starts a line in column 0 with a list headed by a symbol (a line that
+    starts so starts a form even after one left open, as in text_arities)."""
+    tokens, _ = tokenize(text, dialect)
+    forms: dict = {}
+    key, toks, line, depth = None, [], -1, 0
+    prev_end = 0
+    for code, start, end in zip(tokens.codes, tokens.starts, tokens.ends):
+        if code in ";bB":
+            continue
+        new_line = "\n" in text[prev_end:start] or start == 0
+        prev_end = end
+        if code in "([{" and (start == 0 or text[start - 1] == "\n"):
+            if key is not None and toks:
+                forms[key] = line_shape(toks, max(t.line for t in toks))
+            key, toks, line, depth = (start, None), [], -1, 0
+        if key is None:
+            continue
+        if new_line:
+            line += 1
+        if key[1] is None and toks and code in "axA":
+            key = (key[0], text[start:end]) if len(toks) == 1 else (key[0], "")
+        toks.append(_L(code, max(line, 0)))
+        depth += 1 if code in "([{" else -1 if code in ")]}" else 0
+    if key is not None and toks:
+        forms[key] = line_shape(toks, max(t.line for t in toks))
+    return forms
+
+
+def _kin_tie_break(text, chunk, edits, ties, dialect, why):
+    """Among repairs that tie on the form's last line, the one whose last line is shaped like
+    the last lines of the file's other forms with its operator, when the indentation's
+    placement is shaped like none of them: a family of definitions is written alike
+    (`(define-syntax-rule (if>? arg ...)\n  (compare:if-rel? (1) (-1 0) arg ...))` beside
+    `(compare:if-rel? (-1) (0 1) arg ...))` in SRFI 67's compare.scm)."""
+    if chunk[0].col != 0 or len(chunk) < 2 or chunk[1].code not in "axA":
+        return edits, why
+    head = text[chunk[1].start:chunk[1].end]
+    kin = [shape for (start, h), shape in _last_line_shapes(text, dialect).items()
+           if h == head and start != chunk[0].start and shape]
+    if len(kin) < 2:
+        return edits, why
+    last = max(v.line for v in virtual(text, chunk, []))
+
+    def alike(trial) -> int:
+        mine = line_shape(virtual(text, chunk, trial), last)
+        return sum(shape == mine for shape in kin) if mine and telling(mine) else 0
+
+    if alike(edits):
+        return edits, why
+    scored = [(alike(trial), trial) for trial in ties]
+    best = max((n for n, _ in scored), default=0)
+    chosen = [trial for n, trial in scored if n == best]
+    if best >= 2 and len(chosen) == 1:
+        return chosen[0], f"{why}; the file's other forms of its kind, written alike, " \
+                          "choose another"
     return edits, why
 
 
