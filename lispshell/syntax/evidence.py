@@ -1077,9 +1077,10 @@ def _usage_tie_break(text, chunk, edits, ties, dialect, why, weak=()):
     the line before says `(edge graph comb (combination-args comb "label" "args"` lost a
     closer after `comb`. One call is no definition (text_arities asks three): a guess, and
     still the indentation's placement when nothing tells them apart. A candidate of `weak`
-    (closers moved together, no tie by itself) needs two other calls that agree with it:
-    one arity of a Clojure function calling `(deref-future ref)` says nothing of another's
-    `(deref-future ref timeout-ms timeout-val)`."""
+    (closers moved together, no tie by itself) is no choice in a Clojure function of
+    several arities: one arity calling `(deref-future ref)` says nothing of another's
+    `(deref-future ref timeout-ms timeout-val)`, and transducers' arities call `(f)`, `(f
+    ret)` and `(f ret x)`."""
     if _several_arities(text, chunk, dialect):
         return edits, why
     seen = text_calls(text, dialect)
@@ -1097,8 +1098,8 @@ def _usage_tie_break(text, chunk, edits, ties, dialect, why, weak=()):
     base = calls(edits)
     unseen = base.quoted - set(base.uses)
 
-    def agreement(trial) -> tuple[int, int]:
-        score = support = 0
+    def agreement(trial) -> int:
+        score = 0
         mine = calls(trial)
         for name, counts in mine.uses.items():
             known = seen.uses.get(name)
@@ -1109,12 +1110,12 @@ def _usage_tie_break(text, chunk, edits, ties, dialect, why, weak=()):
                 continue
             for n, k in (counts - damaged.get(name, Counter())).items():
                 score += k if n in known else -k
-                support += known[n]
-        return score, support
+        return score
 
-    scored = [(*agreement(trial), -i, trial) for i, trial in enumerate([edits] + ties)]
-    best, support, _, chosen = max(scored, key=lambda s: (s[0], s[2]))
-    if chosen is not edits and (support >= 2 or not any(chosen is t for t in weak)):
+    scored = [(agreement(trial), -i, trial) for i, trial in enumerate([edits] + ties)
+              if not (any(trial is t for t in weak) and _clojure_arities(chunk, dialect))]
+    best, _, chosen = max(scored, key=lambda s: s[:2])
+    if chosen is not edits:
         return chosen, f"{why}; the text's other calls choose another"
     return edits, why
 
@@ -1308,6 +1309,18 @@ def _several_arities(text, chunk, dialect) -> bool:
     more often: `(elide-top-frames (ExceptionInfo. msg map) "...")` in each.)"""
     return dialect == SCHEME and any(
         t.code == "a" and text[t.start:t.end] in ("case-lambda", "case-lambda*") for t in chunk)
+
+
+def _clojure_arities(chunk: list, dialect: str) -> bool:
+    """Is the form a Clojure definition of several arities (`([x] ...) ([x y] ...)`)?"""
+    if dialect != CLOJURE:
+        return False
+    depth, clauses = 0, 0
+    for t, nxt in zip(chunk, chunk[1:]):
+        if t.code == "(" and nxt.code == "[" and depth == 1:
+            clauses += 1
+        depth += 1 if t.code in "([{" else -1 if t.code in ")]}" else 0
+    return clauses >= 2
 
 
 def _blank_before_closer(text: str, edits: list) -> bool:
