@@ -1084,3 +1084,18 @@ def test_one_other_call_is_no_evidence_for_closers_moved_together():
             "       (.deref ^clojure.lang.IBlockingDeref ref timeout-ms timeout-val)\n"
             "       (deref-future ref timeout-ms timeout-val))))")
     assert repair(_drop(form, 4), "clojure").text == form
+
+
+def test_an_author_who_spaces_openers_leaves_the_space_no_closer_s_place():
+    # clojure.pprint's roman numerals: each row opens `[ "X"`; the row that lost its `]`
+    # keeps its last string, not an empty vector
+    form = ('(def ^{:private true}\n     old-roman-table\n'
+            '     [[ "I" "II" "III" "IIII" "V" "VI" "VII" "VIII" "VIIII"]\n'
+            '      [ "X" "XX" "XXX" "XXXX" "L" "LX" "LXX" "LXXX" "LXXXX"]\n'
+            '      [ "C" "CC" "CCC" "CCCC" "D" "DC" "DCC" "DCCC" "DCCCC"]\n'
+            '      [ "M" "MM" "MMM"]])')
+    fixed = repair(_drop(form, 4), "clojure")
+    assert (fixed.text, fixed.level) == (form, "guess")
+    # one spaced opener alone is where the closer was (`(fn [ ~@body`)
+    assert repair("(defmacro f [& body]\n  `(fn [ ~@body", "clojure").text == \
+        "(defmacro f [& body]\n  `(fn [] ~@body))"

@@ -947,8 +947,9 @@ def weigh(text: str, chunk: list, edits: list, dialect: str) -> Verdict:
     spaced = _same_line_moves(text, chunk, edits, best, dialect, closers, after_opener=True)
     if spaced and (_blank_before_closer(text, edits) or _inner_blanks(text, chunk, edits)):
         # `#{ :a :b }`: a blank after the opener and one before the closer, the line end
-        return Verdict(GUESS, edits, "a space after an opener, and a blank before a closer "
-                       "too: the author writes both", spaced)
+        return Verdict(GUESS, edits, "a space after an opener, and the author writes blanks "
+                       "inside lists elsewhere too (before a closer, after another opener)",
+                       spaced)
     if spaced:
         # `(fn [ body` reads as `(fn [body])` too, but the space says where the closer was
         level = LIKELY if len(spaced) == 1 and _shapes_decide(text, chunk, spaced[0], dialect,
@@ -1340,13 +1341,19 @@ _DOUBLE_BLANK = re.compile(r"\S[ \t]{2,}\S")
 
 def _inner_blanks(text: str, chunk: list, edits: list) -> bool:
     """Does the author write a blank before a closer, as well as after an opener (`[ [ x ]
-    ]`, `{ :string s }`)? A closer of the form after a blank on its line, or two blanks in a
-    row between code on an inserted closer's line (`{ :string s  offset`: the closer between
-    them dropped). Then a space after an opener is the author's style, not a dropped
-    closer's place."""
+    ]`, `{ :string s }`), or after other openers (`[ "I" "II" ...]` on each row of
+    clojure.pprint's roman numerals)? A closer of the form after a blank on its line, two
+    openers with a blank after them, or two blanks in a row between code on an inserted
+    closer's line (`{ :string s  offset`: the closer between them dropped). Then a space
+    after an opener is the author's style, not a dropped closer's place."""
+    spaced = 0
     for t in chunk:
         if t.code in ")]}" and not t.first and text[t.start - 1:t.start] in (" ", "\t"):
             return True
+        if t.code in "([{" and text[t.end:t.end + 1] in (" ", "\t"):
+            spaced += 1
+            if spaced > 1:
+                return True
     for e in edits:
         if e["start"] == e["end"]:
             line_start = text.rfind("\n", 0, e["start"]) + 1
