@@ -1099,3 +1099,26 @@ def test_an_author_who_spaces_openers_leaves_the_space_no_closer_s_place():
     # one spaced opener alone is where the closer was (`(fn [ ~@body`)
     assert repair("(defmacro f [& body]\n  `(fn [ ~@body", "clojure").text == \
         "(defmacro f [& body]\n  `(fn [] ~@body))"
+
+
+def test_a_required_parameter_of_defun_is_a_symbol():
+    # SBCL's `(defun %layout-bitmap (layout (wrapper-bitmap layout` swallowed its body into
+    # its parameter list; after &optional or &key a list is a parameter with a default
+    assert _shape_problems("(defun f (layout (wrapper-bitmap layout)))", "cl")
+    assert not _shape_problems("(defun f (a &optional (b 1) &key ((:c c) 2 c-p)) (list a b c))",
+                               "cl")
+    form = "(progn\n  (defun f (x) (g x))\n  (defun %layout-bitmap (layout) (wrapper-bitmap layout)))"
+    fixed = repair(_drop(form, 4), "cl")
+    assert (fixed.text, fixed.level) == (form, "guess")
+
+
+def test_rows_written_alike_put_each_keyword_at_one_depth():
+    # SBCL's arm64 instruction formats: rows with different numbers of fields still put
+    # `:type` at the row's own depth, never inside its `(list ...)` of fields
+    form = ("(define-instruction-format (simd-three-diff 32)\n"
+            "  (op4 :field (byte 2 10) :value #b10)\n"
+            "  (rn :fields (list (byte 1 30) (byte 2 22) (byte 5 5)) :type 'vx.t)\n"
+            "  (rd :fields (list (byte 2 22) (byte 5 0)) :type 'vbhs))")
+    for k in (3, 4):
+        fixed = repair(_drop(form, k), "cl")
+        assert (fixed.text, fixed.level) == (form, "guess")

@@ -1151,6 +1151,23 @@ def line_shape(vt: list[_V], line: int, top: bool = False) -> tuple | None:
     return tuple(out) if depth == 0 else None
 
 
+def keyword_skeleton(text: str, vt: list[_V], line: int) -> tuple | None:
+    """The keywords of a line with their depth in it, two or more: rows of an instruction
+    format (`(rn :fields (list (byte 1 30) (byte 5 5)) :type 'x-reg)`) put each keyword at
+    one depth however many fields their lists hold."""
+    depth, out = 0, []
+    for v in vt:
+        if v.line != line:
+            continue
+        if v.code in "([{":
+            depth += 1
+        elif v.code in ")]}":
+            depth -= 1
+        elif v.code == "a" and not v.inserted and text.startswith(":", v.start):
+            out.append((depth, text[v.start:v.end].lower()))
+    return tuple(out) if len(out) > 1 else None
+
+
 def telling(shape: tuple) -> bool:
     """Is a line's shape rare enough that a line shaped alike says something: three lists
     or more, or ten tokens (`(declare (type wrapper wrapper))` is shaped like many a call)?"""
@@ -1260,10 +1277,15 @@ def _alike_lines(text, chunk, edits, others) -> list | None:
     vt0 = [v for v in virtual(text, chunk, []) if not v.inserted]
     read: dict[int, list[_V]] = {}        # each trial read once, for every line and mode
 
-    def alike(trial, line, top) -> int:
+    def alike(trial, line, mode) -> int:
         vt = read.get(id(trial))
         if vt is None:
             vt = read[id(trial)] = virtual(text, chunk, trial)
+        if mode == "keywords":
+            mine = keyword_skeleton(text, vt, line)
+            return sum(keyword_skeleton(text, vt, k) == mine
+                       for k in _siblings(vt, line)) if mine else 0
+        top = mode == "forms"
         mine = line_shape(vt, line, top)
         if not mine or (len(mine) < 2 if top else not telling(mine)):
             return 0          # a line of one form is like any other at the top
@@ -1275,15 +1297,21 @@ def _alike_lines(text, chunk, edits, others) -> list | None:
         moved = (mine - theirs) + (theirs - mine)
         if moved:
             lines.append((max((v.line for v in vt0 if v.start < min(moved)), default=0),
-                          trial))
-    for top in (False, True):
-        # alike in every token first; else alike in the forms the line holds
-        scored = [(alike(trial, line, top), trial) for line, trial in lines
-                  if not alike(edits, line, top)]
-        best = max((n for n, _ in scored), default=0)
-        chosen = [trial for n, trial in scored if n == best]
+                          min(mine - theirs, default=-1), trial))
+    for mode in ("tokens", "forms", "keywords"):
+        # alike in every token first; else alike in the forms the line holds, or in where
+        # its keywords stand
+        scored = [(alike(trial, line, mode), place, trial) for line, place, trial in lines
+                  if not alike(edits, line, mode)]
+        best = max((n for n, _, _ in scored), default=0)
+        chosen = [(place, trial) for n, place, trial in scored if n == best]
+        if best and mode == "keywords":
+            # a keyword's depth says where a list ends only up to its first place: the
+            # latest of those, nearest the indentation's placement
+            return max(chosen, key=lambda c: c[0])[1] \
+                if [c[0] for c in chosen].count(max(c[0] for c in chosen)) == 1 else None
         if best:
-            return chosen[0] if len(chosen) == 1 else None
+            return chosen[0][1] if len(chosen) == 1 else None
     return None
 
 

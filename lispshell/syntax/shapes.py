@@ -142,11 +142,19 @@ def _cl_bindings(a: Arg) -> bool:
 
 
 def _cl_lambda_list(a: Arg) -> bool:
-    """defun lambda lists: symbols or (var [default [supplied-p]])."""
+    """defun lambda lists: symbols, then after a lambda-list keyword symbols or (var
+    [default [supplied-p]]): a required parameter is a symbol (`(layout (wrapper-bitmap
+    layout))` is a parameter list that swallowed the body)."""
     if not _is_list(a):
         return False
-    return all(e.kind in ("atom", "other") or (e.kind == "list" and 1 <= len(e.elems) <= 3)
-               for e in a.elems)
+    required = True
+    for e in a.elems:
+        if e.kind == "atom" and e.text.startswith("&"):
+            required = False
+        elif not (e.kind in ("atom", "other") or
+                  (not required and e.kind == "list" and 1 <= len(e.elems) <= 3)):
+            return False
+    return True
 
 
 def _cl_lambda_list_keywords(a: Arg) -> str | None:
