@@ -888,7 +888,9 @@ def _closer_holes(text: str, chunk: list[_Tok], wrapper: bool = False,
         room = not last or alone or wrapper or text.startswith("\n", nl + 1)
         after_comment = comment_ends_code_line and \
             (last or two_empty or not _separates_forms(text))
-        library = _wraps_library(text, chunk)
+        # a library is a file, which ends with a newline: only an empty line before it
+        # says the closer stood alone (a library alone in its file is no lone form)
+        library = _wraps_library(text, chunk) and text.startswith("\n", nl + 1)
         by_style = (last and (own_line_closers or wrapper or library)) or \
             (two_empty and (_closes_alone(text) or wrapper))
         if (kin and room) or (kin is None and (after_comment or (room and by_style))):
