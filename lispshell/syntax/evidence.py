@@ -1209,35 +1209,39 @@ class _L(NamedTuple):
     line: int
 
 
+_TOP_FORM = re.compile(r"^[(\[{]([^\s()\[\]{}\"';]*)", re.M)
+
+
+@lru_cache(maxsize=8)
+def top_forms(text: str) -> tuple:
+    """(start, limit, head) of each form that starts a line in column 0 with an opener, up
+    to the next such line (a line that starts so starts a form even after one left open,
+    as in text_arities); head is the symbol after the opener, or ""."""
+    starts = [(m.start(), m.group(1)) for m in _TOP_FORM.finditer(text)]
+    return tuple((start, limit, head) for (start, head), (limit, _) in
+                 zip(starts, starts[1:] + [(len(text), "")]))
+
+
 @lru_cache(maxsize=8)
 def _last_line_shapes(text: str, dialect: str) -> dict:
-    """{(offset of a top-level form, its operator): the shape of its last code line}, for
-    each form that starts a line in column 0 with a list headed by a symbol (a line that
-    starts so starts a form even after one left open, as in text_arities)."""
-    tokens, _ = tokenize(text, dialect)
-    forms: dict = {}
-    key, toks, line, depth = None, [], -1, 0
-    prev_end = 0
-    for code, start, end in zip(tokens.codes, tokens.starts, tokens.ends):
-        if code in ";bB":
+    """{offset of a top-level form headed by a symbol: (its head, the shape of its last code
+    line)}."""
+    out = {}
+    for start, limit, head in top_forms(text):
+        if not head:
             continue
-        new_line = "\n" in text[prev_end:start] or start == 0
-        prev_end = end
-        if code in "([{" and (start == 0 or text[start - 1] == "\n"):
-            if key is not None and toks:
-                forms[key] = line_shape(toks, max(t.line for t in toks))
-            key, toks, line, depth = (start, None), [], -1, 0
-        if key is None:
-            continue
-        if new_line:
-            line += 1
-        if key[1] is None and toks and code in "axA":
-            key = (key[0], text[start:end]) if len(toks) == 1 else (key[0], "")
-        toks.append(_L(code, max(line, 0)))
-        depth += 1 if code in "([{" else -1 if code in ")]}" else 0
-    if key is not None and toks:
-        forms[key] = line_shape(toks, max(t.line for t in toks))
-    return forms
+        tokens, _ = tokenize(text[start:limit], dialect)
+        toks, line, prev_end = [], -1, -1
+        for code, begin, end in zip(tokens.codes, tokens.starts, tokens.ends):
+            if code in ";bB":
+                continue
+            if prev_end < 0 or "\n" in text[start + prev_end:start + begin]:
+                line += 1
+            prev_end = end
+            toks.append(_L(code, line))
+        if toks:
+            out[start] = (head, line_shape(toks, line))
+    return out
 
 
 def _kin_tie_break(text, chunk, edits, ties, dialect, why):
@@ -1249,7 +1253,7 @@ def _kin_tie_break(text, chunk, edits, ties, dialect, why):
     if chunk[0].col != 0 or len(chunk) < 2 or chunk[1].code not in "axA":
         return edits, why
     head = text[chunk[1].start:chunk[1].end]
-    kin = [shape for (start, h), shape in _last_line_shapes(text, dialect).items()
+    kin = [shape for start, (h, shape) in _last_line_shapes(text, dialect).items()
            if h == head and start != chunk[0].start and shape]
     if len(kin) < 2:
         return edits, why
@@ -1308,8 +1312,8 @@ def _alike_lines(text, chunk, edits, others) -> list | None:
         if best and mode == "keywords":
             # a keyword's depth says where a list ends only up to its first place: the
             # latest of those, nearest the indentation's placement
-            return max(chosen, key=lambda c: c[0])[1] \
-                if [c[0] for c in chosen].count(max(c[0] for c in chosen)) == 1 else None
+            latest = max(place for place, _ in chosen)
+            chosen = [c for c in chosen if c[0] == latest]
         if best:
             return chosen[0][1] if len(chosen) == 1 else None
     return None

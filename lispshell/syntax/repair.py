@@ -969,17 +969,14 @@ def _closes_alone(text: str) -> bool:
     return alone > 0 and alone >= len(_TWO_EMPTY.findall(text))
 
 
-_TOP_FORM = re.compile(r"^[(\[{]([^\s()\[\]{}\"';]*)", re.M)
-
-
 @lru_cache(maxsize=8)
 def _top_form_ends(text: str) -> list[tuple[int, str, bool | None]]:
     """(start, head, closes alone) of each form of more than one line that starts a line in
-    column 0 with a symbol: is its last code line (comments and blank lines after it aside)
-    only closers in column 0 (True) or code (False)? None for a closer indented alone."""
-    starts = [(m.start(), m.group(1)) for m in _TOP_FORM.finditer(text)]
+    column 0 with a symbol (`evidence.top_forms`): is its last code line (comments and
+    blank lines after it aside) only closers in column 0 (True) or code (False)? None for a
+    closer indented alone."""
     out = []
-    for (start, head), (limit, _) in zip(starts, starts[1:] + [(len(text), "")]):
+    for start, limit, head in evidence.top_forms(text):
         lines = [code for code in (line.split(";", 1)[0].rstrip()
                                    for line in text[start:limit].split("\n")) if code.strip()]
         if head and len(lines) > 1:
