@@ -1032,6 +1032,20 @@ def test_a_defknown_s_result_type_is_no_keyword_and_no_empty_list(form):
     assert (fixed.text, fixed.level) == (form, "likely")
 
 
+@pytest.mark.parametrize("form", [
+    "(defknown make-dispatch-macro-character (character &optional t readtable)\n"
+    "  (eql t) ())",
+    "(defknown find-classoid (name-for-class &optional t)\n  (or classoid null) ())",
+])
+def test_a_defknown_s_result_type_is_a_type_specifier(form):
+    # `(eql t ())` and `(or classoid null ())` read the attributes into the type: `eql`
+    # takes one object, and the empty type is written `nil`, never `()` (SBCL's sources)
+    assert _shape_problems(form, "cl") == []
+    assert _shape_problems(form.replace(") ())", " ()))"), "cl")
+    fixed = repair(_drop(form, 3), "cl")
+    assert (fixed.text, fixed.level) == (form, "likely")
+
+
 @pytest.mark.parametrize("form,restored", [
     ("(defun encapsulated-p (gf type)\n"
      "  (position type (generic-function-encapsulations gf) :key #'car))", True),
@@ -1126,3 +1140,29 @@ def test_rows_written_alike_put_each_keyword_at_one_depth():
     for k in (3, 4):
         fixed = repair(_drop(form, k), "cl")
         assert (fixed.text, fixed.level) == (form, "guess")
+
+
+@pytest.mark.parametrize("quote", ["'", "`"])
+def test_a_deftransform_s_result_is_a_call_its_lambda_list_takes(quote):
+    # SBCL's deftransform returns the code that replaces the call, quoted or not: a call of
+    # the function it transforms takes what its lambda list takes
+    form = ("(deftransform frob-slot ((object slot value)\n"
+            "                         ((alien (* t)) symbol t))\n"
+            f"  {quote}(frob-slot (deref object) slot value))")
+    assert _shape_problems(form, "cl") == []
+    assert repair(_drop(form, 3), "cl").text == form
+
+
+def test_a_deftransform_s_lambda_list_says_nothing_of_other_calls():
+    # `(deftransform + ((x y)) ...)` rewrites only the calls of two arguments
+    form = "(deftransform frob ((x y)) '(frob-2 x y))\n(defun g (a)\n  (frob a))"
+    assert _shape_problems(form, "cl") == []
+
+
+def test_a_function_given_a_format_control_takes_what_the_control_takes():
+    # the file calls `bug` three times with one argument after the control; this call's
+    # control takes two
+    text = ("(defun f (x)\n  (bug \"no ~S\" x))\n(defun g (y)\n  (bug \"bad ~S\" y))\n"
+            "(defun h (z)\n  (bug \"odd ~S\" z))\n")
+    form = "(defun k (thing env)\n  (when thing\n    (bug \"~S not in ~S\" thing env)))\n"
+    assert repair(text + _drop(form, 3), "cl").text == text + form

@@ -294,7 +294,11 @@ def shape_problems(text: str, vt: list[_V], dialect: str, points: set[int],
                 # standard's logandc2 in the code the macro writes
                 head = elems[0].text
                 known = shapes.stdlib_arity(head, dialect) or shapes.library_arity(head, dialect)
-                why = _count_problem(known, len(elems) - 1 + bool(f["role"]), "the library")
+                source = "the library"
+                if known is None and _transform_body(frames[1], dialect):
+                    known = _own_definition(frames[1], head, dialect)
+                    source = "the form's own parameter list"
+                why = _count_problem(known, len(elems) - 1 + bool(f["role"]), source)
                 if why:
                     out.append(f"({head} ...) {why}")
             elif touched and f["kind"] == "list" and not f["quoted"] and \
@@ -360,6 +364,8 @@ def shape_problems(text: str, vt: list[_V], dialect: str, points: set[int],
             continue
         spliced = bool(f["pend"]) and f["pend"][-1][2] in _SPLICES
         prefixed, quoted, mode = start_datum(f)
+        if mode == "q" and _transform_body(f, dialect):
+            quoted, mode = False, "t"
         if c in "([{":
             kind = {"(": "list", "[": "vector", "{": "map"}.get(tok, "other")
             elems = f["elems"]
@@ -411,6 +417,9 @@ def shape_problems(text: str, vt: list[_V], dialect: str, points: set[int],
 _DEFINERS = {CL: ("defun", "defmacro", "defgeneric", "defmethod"),
              SCHEME: ("define", "define*", "define-public", "define-inlinable"),
              CLOJURE: ("defn", "defn-", "defmacro", "defmethod", "definline")}
+# rewrites of a call, whose lambda lists take every call's arguments (they define no
+# function: shapes.py's rules for unknown definers stay theirs)
+_CL_REWRITERS = ("define-source-transform", "define-compiler-macro")
 # Called with any number of arguments, however consistently a text happens to call them.
 _VARIADIC = frozenset("""list list* + - * / = < > <= >= and or progn begin do vector append
 concatenate format max min str println print prn apply funcall values error cerror warn
@@ -496,8 +505,7 @@ def text_calls(text: str, dialect: str) -> Calls:
 
     def define(frame, complete: bool = True) -> None:
         head, elems = frame[0], frame[3]
-        if head and not frame[2] and frame[4] == "(" and elems and \
-                head.lower() in _DEFINERS[dialect]:
+        if head and not frame[2] and frame[4] == "(" and elems and _defines(head, dialect):
             _definition(head.lower(), elems, dialect, defined, complete)
         if head in _GOOPS_DEFINERS and dialect == SCHEME and elems and len(elems) > 1:
             generics.add(_generic_name(elems[1]))
@@ -572,6 +580,10 @@ def text_calls(text: str, dialect: str) -> Calls:
                 top[0] = ""                  # `(f a . rest)`, `(k v ...)`: any number
             elif top[0] and tok.startswith(_KEYWORD_ARGS[dialect]):
                 keyed.add(top[0])
+            elif top[0] and top[1] == 1 and c in "sS" and dialect != CLOJURE and "~" in tok:
+                # `(bug "~S not found in ~S" thing env)`: a format control first, then as
+                # many arguments as it takes, whatever the other calls pass
+                local.add(top[0])
             if dialect == SCHEME and top[3] and top[3][-1][0] == "atom" and \
                     top[3][-1][1] in _GOOPS_ACCESSORS:
                 generics.add(tok)
@@ -623,6 +635,15 @@ def _uncounted(name: str, dialect: str) -> bool:
     return base.startswith(("define-", "with-"))
 
 
+def _defines(head: str, dialect: str, own: bool = False) -> bool:
+    """Does a form with this head give the parameters of the function it names? SBCL's
+    `deftransform` only for its own body (`own`): its lambda list may take only the calls
+    it rewrites (`(deftransform + ((x y)) ...)`), but the code it returns is one of them."""
+    head = head.lower()
+    return head in _DEFINERS[dialect] or dialect == CL and (
+        head in _CL_REWRITERS or own and head == "deftransform")
+
+
 def _definition(definer: str, elems: list, dialect: str, defined: dict,
                 complete: bool = True) -> None:
     """Record the arity of a definition from its parameter list: `(defun name (params)
@@ -648,6 +669,9 @@ def _definition(definer: str, elems: list, dialect: str, defined: dict,
     if elems[1][0] != "atom":
         return
     name, rest = elems[1][1], list(elems[2:])
+    if definer == "deftransform":
+        # `(deftransform name ((lambda-list) arg-types result-type ...) ...)`
+        rest = rest[0][1][:1] if rest and rest[0][0] == "list" else []
     if definer == "defmethod":
         if dialect == CLOJURE:
             rest = rest[1:]                  # the dispatch value
@@ -676,7 +700,9 @@ def _definition(definer: str, elems: list, dialect: str, defined: dict,
         return
     if rest and rest[0][0] == "list":
         arity = _lambda_list_arity(rest[0][1], dialect,
-                                   methods=definer in ("defmethod", "defmacro"))
+                                   methods=definer in ("defmethod", "defmacro", "deftransform",
+                                                       "define-source-transform",
+                                                       "define-compiler-macro"))
         if arity:
             defined[name] = arity
 
@@ -711,13 +737,21 @@ def _procedure_arity(value, complete: bool):
     return None
 
 
+def _transform_body(f: dict, dialect: str) -> bool:
+    """Is a datum starting in frame `f` a body form of SBCL's `deftransform`? Quoted, it is
+    the code that replaces the call (`'(%set-slot (deref object) slot value)`), a template."""
+    elems = f["elems"]
+    return dialect == CL and not f["quoted"] and len(elems) >= 3 and \
+        elems[0].kind == "atom" and elems[0].text.lower() == "deftransform"
+
+
 def _own_definition(top: dict, name: str, dialect: str):
     """(fewest, most or None) arguments of `name` when `top`, the frame of a top-level form
     being read by `shape_problems`, defines it (`_definition`), else None. Its body may not
     be complete yet: a Clojure function's arities seen so far give only the fewest."""
     elems = top["elems"]
     if top["kind"] != "list" or top["quoted"] or len(elems) < 2 or \
-            elems[0].kind != "atom" or elems[0].text.lower() not in _DEFINERS[dialect]:
+            elems[0].kind != "atom" or not _defines(elems[0].text, dialect, own=True):
         return None
 
     def plain(a):

@@ -879,6 +879,11 @@ def _closer_holes(text: str, chunk: list[_Tok], wrapper: bool = False,
     if not (own_line_closers or comment_before_hole or len(holes) > 1 or
             not _blanks_of_its_own(text, chunk[0].start, limit)):
         holes = []
+    if wrapper and not holes and nl >= 0 and _INDENTED_COMMENT.match(text, nl + 1, limit):
+        # `) ; end PROGN` without its closer: a comment indented after a body at column 0
+        # stood after the wrapper's closer (47 such lines in SBCL's sources, and one comment
+        # indented before a lone closer)
+        return [(nl + 1, 0)]
     if not holes and nl >= 0 and (last and text.endswith("\n") or text[nl + 1] == "\n"):
         two_empty = not last and text.startswith("\n", nl + 2)
         kin = None if wrapper else _kin_close_alone(text, chunk)
@@ -905,6 +910,7 @@ def _closer_holes(text: str, chunk: list[_Tok], wrapper: bool = False,
 
 
 _BLANK_LINE = re.compile(r"^[ \t]+\r?$", re.M)
+_INDENTED_COMMENT = re.compile(r"[ \t]+(?:;|#\|)")
 _FORM_START = re.compile(r"^[(\[{]", re.M)
 
 

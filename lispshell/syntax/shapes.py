@@ -232,10 +232,11 @@ def _cl_type(a: Arg) -> str | None:
     if most is not None and len(a.elems) - 1 > most:
         return f"the type ({head} ...) takes {most} argument(s) at most"
     if head in ("or", "and") and any(
-            e.kind == "string" or e.kind == "atom" and (
+            e.kind == "string" or e.kind == "list" and not e.elems or e.kind == "atom" and (
                 e.text.startswith(":") or _CL_NUMBER.match(e.text)) for e in a.elems[1:]):
-        # `(or symbol list :read-only t)`: a slot's options read into its type
-        return f"({head} ...) holds types, not keywords, strings or numbers"
+        # `(or symbol list :read-only t)`: a slot's options read into its type; `(or
+        # classoid null ())`: a defknown's attributes (the empty type is written `nil`)
+        return f"({head} ...) holds types, not keywords, strings, numbers or ()"
     if head in ("or", "and", "values"):
         return next(filter(None, map(_cl_type, a.elems[1:])), None)
     return None
@@ -650,7 +651,7 @@ def _defknown(args):
     if not any(k.kind == "other" for k in keys) and (len(keys) % 2 or any(
             k.kind != "atom" or not k.text.startswith(":") for k in keys[::2])):
         return "after its attributes, keyword arguments"
-    return _function_type_args(args[1])
+    return _cl_type(result) or _function_type_args(args[1])
 
 
 _ALIEN_STYLES = (":in", ":copy", ":out", ":in-out")
