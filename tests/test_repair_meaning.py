@@ -1166,3 +1166,24 @@ def test_a_function_given_a_format_control_takes_what_the_control_takes():
             "(defun h (z)\n  (bug \"odd ~S\" z))\n")
     form = "(defun k (thing env)\n  (when thing\n    (bug \"~S not in ~S\" thing env)))\n"
     assert repair(text + _drop(form, 3), "cl").text == text + form
+
+
+def test_a_define_with_a_dotted_header_needs_a_body_too():
+    form = "(define (warn port msg . more)\n  (apply display msg more))"
+    assert _shape_problems(form, "scheme") == []
+    assert _shape_problems("(define (warn port msg . more))", "scheme")
+    fixed = repair("(run-test\n (define (warn port msg . more)\n   (apply cerr msg more)", "scheme")
+    assert "(define (warn port msg . more))" not in fixed.text
+
+
+@pytest.mark.parametrize("dialect", ["cl", "scheme", "clojure"])
+@pytest.mark.parametrize("op", ["max", "min"])
+def test_the_greatest_of_one_number_is_that_number(dialect, op):
+    assert _shape_problems(f"(f ({op} x) y)", dialect)
+    assert _shape_problems(f"(f ({op} x y))", dialect) == []
+
+
+def test_let_values_formals_are_no_call():
+    # `(min max)` names two values; it calls no `min`
+    form = "(define (f x)\n  (let-values (((min max) (range x)))\n    (- max min)))"
+    assert _shape_problems(form, "scheme") == []

@@ -443,7 +443,9 @@ def _goops_method(args):
 
 
 def _scheme_define(args):
-    if not args or not _known(args[0]):
+    # a dotted header (`(define (warn port . more))`) is a list whose length is not known,
+    # but a header all the same
+    if not args or not _known(args[0]) and not args[0].elems:
         return None
     if args[0].kind == "atom":
         return None if len(args) <= 2 else f"(define name value) has {len(args)} argument(s)"
@@ -1154,9 +1156,10 @@ def problem(head: str, args: list[Arg], dialect: str) -> str | None:
         if rest is not None:
             why = f"takes numbers, has the rest parameter {rest.text}"
     if not why and name in _IDENTITY[dialect] and len(args) == 1 and args[0].kind != "other":
-        # the sum or product of one number is that number: nobody writes it, and a closer put
-        # back too early leaves one (`(+ offset) 16` for `(+ offset 16)`); none of the
-        # 28,428 forms of SBCL's, Guile's and Clojure's sources has one outside quoted data
+        # the sum, product, greatest or least of one number is that number: nobody writes
+        # it, and a closer put back too early leaves one (`(+ offset) 16` for `(+ offset
+        # 16)`); none of the 28,428 forms of SBCL's, Guile's and Clojure's sources has one
+        # outside quoted data (nor, of 36,666, a max or min)
         why = "of one number is that number"
     if why and dialect == CL and args and args[0].kind == "atom" and \
             args[0].text.startswith(":"):
@@ -1165,8 +1168,8 @@ def problem(head: str, args: list[Arg], dialect: str) -> str | None:
 
 
 # not CL's `*`, as in _NUMERIC
-_IDENTITY = {CL: frozenset(("+",)), SCHEME: frozenset(("+", "*")),
-             CLOJURE: frozenset(("+", "*", "+'", "*'"))}
+_IDENTITY = {CL: frozenset(("+", "max", "min")), SCHEME: frozenset(("+", "*", "max", "min")),
+             CLOJURE: frozenset(("+", "*", "+'", "*'", "max", "min"))}
 
 
 # java.lang's exceptions and errors (Clojure names them without a package)
@@ -1384,6 +1387,8 @@ def child_role(head: str, role: str | None, index: int, prior: list, dialect: st
             before.text.lower() in (":initform", "#:init-form") else DATA
     if role == "bindings":
         return "binding"
+    if role == "binding" and index == 0:
+        return DATA                   # let-values' formals: `(((min max) (range x)))`
     if role == "fbindings":
         return "fbinding"
     if role == "methods":
