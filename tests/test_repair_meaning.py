@@ -1187,3 +1187,36 @@ def test_let_values_formals_are_no_call():
     # `(min max)` names two values; it calls no `min`
     form = "(define (f x)\n  (let-values (((min max) (range x)))\n    (- max min)))"
     assert _shape_problems(form, "scheme") == []
+
+
+@pytest.mark.parametrize("dialect,form", [
+    ("clojure", "(defn aget\n  ([array idx] (get array idx))\n  ([array idx & idxs]\n"
+                "   (apply aget (aget array idx) idxs)))"),
+    ("clojure", "(defn file\n  ([arg] (as-file arg))\n  ([parent child & more]\n"
+                "     (reduce file (file parent child) more)))"),
+    ("cl", "(defun path (a &rest more)\n  (reduce #'join (path a) more))"),
+])
+def test_a_function_does_not_nest_its_own_rest_list(dialect, form):
+    # `(aget array idx idxs)` would hand `idxs` to its own `& idxs` as one element
+    assert _shape_problems(form, dialect) == []
+    fixed = repair(_drop(form, 4 if dialect == "clojure" else 3), dialect)
+    assert fixed.text == form
+
+
+@pytest.mark.parametrize("dialect,form", [
+    # a fixed arity of that count takes the list as it is
+    ("clojure", "(defn f\n  ([a b c] (g a b c))\n  ([a b & more]\n   (f a b more)))"),
+    ("clojure", "(defn f\n  ([a b] (g a b))\n  ([a b & more]\n   (f a more)))"),
+    ("cl", "(defun f (a &rest more)\n  (apply #'f a more))"),
+])
+def test_a_rest_list_passed_where_it_is_no_rest_list_is_fine(dialect, form):
+    assert _shape_problems(form, dialect) == []
+    # one more argument before it, and the list lands in the rest list
+    more = form.replace("(f a b more)", "(f a b c more)").replace("(f a more)", "(f a b more)") \
+        .replace("(apply #'f a more)", "(f a more)")
+    assert _shape_problems(more, dialect)
+
+
+def test_sbcl_binding_star_binds_like_let_values():
+    form = "(defun f (x)\n  (binding* (((min max) (range x)))\n    (- max min)))"
+    assert _shape_problems(form, "cl") == []

@@ -307,6 +307,8 @@ def shape_problems(text: str, vt: list[_V], dialect: str, points: set[int],
                 head = elems[0].text
                 args = elems[1:] + ([shapes.Arg("other")] if f["role"] else [])
                 why = None if head in local else shapes.problem(head, args, dialect)
+                if why is None and head not in local and len(frames) > 1:
+                    why = _own_rest_problem(frames, head, args, dialect)
                 # a list of a name and keywords in the body of a definer nothing here knows
                 # is its syntax (`(ir2-convert :test ir2-convert)`, a defprinter's slot, is
                 # no call of sb-c's one-argument ir2-convert; `(delete-original :initform
@@ -743,6 +745,48 @@ def _transform_body(f: dict, dialect: str) -> bool:
     elems = f["elems"]
     return dialect == CL and not f["quoted"] and len(elems) >= 3 and \
         elems[0].kind == "atom" and elems[0].text.lower() == "deftransform"
+
+
+def _own_rest_problem(frames: list, head: str, args: list, dialect: str) -> str | None:
+    """A function that passes its own rest parameter, bare, where its own rest list begins
+    (`(defn aget ([array idx] ...) ([array idx & idxs] (apply aget (aget array idx idxs))))`):
+    the list would arrive nested in a new rest list. What it passes on is spread with
+    `apply` (`(apply aget (aget array idx) idxs)`), or taken apart first."""
+    top = frames[1]
+    elems = top["elems"]
+    if top["kind"] != "list" or top["quoted"] or len(elems) < 3 or \
+            elems[0].kind != "atom" or elems[1].kind != "atom" or elems[1].text != head or \
+            elems[0].text.lower() not in _DEFINERS[dialect]:
+        return None
+    if dialect == CLOJURE:
+        # one parameter vector, or one per arity: those read, and the one of the arity the
+        # call is in, still open
+        arities = [e.elems for e in elems[2:] if e.kind == "list"] + \
+            ([frames[2]["elems"]] if len(frames) > 2 and frames[2]["kind"] == "list" else [])
+        lists = [e for e in elems[2:] if e.kind == "vector"][:1] or \
+            [a[0] for a in arities if a and a[0].kind == "vector"]
+        words = ("&",)
+    elif dialect == CL:
+        lists = [elems[2]] if elems[2].kind == "list" else []
+        words = ("&rest", "&body")
+    else:
+        return None         # a Scheme rest parameter follows a dot, which no Arg keeps
+    if any(not any(e.kind == "atom" and e.text in words for e in p.elems) and
+           len(p.elems) == len(args) for p in lists):
+        return None         # the call is of a fixed arity, which may take a list
+    for params in lists:
+        names = [e.text.lower() if e.kind == "atom" else "" for e in params.elems]
+        at = next((k for k, w in enumerate(names) if w in words), None)
+        if at is None or at + 1 >= len(names) or not names[at + 1] or \
+                any(w.startswith("&") and w not in ("&optional",) + words
+                    for w in names[:at]):
+            continue
+        fixed = at - names[:at].count("&optional")
+        rest = params.elems[at + 1].text
+        for k, a in enumerate(args):
+            if k >= fixed and a.kind == "atom" and a.text == rest:
+                return f"passes its own rest parameter {rest} into a rest list of its own"
+    return None
 
 
 def _own_definition(top: dict, name: str, dialect: str):

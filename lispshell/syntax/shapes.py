@@ -1344,8 +1344,9 @@ define-condition defclass deftype""".split())
 # a condition's report, a class's default initargs (`(:results (r :scs (descriptor-reg)))` and
 # the others are data)
 _CL_KEYWORD_CODE = frozenset(":generator :emitter :report :default-initargs".split())
+# (SBCL's binding* binds `((min max) (values ...))` as let-values does)
 _CL_BINDINGS = frozenset("let let* prog prog* symbol-macrolet compiler-let progv "
-                         "handler-bind".split())
+                         "handler-bind binding*".split())
 _CL_FBINDINGS = frozenset("flet labels macrolet".split())
 _CL_KEYED = frozenset("case ecase ccase typecase etypecase ctypecase".split())
 _CL_CLAUSE_DEFS = frozenset("handler-case restart-case".split())     # (name (vars) body)
