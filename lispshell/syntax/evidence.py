@@ -419,9 +419,6 @@ def shape_problems(text: str, vt: list[_V], dialect: str, points: set[int],
 _DEFINERS = {CL: ("defun", "defmacro", "defgeneric", "defmethod"),
              SCHEME: ("define", "define*", "define-public", "define-inlinable"),
              CLOJURE: ("defn", "defn-", "defmacro", "defmethod", "definline")}
-# rewrites of a call, whose lambda lists take every call's arguments (they define no
-# function: shapes.py's rules for unknown definers stay theirs)
-_CL_REWRITERS = ("define-source-transform", "define-compiler-macro")
 # Called with any number of arguments, however consistently a text happens to call them.
 _VARIADIC = frozenset("""list list* + - * / = < > <= >= and or progn begin do vector append
 concatenate format max min str println print prn apply funcall values error cerror warn
@@ -640,10 +637,10 @@ def _uncounted(name: str, dialect: str) -> bool:
 def _defines(head: str, dialect: str, own: bool = False) -> bool:
     """Does a form with this head give the parameters of the function it names? SBCL's
     `deftransform` only for its own body (`own`): its lambda list may take only the calls
-    it rewrites (`(deftransform + ((x y)) ...)`), but the code it returns is one of them."""
+    it rewrites (`(deftransform + ((x y)) ...)`, as `(define-source-transform values (x)
+    ...)` passes on any other), but the code it returns is one of them."""
     head = head.lower()
-    return head in _DEFINERS[dialect] or dialect == CL and (
-        head in _CL_REWRITERS or own and head == "deftransform")
+    return head in _DEFINERS[dialect] or own and dialect == CL and head == "deftransform"
 
 
 def _definition(definer: str, elems: list, dialect: str, defined: dict,
@@ -702,9 +699,7 @@ def _definition(definer: str, elems: list, dialect: str, defined: dict,
         return
     if rest and rest[0][0] == "list":
         arity = _lambda_list_arity(rest[0][1], dialect,
-                                   methods=definer in ("defmethod", "defmacro", "deftransform",
-                                                       "define-source-transform",
-                                                       "define-compiler-macro"))
+                                   methods=definer in ("defmethod", "defmacro", "deftransform"))
         if arity:
             defined[name] = arity
 
