@@ -1226,3 +1226,24 @@ def test_a_rest_list_passed_where_it_is_no_rest_list_is_fine(dialect, form):
 def test_sbcl_binding_star_binds_like_let_values():
     form = "(defun f (x)\n  (binding* (((min max) (range x)))\n    (- max min)))"
     assert _shape_problems(form, "cl") == []
+
+
+def test_calls_that_pass_fewer_than_the_library_takes_say_nothing_of_another():
+    # Guile's wait-condition-variable takes a time after the mutex, whatever this file's
+    # three other calls pass
+    text = "".join(f"(define (w{i})\n  (wait-condition-variable cv{i} mutex))\n"
+                   for i in range(3))
+    form = ("(define (sleep t)\n  (lock-mutex m)\n"
+            "  (wait-condition-variable cv m (us->timeofday t))\n  (unlock-mutex m))")
+    assert repair(text + _drop(form, 3) + "\n", "scheme").text == text + form + "\n"
+
+
+@pytest.mark.parametrize("call", ["(Eduction.", "(new Eduction", "(->Eduction"])
+def test_a_deftype_s_constructors_take_its_fields(call):
+    head = "(deftype Eduction [xform coll]\n  Iterable\n  (iterator [_] (iter xform coll)))\n\n"
+    form = ("(defn eduction\n  [& xforms]\n"
+            "  (Eduction. (apply comp (butlast xforms)) (last xforms)))").replace("(Eduction.", call)
+    assert repair(head + _drop(form, 4) + "\n", "clojure").text == head + form + "\n"
+    assert evidence.text_arities(head, "clojure")["Eduction."] == (2, 2)
+    assert evidence.text_arities(head.replace("deftype", "defrecord"),
+                                 "clojure")["Eduction."] == (2, 4)

@@ -331,7 +331,9 @@ def shape_problems(text: str, vt: list[_V], dialect: str, points: set[int],
                     if head == "new" and dialect == CLOJURE and args and \
                             args[0].kind == "atom":
                         # `(new StringBuilder (str x) ys)` is `(StringBuilder. (str x) ys)`
-                        known, args = shapes.library_arity(args[0].text + ".", dialect), args[1:]
+                        known = arities.get(args[0].text + ".") or \
+                            shapes.library_arity(args[0].text + ".", dialect)
+                        args = args[1:]
                 if why is None and known is None and image is not None and \
                         head not in local and not shapes.known(head, dialect):
                     known, source = image(head), "the running image's arglist"
@@ -445,7 +447,7 @@ def text_arities(text: str, dialect: str) -> dict:
     calls = text_calls(text, dialect)
     out = {}
     for name, counts in calls.uses.items():
-        if name in calls.defined or not calls.countable(name):
+        if name in calls.defined or not calls.countable(name) or calls.library_takes_more(name):
             continue
         (n, k), = counts.most_common(1)
         if k >= _MIN_USES and sum(counts.values()) - k <= 1:
@@ -475,6 +477,18 @@ class Calls(NamedTuple):
                     shapes.known(name, self.dialect) or
                     shapes.stdlib_arity(name, self.dialect) or
                     _uncounted(name, self.dialect))
+
+    def library_takes_more(self, name: str) -> bool:
+        """Does one of the dialect's libraries export `name` taking every count the text
+        passes it and others too (Guile's `wait-condition-variable`: a mutex, at times a
+        time)? Then the text's calls say only how it happens to call it."""
+        lib = shapes.library_arity(name, self.dialect)
+        counts = self.uses.get(name)
+        if not lib or not counts or name in self.defined:
+            return False
+        lo, hi = lib
+        return all(lo <= n and (hi is None or n <= hi) for n in counts) and \
+            (lo, hi) != (min(counts), max(counts))
 
     def weakly_countable(self, name: str) -> bool:
         """May a single call of `name` say how another is called? Not a Java method's or
@@ -508,6 +522,13 @@ def text_calls(text: str, dialect: str) -> Calls:
             _definition(head.lower(), elems, dialect, defined, complete)
         if head in _GOOPS_DEFINERS and dialect == SCHEME and elems and len(elems) > 1:
             generics.add(_generic_name(elems[1]))
+        if head in _CLOJURE_TYPES and dialect == CLOJURE and len(elems) > 2 and \
+                elems[1][0] == "atom" and elems[2][0] == "vector" and len(elems[2][1]) < _KEPT:
+            # `(Name. a b)` and `(->Name a b)` take the fields; a record's class also a
+            # metadata and an extension map after them
+            n = len(elems[2][1])
+            defined[elems[1][1] + "."] = (n, n + 2) if head == "defrecord" else (n, n)
+            defined["->" + elems[1][1]] = (n, n)
 
     for j, c in enumerate(codes):
         if c in ";b":
@@ -596,6 +617,7 @@ def text_calls(text: str, dialect: str) -> Calls:
 
 
 _GOOPS_DEFINERS = ("define-method", "define-generic", "define-accessor")
+_CLOJURE_TYPES = ("deftype", "defrecord")
 _GOOPS_ACCESSORS = ("#:accessor", "#:getter", "#:setter")
 
 
@@ -1180,7 +1202,8 @@ def _usage_tie_break(text, chunk, edits, ties, dialect, why, weak=()):
             # one count for every other call, or two for four calls or more (`run-test` with
             # three, at times two, in Guile's SXPath tests), or they say nothing
             if not known or len(known) > 2 or len(known) == 2 and sum(known.values()) < 4 \
-                    or not seen.weakly_countable(name) or name in mine.keyed or name in unseen:
+                    or not seen.weakly_countable(name) or name in mine.keyed or name in unseen \
+                    or seen.library_takes_more(name):
                 continue
             for n, k in (counts - damaged.get(name, Counter())).items():
                 score += k if n in known else -k
