@@ -1247,3 +1247,26 @@ def test_a_deftype_s_constructors_take_its_fields(call):
     assert evidence.text_arities(head, "clojure")["Eduction."] == (2, 2)
     assert evidence.text_arities(head.replace("deftype", "defrecord"),
                                  "clojure")["Eduction."] == (2, 4)
+
+
+@pytest.mark.parametrize("form", [
+    "(library (rnrs mutable-pairs (6))\n  (export set-car! set-cdr!)\n"
+    "  (import (only (guile) set-car! set-cdr!)))",
+    "(define-library (scheme r5rs)\n  (export null-environment)\n"
+    "  (import (rnrs) (only (ice-9 safe-r5rs) null-environment)))",
+])
+def test_an_import_set_narrowed_by_only_names_what_it_imports(form):
+    # `(only (guile set-car! set-cdr!))` imports nothing, from a library no name of which
+    # ends in `!`
+    assert _shape_problems(form, "scheme") == []
+    assert repair(_drop(form, 4), "scheme").text == form
+
+
+@pytest.mark.parametrize("spec,bad", [
+    ("(prefix (srfi 1) s1:)", False), ("(prefix (srfi 1 s1:))", True),
+    ("(rename (foo) (a b) (c d))", False), ("(rename (foo) (a b) c)", True),
+    ("(except (rnrs) car)", False), ("(except (rnrs car))", True),
+    ("((srfi 1) x)", True), ("(rnrs (6))", False), ("(ice-9 match)", False),
+])
+def test_import_sets(spec, bad):
+    assert bool(_shape_problems(f"(import (rnrs base) {spec})", "scheme")) == bad

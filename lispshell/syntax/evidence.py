@@ -254,7 +254,8 @@ def shape_problems(text: str, vt: list[_V], dialect: str, points: set[int],
                 # metadata or the feature expression is about (`[a b ^{:m 1}]` does not read)
                 out.append("a metadata map or feature expression with no form after it")
             if touched and f["kind"] == "list" and \
-                    f["role"] in ("feature", "fbinding", "signature", "slot", "cl-type"):
+                    f["role"] in ("feature", "fbinding", "signature", "slot", "cl-type",
+                                  "import-set"):
                 why = shapes.feature_problem(elems) if f["role"] == "feature" else \
                     shapes.role_problem(f["role"], elems, dialect)
                 if why:

@@ -235,7 +235,9 @@ def _cl_type(a: Arg) -> str | None:
             e.kind == "string" or e.kind == "list" and not e.elems or e.kind == "atom" and (
                 e.text.startswith(":") or _CL_NUMBER.match(e.text)) for e in a.elems[1:]):
         # `(or symbol list :read-only t)`: a slot's options read into its type; `(or
-        # classoid null ())`: a defknown's attributes (the empty type is written `nil`)
+        # classoid null ())`: a defknown's attributes, which follow nine `(or ...)` result
+        # types in SBCL's sources (the empty type is written `nil`, but for parse-integer's
+        # `(or integer null ())`)
         return f"({head} ...) holds types, not keywords, strings, numbers or ()"
     if head in ("or", "and", "values"):
         return next(filter(None, map(_cl_type, a.elems[1:])), None)
@@ -1290,12 +1292,44 @@ def feature_problem(elems: list[Arg]) -> str | None:
     return None
 
 
+# R6RS's and R7RS's import sets that narrow another: (only set id ...), (except set id
+# ...), (prefix set id), (rename set (from to) ...), and R6RS's (library reference)
+_IMPORT_SETS = {"only": 2, "except": 2, "prefix": 2, "rename": 2, "library": 1}
+
+
+def _import_set(elems: list[Arg]) -> str | None:
+    """An import set: a library's name, whose first element is a name, or one that narrows
+    another. `(only (guile set-car! set-cdr!))` imports nothing: nobody writes it, and it
+    is `(only (guile) set-car! set-cdr!)` with a closer put back too late."""
+    if not elems or any(e.kind == "other" for e in elems):
+        return None
+    if elems[0].kind != "atom":
+        return "an import set starts with a name"
+    head = elems[0].text
+    least = _IMPORT_SETS.get(head)
+    if least is None:
+        # a library's name: no module of Guile's has a part like `set-car!`, `null?` or
+        # `%read-line`, which are what an `only` lists after it
+        if any(e.kind == "atom" and (e.text.endswith(("!", "?")) or e.text.startswith("%"))
+               for e in elems):
+            return "a library's name holds no such name"
+        return None
+    if len(elems) - 1 < least or head in ("prefix", "library") and len(elems) - 1 > least:
+        return f"takes {'an import set and ' if least > 1 else ''}" \
+            f"{'a prefix' if head == 'prefix' else 'names' if least > 1 else 'a reference'}"
+    if head == "rename" and any(e.kind != "list" or len(e.elems) != 2 for e in elems[2:]):
+        return "takes an import set and (from to) pairs"
+    return None
+
+
 def role_problem(role: str | None, elems: list[Arg], dialect: str) -> str | None:
     """What a list's role says it must be: a Clojure method (name [params] body) has a
     parameter vector."""
     if role == "fbinding" and dialect == CLOJURE and len(elems) > 1 and \
             elems[1].kind == "vector":
         return _clj_params(elems[1])
+    if role == "import-set" and dialect == SCHEME:
+        return _import_set(elems)
     if role == "cl-type" and dialect == CL:
         # `'(or (simple-array * (*)) list extended-sequence)`, a deftype's expansion
         return _cl_type(Arg("list", "", elems))
@@ -1386,6 +1420,11 @@ def child_role(head: str, role: str | None, index: int, prior: list, dialect: st
         before = prior[index - 1] if 0 < index <= len(prior) else None
         return None if before is not None and before.kind == "atom" and \
             before.text.lower() in (":initform", "#:init-form") else DATA
+    if role == "declaration":
+        return "import-set" if index >= 1 and prior and prior[0].kind == "atom" and \
+            prior[0].text == "import" else DATA
+    if role == "import-set":          # (only (rnrs) car): the import set it narrows
+        return "import-set" if index == 1 else DATA
     if role == "bindings":
         return "binding"
     if role == "binding" and index == 0:
@@ -1455,7 +1494,11 @@ def child_role(head: str, role: str | None, index: int, prior: list, dialect: st
                 return "bindings"
         if name == "do":
             return "bindings" if index == 1 else "clause" if index == 2 else None
-        if name in ("define-module", "use-modules", "import", "export", "library",
+        if name == "import" and index >= 1:
+            return "import-set"
+        if name == "library" and index == 3 or name == "define-library" and index >= 2:
+            return "declaration"      # (import ...), (export ...), (begin ...)
+        if name in ("define-module", "use-modules", "export", "library",
                     "define-library", "re-export", "cond-expand") and index >= 1:
             return DATA
         if name in ("case", "match", "match-lambda") and index >= 2:
