@@ -1270,3 +1270,15 @@ def test_an_import_set_narrowed_by_only_names_what_it_imports(form):
 ])
 def test_import_sets(spec, bad):
     assert bool(_shape_problems(f"(import (rnrs base) {spec})", "scheme")) == bad
+
+
+@pytest.mark.parametrize("form", [
+    "(define-sexp-parser peg-literal all\n"
+    "  (and \"'\" (* (and (not-followed-by \"'\") peg-any)) \"'\" peg-sp))",
+    "(define-sexp-parser peg-alternative all\n  (+ (and (? (or \"!\" \"&\")) peg-sp peg-suffix)))",
+])
+def test_a_peg_repetition_takes_one_pattern(form):
+    # (ice-9 peg): `*`, `+`, `?`, `not-followed-by` take one pattern; `and`, `or` any
+    assert _shape_problems(form, "scheme") == []
+    fixed = repair(_drop(form, 3), "scheme")
+    assert (fixed.text, fixed.level) == (form, "likely")

@@ -255,7 +255,7 @@ def shape_problems(text: str, vt: list[_V], dialect: str, points: set[int],
                 out.append("a metadata map or feature expression with no form after it")
             if touched and f["kind"] == "list" and \
                     f["role"] in ("feature", "fbinding", "signature", "slot", "cl-type",
-                                  "import-set"):
+                                  "import-set", "peg"):
                 why = shapes.feature_problem(elems) if f["role"] == "feature" else \
                     shapes.role_problem(f["role"], elems, dialect)
                 if why:

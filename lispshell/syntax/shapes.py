@@ -1292,6 +1292,11 @@ def feature_problem(elems: list[Arg]) -> str | None:
     return None
 
 
+# (ice-9 peg)'s patterns of a fixed count (ice-9/peg/codegen.scm); `and` and `or` take any
+_PEG_ARGS = {"*": 1, "+": 1, "?": 1, "followed-by": 1, "not-followed-by": 1, "ignore": 1,
+             "capture": 1, "range": 2}
+
+
 # R6RS's and R7RS's import sets that narrow another: (only set id ...), (except set id
 # ...), (prefix set id), (rename set (from to) ...), and R6RS's (library reference)
 _IMPORT_SETS = {"only": 2, "except": 2, "prefix": 2, "rename": 2, "library": 1}
@@ -1330,6 +1335,11 @@ def role_problem(role: str | None, elems: list[Arg], dialect: str) -> str | None
         return _clj_params(elems[1])
     if role == "import-set" and dialect == SCHEME:
         return _import_set(elems)
+    if role == "peg" and dialect == SCHEME and elems and elems[0].kind == "atom" and \
+            not any(e.kind == "other" for e in elems):
+        want = _PEG_ARGS.get(elems[0].text)
+        if want is not None and len(elems) - 1 != want:
+            return f"is a PEG pattern that takes {want}, has {len(elems) - 1}"
     if role == "cl-type" and dialect == CL:
         # `'(or (simple-array * (*)) list extended-sequence)`, a deftype's expansion
         return _cl_type(Arg("list", "", elems))
@@ -1420,6 +1430,8 @@ def child_role(head: str, role: str | None, index: int, prior: list, dialect: st
         before = prior[index - 1] if 0 < index <= len(prior) else None
         return None if before is not None and before.kind == "atom" and \
             before.text.lower() in (":initform", "#:init-form") else DATA
+    if role == "peg":
+        return "peg"
     if role == "declaration":
         return "import-set" if index >= 1 and prior and prior[0].kind == "atom" and \
             prior[0].text == "import" else DATA
@@ -1484,7 +1496,7 @@ def child_role(head: str, role: str | None, index: int, prior: list, dialect: st
         if name.startswith("define") and index == 1:
             return DATA               # (define-folder (name args) ...): a definer's header
         if name in ("define-peg-pattern", "define-sexp-parser") and index >= 2:
-            return DATA               # (ice-9 peg)'s patterns: `(* x)` repeats, `(+ x)` too
+            return "peg"              # (ice-9 peg)'s patterns: `(* x)` repeats, `(+ x)` too
         if name == "define-class" and index >= 2:
             # GOOPS: superclasses, then slot and class options; a slot's #:init-form is code
             return DATA if index == 2 else "keyed-slot"
