@@ -1289,3 +1289,9 @@ def test_a_keyword_s_calls_without_a_default_say_nothing_of_one_with_it():
     form = ("(defn successful?\n  [summary]\n  (and (zero? (:fail summary 0))\n"
             "       (zero? (:error summary 0))))")
     assert repair(text + _drop(form, 4) + "\n", "clojure").text == text + form + "\n"
+
+
+def test_a_destructuring_bind_has_a_body():
+    form = "(defun swap (x)\n  (destructuring-bind (a b) (pair x) (list b a)))"
+    assert _shape_problems(form, "cl") == []
+    assert repair(_drop(form, 4), "cl").text == form
