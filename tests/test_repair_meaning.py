@@ -1295,3 +1295,12 @@ def test_a_destructuring_bind_has_a_body():
     form = "(defun swap (x)\n  (destructuring-bind (a b) (pair x) (list b a)))"
     assert _shape_problems(form, "cl") == []
     assert repair(_drop(form, 4), "cl").text == form
+
+
+def test_calls_that_always_pass_an_optional_argument_still_count():
+    # Guile's compiler calls intmap-fold with a seed every time: one without is the odd one
+    text = "".join(f"(define (k{i} m)\n  (intmap-fold (lambda (k v s) (g k s)) m empty-intset))\n"
+                   for i in range(3))
+    form = ("(define (intmap-keys map)\n  (persistent-intset\n"
+            "   (intmap-fold (lambda (k v keys) (intset-add! keys k)) map empty-intset)))")
+    assert repair(text + _drop(form, 4) + "\n", "scheme").text == text + form + "\n"
