@@ -1304,3 +1304,10 @@ def test_calls_that_always_pass_an_optional_argument_still_count():
     form = ("(define (intmap-keys map)\n  (persistent-intset\n"
             "   (intmap-fold (lambda (k v keys) (intset-add! keys k)) map empty-intset)))")
     assert repair(text + _drop(form, 4) + "\n", "scheme").text == text + form + "\n"
+
+
+def test_a_match_s_clauses_are_no_argument_count():
+    # (ice-9 match) takes any number of clauses, however many the file's other matches have
+    text = "".join(f"(define (m{i} x)\n  (match x\n    ((a . b) a)\n    (_ #f)))\n"
+                   for i in range(3))
+    assert "match" not in evidence.text_arities(text, "scheme")

@@ -426,7 +426,9 @@ _DEFINERS = {CL: ("defun", "defmacro", "defgeneric", "defmethod"),
 _VARIADIC = frozenset("""list list* + - * / = < > <= >= and or progn begin do vector append
 concatenate format max min str println print prn apply funcall values error cerror warn
 string-append logior logand logxor max min concat hash-map vector hash-set conj assoc merge
-comp partial juxt cond case when unless let let* if inst define recur""".split())
+comp partial juxt cond case when unless let let* if inst define recur
+match match-lambda match-lambda* match-let match-let* match-letrec syntax-case with-syntax
+guard parameterize""".split())     # (Scheme's clause and body macros among them)
 
 
 _NAMED_LETS = ("let", "let*", "letrec", "letrec*")
