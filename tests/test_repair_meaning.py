@@ -1311,3 +1311,18 @@ def test_a_match_s_clauses_are_no_argument_count():
     text = "".join(f"(define (m{i} x)\n  (match x\n    ((a . b) a)\n    (_ #f)))\n"
                    for i in range(3))
     assert "match" not in evidence.text_arities(text, "scheme")
+
+
+def test_sbcl_defglobal_s_value_is_code():
+    form = ("(defglobal +nil-packed-infos+\n    (let ((v (make-packed-info 1)))\n"
+            "      (setf (%info-ref v 0) 0)\n      v))")
+    assert _shape_problems(form, "cl") == []
+    assert _shape_problems(form.replace("v 0) 0)", "v 0 0))"), "cl")
+
+
+def test_an_inline_declaration_names_functions():
+    form = ("(declaim\n (inline sap-ref-16le (setf sap-ref-16le) sap-ref-16be (setf sap-ref-16be)\n"
+            "         sap-ref-32le (setf sap-ref-32le) sap-ref-32be (setf sap-ref-32be)))")
+    assert _shape_problems(form, "cl") == []
+    assert _shape_problems("(declaim (inline (cas car) (setf car)))", "cl") == []
+    assert repair(_drop(form, 4), "cl").text == form

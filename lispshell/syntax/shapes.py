@@ -277,6 +277,16 @@ def _cl_declare(args):
             if n.kind == "list" and not (n.elems and n.elems[0].kind == "atom" and
                                          n.elems[0].text.lower() == "function"):
                 return f"({head} ...) declares variables, not forms"
+        if head in ("inline", "notinline", "maybe-inline") or \
+                head == "ftype" and len(spec.elems) > 2:
+            # a function's name is a symbol or `(setf symbol)` (SBCL's `(cas symbol)`
+            # too): `(setf sap-ref-32le sap-ref-32be (setf sap-ref-32be))` is a closer put
+            # back too late
+            for n in spec.elems[1 if head != "ftype" else 2:]:
+                if n.kind == "list" and not any(e.kind == "other" for e in n.elems) and not (
+                        len(n.elems) == 2 and all(e.kind == "atom" for e in n.elems) and
+                        n.elems[0].text.lower() in ("setf", "cas")):
+                    return f"({head} ...) names functions: a symbol or (setf symbol)"
     return None
 
 
@@ -740,6 +750,9 @@ _CL_RULES = {
     "destructuring-bind": _all(_count(2), _first(_is_list, "a lambda list"), _body(2)),
     "quote": _ONE, "return-from": _count(1, 2), "return": _count(0, 1),
     "defvar": _count(1, 3), "defparameter": _count(2, 3), "defconstant": _count(2, 3),
+    # SBCL's: a name, a value form (code, as defparameter's), a docstring
+    "defglobal": _count(2, 3), "define-load-time-global": _count(2, 3),
+    "defconstant-eqx": _count(3, 4),
     **{f: _ONE for f in ("not", "null", "car", "cdr", "first", "rest", "second", "third",
                          "cadr", "cddr", "caar", "cdar", "endp", "consp", "listp", "atom",
                          "symbolp", "stringp", "numberp", "integerp", "zerop", "plusp",
