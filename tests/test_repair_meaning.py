@@ -1284,12 +1284,6 @@ def test_a_peg_repetition_takes_one_pattern(form):
     assert (fixed.text, fixed.level) == (form, "likely")
 
 
-def test_a_keyword_s_calls_without_a_default_say_nothing_of_one_with_it():
-    text = "".join(f"(defn r{i} [m]\n  (println (:error m) \"errors.\"))\n" for i in range(3))
-    form = ("(defn successful?\n  [summary]\n  (and (zero? (:fail summary 0))\n"
-            "       (zero? (:error summary 0))))")
-    assert repair(text + _drop(form, 4) + "\n", "clojure").text == text + form + "\n"
-
 
 def test_a_destructuring_bind_has_a_body():
     form = "(defun swap (x)\n  (destructuring-bind (a b) (pair x) (list b a)))"

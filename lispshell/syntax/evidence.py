@@ -650,9 +650,8 @@ def _uncounted(name: str, dialect: str) -> bool:
     it that way (clojure.core's `(IllegalArgumentException. msg)`): those still count, but
     for a class's static methods, which a text calls whichever way it needs
     (`(clojure.lang.Symbol/intern name)` three times, `(clojure.lang.Symbol/intern ns name)`
-    once). A Clojure keyword looks a key up, with a default or without, however often a text
-    leaves the default out (`(:error m)` then `(:error summary 0)`)."""
-    if name.startswith(":") and dialect in (CL, CLOJURE):
+    once)."""
+    if dialect == CL and name.startswith(":"):
         return True
     if dialect == CLOJURE and _STATIC_CALL.match(name):
         return True
