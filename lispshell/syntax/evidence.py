@@ -307,6 +307,10 @@ def shape_problems(text: str, vt: list[_V], dialect: str, points: set[int],
                     not f["uncountable"] and elems and elems[0].kind == "atom":
                 head = elems[0].text
                 args = elems[1:] + ([shapes.Arg("other")] if f["role"] else [])
+                if head == "new" and dialect == CLOJURE and args and args[0].kind == "atom":
+                    # `(new StringBuilder (str x) ys)` is `(StringBuilder. (str x) ys)`, for
+                    # every count below: the text's `deftype`s, the JDK's constructors
+                    head, args = args[0].text + ".", args[1:]
                 why = None if head in local else shapes.problem(head, args, dialect)
                 if why is None and head not in local and len(frames) > 1:
                     why = _own_rest_problem(frames, head, args, dialect)
@@ -329,12 +333,6 @@ def shape_problems(text: str, vt: list[_V], dialect: str, points: set[int],
                 if why is None and known is None and library and head not in local and \
                         not syntax:
                     known, source = shapes.library_arity(head, dialect), "the library"
-                    if head == "new" and dialect == CLOJURE and args and \
-                            args[0].kind == "atom":
-                        # `(new StringBuilder (str x) ys)` is `(StringBuilder. (str x) ys)`
-                        known = arities.get(args[0].text + ".") or \
-                            shapes.library_arity(args[0].text + ".", dialect)
-                        args = args[1:]
                 if why is None and known is None and image is not None and \
                         head not in local and not shapes.known(head, dialect):
                     known, source = image(head), "the running image's arglist"
@@ -776,7 +774,7 @@ def _own_rest_problem(frames: list, head: str, args: list, dialect: str) -> str 
     elems = top["elems"]
     if top["kind"] != "list" or top["quoted"] or len(elems) < 3 or \
             elems[0].kind != "atom" or elems[1].kind != "atom" or elems[1].text != head or \
-            elems[0].text.lower() not in _DEFINERS[dialect]:
+            not _defines(elems[0].text, dialect):
         return None
     if dialect == CLOJURE:
         # one parameter vector, or one per arity: those read, and the one of the arity the

@@ -1313,9 +1313,13 @@ _PEG_ARGS = {"*": 1, "+": 1, "?": 1, "followed-by": 1, "not-followed-by": 1, "ig
              "capture": 1, "range": 2}
 
 
-# R6RS's and R7RS's import sets that narrow another: (only set id ...), (except set id
-# ...), (prefix set id), (rename set (from to) ...), and R6RS's (library reference)
-_IMPORT_SETS = {"only": 2, "except": 2, "prefix": 2, "rename": 2, "library": 1}
+# R6RS's and R7RS's import sets that narrow another: the fewest and most elements after
+# the head, and what they are
+_IMPORT_SETS = {"only": (2, None, "an import set and the names it imports"),
+                "except": (2, None, "an import set and the names it leaves out"),
+                "prefix": (2, 2, "an import set and a prefix"),
+                "rename": (2, None, "an import set and (from to) pairs"),
+                "library": (1, 1, "a library reference")}    # R6RS's (library reference)
 
 
 def _import_set(elems: list[Arg]) -> str | None:
@@ -1327,19 +1331,18 @@ def _import_set(elems: list[Arg]) -> str | None:
     if elems[0].kind != "atom":
         return "an import set starts with a name"
     head = elems[0].text
-    least = _IMPORT_SETS.get(head)
-    if least is None:
+    if head not in _IMPORT_SETS:
         # a library's name: no module of Guile's has a part like `set-car!`, `null?` or
         # `%read-line`, which are what an `only` lists after it
         if any(e.kind == "atom" and (e.text.endswith(("!", "?")) or e.text.startswith("%"))
                for e in elems):
             return "a library's name holds no such name"
         return None
-    if len(elems) - 1 < least or head in ("prefix", "library") and len(elems) - 1 > least:
-        return f"takes {'an import set and ' if least > 1 else ''}" \
-            f"{'a prefix' if head == 'prefix' else 'names' if least > 1 else 'a reference'}"
+    least, most, what = _IMPORT_SETS[head]
+    if len(elems) - 1 < least or most is not None and len(elems) - 1 > most:
+        return f"takes {what}"
     if head == "rename" and any(e.kind != "list" or len(e.elems) != 2 for e in elems[2:]):
-        return "takes an import set and (from to) pairs"
+        return f"takes {what}"
     return None
 
 
