@@ -1320,3 +1320,83 @@ def test_an_inline_declaration_names_functions():
     assert _shape_problems(form, "cl") == []
     assert _shape_problems("(declaim (inline (cas car) (setf car)))", "cl") == []
     assert repair(_drop(form, 4), "cl").text == form
+
+
+@pytest.mark.parametrize("form,bad", [
+    ("(logior (ash hi 32) lo 'double-float)", True), ("(+ x :end)", True),
+    ("(logand x 'mask)", True), ("(+ x '5)", False), ("(ash x 'n)", True),
+    ("`(+ ',x 1)", False), ("(list 'a (logior x y))", False),
+])
+def test_a_quoted_symbol_is_no_number(form, bad):
+    assert bool(_shape_problems(f"(defun f (x y hi lo)\n  {form})", "cl")) == bad
+
+
+def test_a_quoted_symbol_given_to_logior_places_the_closer():
+    form = ("(defun make-double-float (hi lo)\n  (declare (type (signed-byte 32) hi))\n"
+            "  (make-flonum (logior (ash hi 32) lo) 'double-float))")
+    assert repair(_drop(form, 3), "cl").text == form
+
+
+def test_a_row_with_the_same_keywords_further_up_the_list_places_the_closer():
+    # `(rs :fields (list ...) :type ...)` four fields above `(rt :fields ...)`: the keywords
+    # stand at one depth in both
+    form = ("(define-instruction-format (cas 32)\n"
+            "  (o1 :field (byte 1 21) :value 1)\n"
+            "  (rs :fields (list (byte 1 30) (byte 5 16)) :type 'sized-reg)\n"
+            "  (o0 :field (byte 1 15))\n"
+            "  (rt2 :field (byte 5 10) :value #b11111)\n"
+            "  (rn :field (byte 5 5) :type 'x-reg-sp)\n"
+            "  (rt :fields (list (byte 1 30) (byte 5 0)) :type 'sized-reg))")
+    assert repair(_drop(form, 3), "cl").text == form
+
+
+
+def test_a_match_clause_is_a_list():
+    form = ("(define (infer-le types succ param a b)\n"
+            "  ((hashq-ref *type-inferrers* '<) types (match succ (0 1) (1 0)) param b a))")
+    assert _shape_problems(form, "scheme") == []
+    assert _shape_problems(form.replace("(1 0))", "(1 0)").replace("b a))", "b a)))"),
+                           "scheme")
+    assert repair(_drop(form, 3), "scheme").text == form
+
+
+def test_an_internal_define_shadows_a_library_name_before_it_too():
+    # psyntax calls its own four-argument `match` before the internal define that makes it
+    form = ("(define (f e p w)\n  (define (match-each e p w) (match (car e) p w '()))\n"
+            "  (define match (lambda (e p w r) r))\n  (match-each e p w))")
+    assert _shape_problems(form, "scheme") == []
+
+
+@pytest.mark.parametrize("form,dialect", [
+    ("(defun utf8-length (code)\n  (declare (type (unsigned-byte 8) code))\n"
+     "  (if (< code #x80) 1 2))", "cl"),
+    ("(defun dd-class-p (dd)\n"
+     "  (if (member (dd-type dd) '(structure funcallable-structure)) t nil))", "cl"),
+    ("(define (mklst lst)\n  (if (not (list? lst)) (list lst) lst))", "scheme"),
+])
+def test_an_if_has_an_else_more_often_than_a_closer_stands_mid_line(form, dialect):
+    # the places that tie or keep the shapes: the one that gives the `if` its else
+    fixed = repair(_drop(form, 3), dialect)
+    assert (fixed.text, fixed.level) == (form, "guess")
+
+
+@pytest.mark.parametrize("form", [
+    # over several lines, an else would stand on a line of its own
+    "(define (check-headers headers)\n  (if (not (list? headers))\n"
+    "      (bad-request \"Headers not a list: ~a\" headers)))",
+    # a template's `...` repeats what comes before it
+    "(define-syntax-rule (unless* test stmt stmt* ...)\n  (if (not test) (begin stmt stmt* ...)))",
+])
+def test_an_if_without_an_else_is_left_so(form):
+    assert repair(_drop(form, 3), "scheme").text == form
+
+
+def test_a_printer_takes_the_stream_of_the_function_around_it():
+    form = ("(defun print-s-imm (value stream dstate)\n"
+            "  (declare (stream stream) (ignore dstate))\n"
+            "  (princ (reconstruct-s-immediate value) stream))")
+    fixed = repair(_drop(form, 3), "cl")
+    assert (fixed.text, fixed.level) == (form, "guess")
+    # no printer to take it: the indentation's placement stays
+    form = "(defun f (x stream)\n  (g x (h x stream)))"
+    assert repair(_drop(form, 3), "cl").text == form

@@ -27,6 +27,7 @@ class Arg:
     text: str = ""            # an atom's text
     elems: list = field(default_factory=list)     # a list's / vector's elements (Arg)
     rest: bool = False        # an atom naming a rest parameter: a list or seq, no number
+    quotes: str = ""          # a quote prefix's: the symbol or number it quotes
 
 
 def _count(lo: int, hi: int | None = None):
@@ -822,6 +823,10 @@ _SCHEME_RULES = {
     "let": _scheme_let, "let*": _scheme_let, "letrec": _scheme_let, "letrec*": _scheme_let,
     "lambda": _all(_count(2), _lambda_list_once(0)), "set!": _TWO, "quote": _ONE,
     "cond": _clauses(), "case": _all(_count(1), _clauses(1)),
+    # (ice-9 match): each clause a list, `(pattern body ...)` (`(match succ (0 1) (1 0)
+    # param b a)` has three symbols for clauses)
+    "match": _all(_count(1), _clauses(1)), "match-lambda": _clauses(),
+    "match-lambda*": _clauses(),
     **{f: _ONE for f in ("not", "null?", "pair?", "car", "cdr", "cadr", "cddr", "caar",
                          "length", "reverse", "symbol?", "string?", "number?", "zero?",
                          "vector-length", "string-length", "list?")},
@@ -1006,7 +1011,8 @@ def _jdk_simple_names() -> dict:
 
 
 # not CL's *: (* char) is an alien pointer type, (simple-array t (*)) a dimension
-_NUMERIC = {CL: frozenset("+ - / < > <= >= = /= 1+ 1- min max".split()),
+_NUMERIC = {CL: frozenset("""+ - / < > <= >= = /= 1+ 1- min max logior logand logxor logeqv
+                          lognot ash""".split()),
             SCHEME: frozenset("+ - * / < > <= >= = 1+ 1- min max".split()),
             CLOJURE: frozenset("""+ - * / < > <= >= inc dec +' -' *' inc' dec' quot rem mod
                                bit-and bit-or bit-xor bit-and-not bit-shift-left
@@ -1016,8 +1022,9 @@ _NOT_NUMBERS = {CL: ("t", "nil"), SCHEME: ("#t", "#f", "#true", "#false"),
 
 
 def _not_a_number(a: Arg, dialect: str) -> bool:
-    """A literal that is certainly no number: a string, keyword, character or boolean."""
-    if a.kind == "string":
+    """A literal that is certainly no number: a string, keyword, character or boolean, or a
+    quoted symbol (`(logior (ash hi 32) lo 'double-float)`)."""
+    if a.kind == "string" or a.quotes and not _CL_NUMBER.match(a.quotes):
         return True
     if a.kind != "atom":
         return False
@@ -1043,8 +1050,8 @@ _SCHEME_BODY_AT = {"begin": 0, "lambda": 1, "lambda*": 1, "let*": 1, "letrec": 1
 _CLJ_BODY_AT = {"do": 0, "let": 1, "loop": 1, "binding": 1, "with-open": 1, "when-let": 1,
                 "when-some": 1, "when-first": 1, "doseq": 1, "dotimes": 1, "when": 1,
                 "when-not": 1, "locking": 1, "with-redefs": 1}
-_SCHEME_DEFINES = ("define", "define*", "define-public", "define-inlinable")
-_DOCSTRING_BODIES = {"lambda", "lambda*", "defun", "defmacro", *_SCHEME_DEFINES}
+SCHEME_DEFINES = ("define", "define*", "define-public", "define-inlinable")
+_DOCSTRING_BODIES = {"lambda", "lambda*", "defun", "defmacro", *SCHEME_DEFINES}
 
 
 def _body_start(name: str, args: list[Arg], dialect: str) -> int | None:
@@ -1055,7 +1062,7 @@ def _body_start(name: str, args: list[Arg], dialect: str) -> int | None:
     if dialect == SCHEME:
         if name == "let":                                  # named let: name, bindings, body
             return 2 if args and args[0].kind == "atom" else 1
-        if name in _SCHEME_DEFINES and args and args[0].kind == "list":
+        if name in SCHEME_DEFINES and args and args[0].kind == "list":
             return 1
         return _SCHEME_BODY_AT.get(name)
     if name in ("fn", "defn", "defn-", "defmacro", "definline"):
