@@ -1400,3 +1400,28 @@ def test_a_printer_takes_the_stream_of_the_function_around_it():
     # no printer to take it: the indentation's placement stays
     form = "(defun f (x stream)\n  (g x (h x stream)))"
     assert repair(_drop(form, 3), "cl").text == form
+
+
+def test_a_typecase_clause_starts_with_a_type():
+    form = ("(defun string-of (string)\n  (etypecase string\n    ((simple-array character (*)) string)\n"
+            "    ((array nil (*)) string)))")
+    assert _shape_problems(form, "cl") == []
+    assert _shape_problems(form.replace("((array nil (*)) string)", "((array nil (*) string))"),
+                           "cl")
+    assert repair(_drop(form, 4), "cl").text == form
+
+
+def test_a_product_in_a_body_does_nothing_but_last():
+    assert _shape_problems("(defun f (x)\n  (g (lambda (x) (* x x) (h x))))", "cl")
+    # `(* char)` is an alien pointer type, not a product
+    assert _shape_problems("(defun f (x)\n  (g (lambda (x) (* x x))))", "cl") == []
+
+
+@pytest.mark.parametrize("form,dialect", [
+    ("(defmethod make-instance ((class symbol) &rest initargs)\n"
+     "  (apply #'make-instance (find-class class) initargs))", "cl"),
+    ("(define (call-with-port* port proc . args)\n  (apply proc (canonical port) args))", "scheme"),
+])
+def test_apply_takes_the_rest_list_last(form, dialect):
+    fixed = repair(_drop(form, 3), dialect)
+    assert (fixed.text, fixed.level) == (form, "guess")

@@ -1103,6 +1103,8 @@ def _choose(text, chunk, edits, ties, after_heads, pairs, dialect, why):
     if chosen is edits and dialect == CL:
         chosen, why = _stream_tie_break(text, chunk, edits, ties + pairs, why)
     if chosen is edits:
+        chosen, why = _rest_tie_break(text, chunk, edits, ties + pairs, dialect, why)
+    if chosen is edits:
         chosen, why = _sibling_tie_break(text, chunk, edits, ties + after_heads + pairs, why)
     if chosen is edits:
         chosen, why = _kin_tie_break(text, chunk, edits, ties + after_heads + pairs, dialect,
@@ -1206,11 +1208,12 @@ _STREAM_AT = {**{f: 1 for f in ("princ", "prin1", "print", "pprint", "write-stri
                                 "write-line", "write-char", "write-byte")},
               **{f: 0 for f in ("terpri", "fresh-line", "finish-output", "force-output",
                                 "format")}}
+_REST_WORDS = {CL: ("&rest", "&body"), SCHEME: (".",), CLOJURE: ("&",)}
 
 
-def _streams_given(text: str, vt: list[_V]) -> tuple[int, int]:
-    """(stream variables given to a CL printer where it takes its stream, stream variables
-    last in any other list)."""
+def _handed(text: str, vt: list[_V], takers: dict, named) -> tuple[int, int]:
+    """(variables `named` says are of a kind given to an operator of `takers` at the place
+    it takes one (-1: last), such variables last in any other list)."""
     given = stray = 0
     frames: list[list[str]] = []
     for v in vt:
@@ -1225,32 +1228,50 @@ def _streams_given(text: str, vt: list[_V]) -> tuple[int, int]:
             if not elems or elems[0] == "'":
                 continue
             head, args = elems[0].lower(), [a.lower() for a in elems[1:]]
-            at = _STREAM_AT.get(head)
+            at = takers.get(head)
             if at is not None:
-                given += at < len(args) and "stream" in args[at]
-            elif args and "stream" in args[-1]:
+                given += -len(args) <= at < len(args) and named(args[at])
+            elif args and named(args[-1]):
                 stray += 1
         elif frames and not v.inserted:
             frames[-1].append("'" if v.code == "p" else text[v.start:v.end])
     return given, stray
 
 
-def _stream_tie_break(text, chunk, edits, ties, why):
-    """Among repairs that tie, the one that hands a CL printer the stream the indentation's
-    placement gives to another call: a function that takes a stream prints to it (`(princ
-    (reconstruct-s-immediate value) stream)` in a printer `(value stream dstate)`, not
-    `(princ (reconstruct-s-immediate value stream))`)."""
-    base, stray = _streams_given(text, virtual(text, chunk, edits))
+def _handing_tie_break(text, chunk, edits, ties, why, takers, named, reason):
+    """Among repairs that tie, the one that hands an operator of `takers` the variable it
+    takes (`_handed`) where the indentation's placement hands it to another list."""
+    base, stray = _handed(text, virtual(text, chunk, edits), takers, named)
     if not stray:
         return edits, why
-    scored = []
+    chosen = []
     for trial in ties:
-        given, left = _streams_given(text, virtual(text, chunk, trial))
+        given, left = _handed(text, virtual(text, chunk, trial), takers, named)
         if given > base and left < stray:
-            scored.append(trial)
-    if len(scored) == 1:
-        return scored[0], f"{why}; a printer takes the stream"
-    return edits, why
+            chosen.append(trial)
+    return (chosen[0], f"{why}; {reason}") if len(chosen) == 1 else (edits, why)
+
+
+def _stream_tie_break(text, chunk, edits, ties, why):
+    """A CL printer takes the stream the indentation's placement gives to another call: a
+    function that takes a stream prints to it (`(princ (reconstruct-s-immediate value)
+    stream)` in a printer `(value stream dstate)`, not `(princ (reconstruct-s-immediate value
+    stream))`)."""
+    return _handing_tie_break(text, chunk, edits, ties, why, _STREAM_AT,
+                              lambda name: "stream" in name, "a printer takes the stream")
+
+
+def _rest_tie_break(text, chunk, edits, ties, dialect, why):
+    """`apply` takes last the rest parameter the indentation's placement gives to another
+    call last: arguments gathered into a list are handed on as one (`(apply #'make-instance
+    (find-class class) initargs)` in a method of `(class &rest initargs)`)."""
+    words = _REST_WORDS[dialect]
+    rest = {text[b.start:b.end].lower() for a, b in zip(chunk, chunk[1:])
+            if b.code == "a" and text[a.start:a.end].lower() in words}
+    if not rest:
+        return edits, why
+    return _handing_tie_break(text, chunk, edits, ties, why, {"apply": -1},
+                              rest.__contains__, "apply takes the rest list last")
 
 
 def _keyword_tie_break(text, chunk, edits, ties, dialect, why):

@@ -245,6 +245,13 @@ def _cl_type(a: Arg) -> str | None:
     return None
 
 
+def _clause_types(args):
+    """A typecase's clauses start with a type: `((array nil (*) string))` is `((array nil (*))
+    string)` with a closer put back too late."""
+    return next(filter(None, (_cl_type(c.elems[0]) for c in args[1:]
+                              if c.kind == "list" and c.elems)), None)
+
+
 def _cl_declare(args):
     """declare: declaration specifiers; type / ignore declarations name variables."""
     for spec in args:
@@ -312,6 +319,9 @@ def _member_keys(args):
     for k in args[2::2]:
         if k.kind == "other" and k.text in ("'", "#'", "`"):
             return "takes keywords after its 2 positional arguments, not a literal that is none"
+    if len(args) == 1 and args[0].kind == "other" and args[0].text in ("'", "`"):
+        # a quoted item: a call, which takes a list too (`(member 'fubar)`)
+        return "takes an item and a list, has 1 argument"
     return None
 
 
@@ -738,8 +748,8 @@ _CL_RULES = {
     "cond": _clauses(), "case": _all(_count(1), _clauses(1), _case_keys_once),
     "ecase": _all(_count(1), _clauses(1), _case_keys_once),
     "ccase": _all(_count(1), _clauses(1), _case_keys_once),
-    "typecase": _all(_count(1), _clauses(1)),
-    "etypecase": _all(_count(1), _clauses(1)),
+    "typecase": _all(_count(1), _clauses(1), _clause_types),
+    "etypecase": _all(_count(1), _clauses(1), _clause_types),
     "dolist": _all(_count(1), _first(_iteration_spec, "(var list [result])")),
     "dotimes": _all(_count(1), _first(_iteration_spec, "(var count [result])")),
     # with no body: none of SBCL's 382 destructuring-binds, one of its 1,290
@@ -1132,7 +1142,9 @@ def _no_effect(a: Arg, dialect: str) -> bool:
         return all(_no_effect(e, dialect) for e in a.elems[2:])
     if a.kind == "list" and len(a.elems) >= 2 and a.elems[0].kind == "atom" and \
             (_name(a.elems[0].text, dialect) in _COMPARISONS[dialect] or
-             _name(a.elems[0].text, dialect) in _NUMERIC[dialect]):
+             _name(a.elems[0].text, dialect) in _NUMERIC[dialect] or
+             # CL's `*` of two numbers or more (of one, it may be an alien pointer type)
+             dialect == CL and len(a.elems) >= 3 and _name(a.elems[0].text, dialect) == "*"):
         return True
     if a.kind == "list" and len(a.elems) >= 3 and a.elems[0].kind == "atom" and \
             _name(a.elems[0].text, dialect) in _LETS[dialect]:
