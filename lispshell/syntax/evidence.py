@@ -1113,15 +1113,15 @@ def _choose(text, chunk, edits, ties, after_heads, pairs, dialect, why):
         chosen, why = _usage_tie_break(text, chunk, edits, ties + pairs, dialect, why,
                                        weak=pairs)
     if chosen is edits:
-        chosen, why = _else_tie_break(text, chunk, edits, ties + after_heads + pairs, dialect,
-                                      why)
+        chosen, why = _else_tie_break(text, chunk, edits, ties + after_heads + pairs, why)
     return chosen, why
 
 
 def _full_ifs(text, chunk, trial) -> int:
     """How many `if`s written on one line have a test, a then and an else after `trial`.
     (One over several lines puts an else on a line of its own: `(if (not (list? headers))\n
-    (bad-request "Headers not a list: ~a" headers))` has none.)"""
+    (bad-request "Headers not a list: ~a" headers))` has none.) Its own walk, not
+    `_closed_lists`: a quoted datum is one element here, and lines count."""
     full, frames = 0, []           # [line of the opener, head, elements]
     for v in virtual(text, chunk, trial):
         if v.code in "([{":
@@ -1141,7 +1141,7 @@ def _full_ifs(text, chunk, trial) -> int:
     return full
 
 
-def _else_tie_break(text, chunk, edits, others, dialect, why):
+def _else_tie_break(text, chunk, edits, others, why):
     """Among repairs that tie, one that gives an `if` its else where `edits` leaves it
     without one, the nearest to `edits` of those: 96% of SBCL's `if`s have an else, 91% of
     Clojure's, 86% of Guile's, and a closer dropped mid-line is rarer by less (`(if (not
@@ -1175,10 +1175,9 @@ def _library_tie_break(text, chunk, edits, ties, dialect, why):
     return edits, why
 
 
-def _standard_keywords_given(text: str, vt: list[_V], dialect: str) -> tuple[int, int]:
-    """(keywords given to the standard functions that take them, keywords one of those takes
-    given to an operator nothing here knows), counting each list's own arguments."""
-    given = stray = 0
+def _closed_lists(text: str, vt: list[_V]):
+    """The elements of each list of `vt` as it closes (not a quoted one's): an atom's text,
+    "(" for a list, "'" for a quote."""
     frames: list[list[str]] = []
     for v in vt:
         if v.code in "([{":
@@ -1187,19 +1186,25 @@ def _standard_keywords_given(text: str, vt: list[_V], dialect: str) -> tuple[int
             if not frames:
                 continue
             elems = frames.pop()
-            if not elems or elems[0] == "'":
-                continue
-            head, args = elems[0], elems[1:]
-            keys = [a.lower() for a in args if a.startswith(":")]
-            takes = shapes.standard_keywords(head, dialect)
-            if takes:
-                given += sum(k in takes for k in keys)
-            elif not (shapes.known(head, dialect) or shapes.stdlib_arity(head, dialect)):
-                stray += len(keys)
             if frames:
                 frames[-1].append("(")
+            if elems and elems[0] != "'":
+                yield elems
         elif frames and not v.inserted:
             frames[-1].append("'" if v.code == "p" else text[v.start:v.end])
+
+
+def _standard_keywords_given(text: str, vt: list[_V], dialect: str) -> tuple[int, int]:
+    """(keywords given to the standard functions that take them, keywords one of those takes
+    given to an operator nothing here knows), counting each list's own arguments."""
+    given = stray = 0
+    for head, *args in _closed_lists(text, vt):
+        keys = [a.lower() for a in args if a.startswith(":")]
+        takes = shapes.standard_keywords(head, dialect)
+        if takes:
+            given += sum(k in takes for k in keys)
+        elif not (shapes.known(head, dialect) or shapes.stdlib_arity(head, dialect)):
+            stray += len(keys)
     return given, stray
 
 
@@ -1215,26 +1220,13 @@ def _handed(text: str, vt: list[_V], takers: dict, named) -> tuple[int, int]:
     """(variables `named` says are of a kind given to an operator of `takers` at the place
     it takes one (-1: last), such variables last in any other list)."""
     given = stray = 0
-    frames: list[list[str]] = []
-    for v in vt:
-        if v.code in "([{":
-            frames.append([])
-        elif v.code in ")]}":
-            if not frames:
-                continue
-            elems = frames.pop()
-            if frames:
-                frames[-1].append("(")
-            if not elems or elems[0] == "'":
-                continue
-            head, args = elems[0].lower(), [a.lower() for a in elems[1:]]
-            at = takers.get(head)
-            if at is not None:
-                given += -len(args) <= at < len(args) and named(args[at])
-            elif args and named(args[-1]):
-                stray += 1
-        elif frames and not v.inserted:
-            frames[-1].append("'" if v.code == "p" else text[v.start:v.end])
+    for head, *args in _closed_lists(text, vt):
+        at = takers.get(head.lower())
+        args = [a.lower() for a in args]
+        if at is not None:
+            given += -len(args) <= at < len(args) and named(args[at])
+        elif args and named(args[-1]):
+            stray += 1
     return given, stray
 
 
@@ -1931,7 +1923,7 @@ def _reshape(text, chunk, edits, best: Judged, dialect, closers):
     found = list(unique.values())
     # the nearest to where the indentation put it first: the smallest change of structure
     found.sort(key=lambda trial: [-e["start"] for e in trial])
-    chosen, _ = _else_tie_break(text, chunk, found[0], found[1:], dialect, "")
+    chosen, _ = _else_tie_break(text, chunk, found[0], found[1:], "")
     if chosen is not found[0]:
         found.remove(chosen)
         found.insert(0, chosen)
