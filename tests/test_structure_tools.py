@@ -263,10 +263,10 @@ def test_replace_form_refuses_a_guess_with_its_best_candidate(tmp_path, ctx):
     err = r["error"]
     assert err["code"] == "INVALID_SOURCE" and err["level"] == "guess"
     assert "guess" in err["message"] and "best_candidate" in err["message"]
-    # (> x 0 x) and (> x 0) both leave `if` well formed: the nearest is offered first
-    assert err["best_candidate"] == "(defun add1 (x)\n  (if (> x 0 x) (- x)))"
-    assert err["candidate_edits"] == ["2:15 inserted ')'"]
-    assert ["2:13 inserted ')'"] in err["other_candidates"]
+    # (> x 0 x) and (> x 0) both leave `if` well formed: the one that gives it an else first
+    assert err["best_candidate"] == "(defun add1 (x)\n  (if (> x 0) x (- x)))"
+    assert err["candidate_edits"] == ["2:13 inserted ')'"]
+    assert ["2:15 inserted ')'"] in err["other_candidates"]
     assert f.read_text() == MODULE
 
 
