@@ -192,6 +192,33 @@ def judge(vt: list[_V]) -> Judged:
 
 # --- shapes -------------------------------------------------------------------------------------
 
+def _bound_before(text: str, vt: list[_V]) -> set[str]:
+    """Names a Scheme form binds before the calls of them it may hold: an internal define's,
+    in the whole body (psyntax's `(define match (lambda (e p w r mod) ...))` after the calls
+    of it in `match-each`), and a `letrec`'s, in all its bindings (psyntax-pp.scm's)."""
+    def word(k: int) -> str:
+        return text[vt[k].start:vt[k].end] if 0 <= k < len(vt) and vt[k].code == "a" else ""
+
+    names = set()
+    for k in range(1, len(vt) - 2):
+        if vt[k].code != "(":
+            continue
+        if word(k + 1) in shapes.SCHEME_DEFINES and word(k + 2):
+            names.add(word(k + 2))
+        elif word(k + 1) in ("letrec", "letrec*") and vt[k + 2].code == "(":
+            depth = 0
+            for j in range(k + 2, len(vt)):
+                if vt[j].code in "([{":
+                    depth += 1
+                    if depth == 2 and word(j + 1):
+                        names.add(word(j + 1))
+                elif vt[j].code in ")]}":
+                    depth -= 1
+                    if depth == 0:
+                        break
+    return names
+
+
 def shape_problems(text: str, vt: list[_V], dialect: str, points: set[int],
                    counts: bool = True, library: bool = False) -> list[str]:
     """Impossible shapes among the lists the edits touched: those that contain an edit
@@ -219,12 +246,7 @@ def shape_problems(text: str, vt: list[_V], dialect: str, points: set[int],
     rest_names: set[str] = set()
     plain_bound: set[str] = set()
     if dialect == SCHEME:
-        # an internal define binds its name in the whole body, before it too (psyntax's
-        # `(define match (lambda (e p w r mod) ...))` after the calls of it in `match-each`)
-        for k in range(1, len(vt) - 2):
-            if vt[k].code == "(" and vt[k + 1].code == vt[k + 2].code == "a" and \
-                    text[vt[k + 1].start:vt[k + 1].end] in shapes.SCHEME_DEFINES:
-                local.add(text[vt[k + 2].start:vt[k + 2].end])
+        local |= _bound_before(text, vt)
 
     def start_datum(f) -> tuple[bool, bool, str | None]:
         """A datum starts in frame f: (is it a prefix's datum, is it quoted, the prefix
