@@ -4,7 +4,10 @@ in its own process group, on loopback, and is killed by the test that started it
 from __future__ import annotations
 
 import collections
+import contextlib
+import fcntl
 import os
+import shutil
 import re
 import signal
 import socket
@@ -30,13 +33,14 @@ class Server:
 
     def start(self, timeout: float = 180) -> "Server":
         env = dict(os.environ, LC_ALL="C.UTF-8")
+        cache = None
         if self.kind == "nrepl":
             cmd = ["java", "-cp", "/usr/share/java/clojure.jar:/usr/share/java/nrepl.jar",
                    "clojure.main", "-e", NREPL]
         elif self.kind == "swank":
             # swank-loader compiles into its cache on first use: keep it in the test's folder
-            env["XDG_CACHE_HOME"] = str(Path(os.environ.get("LISPSHELL_TEST_CACHE",
-                                                            "/tmp/lispshell-test-cache")))
+            cache = Path(os.environ.get("LISPSHELL_TEST_CACHE", "/tmp/lispshell-test-cache"))
+            env["XDG_CACHE_HOME"] = str(cache)
             cmd = ["sbcl", "--noinform", "--no-userinit", "--no-sysinit",
                    "--eval", f'(load "{SWANK_LOADER}")', "--eval", "(swank-loader:init)",
                    "--eval", "(progn (setf swank::*log-events* nil) "
@@ -52,11 +56,27 @@ class Server:
             self.url = f"guile://{path}"
         else:
             raise ValueError(self.kind)
+        with _swank_cache_lock(cache):
+            try:
+                self._launch(cmd, env, time.monotonic() + timeout)
+            except BaseException:
+                self.kill()
+                if cache is not None:
+                    # a start killed while compiling leaves a cut fasl newer than its source,
+                    # which every later start would load: the next one compiles afresh
+                    shutil.rmtree(cache / "common-lisp", ignore_errors=True)
+                raise
+        # What the server prints from now on (a debugger banner in a thread with no client,
+        # a warning) is read and kept, as a terminal would take it: a pipe nobody reads fills
+        # at 64 KiB and then blocks the thread that prints.
+        threading.Thread(target=self._drain, daemon=True, name=f"{self.kind}-stdout").start()
+        return self
+
+    def _launch(self, cmd: list[str], env: dict, deadline: float) -> None:
         # stdin stays open (a pipe we hold): the stock REPLs end at end of input.
         self.proc = subprocess.Popen(cmd, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
                                      stderr=subprocess.STDOUT, env=env, start_new_session=True,
                                      text=True)
-        deadline = time.monotonic() + timeout
         if self.kind in ("nrepl", "swank"):
             seen = []
             while True:
@@ -68,15 +88,11 @@ class Server:
                 if m:
                     self.url = f"{self.kind}://127.0.0.1:{m[1]}"
                     break
-                if time.monotonic() > deadline:
+                # SBCL's debugger waits on the stdin we hold: it would never print again
+                if "debugger invoked on" in line or time.monotonic() > deadline:
                     raise AssertionError(f"{self.kind} server did not start:\n{''.join(seen)}")
         else:
             wait_listening(self.url, deadline)
-        # What the server prints from now on (a debugger banner in a thread with no client,
-        # a warning) is read and kept, as a terminal would take it: a pipe nobody reads fills
-        # at 64 KiB and then blocks the thread that prints.
-        threading.Thread(target=self._drain, daemon=True, name=f"{self.kind}-stdout").start()
-        return self
 
     def _drain(self) -> None:
         for line in self.proc.stdout:
@@ -93,6 +109,21 @@ class Server:
         if self.proc is not None and self.proc.poll() is None:
             os.killpg(self.proc.pid, signal.SIGKILL)
             self.proc.wait(timeout=30)
+
+
+@contextlib.contextmanager
+def _swank_cache_lock(cache: Path | None):
+    """Held while a Swank server loads: two SBCLs compiling swank into one cache at once (the
+    two test workers' first servers, on a clean machine) write the same fasls under each
+    other, and one loads a file the other has only begun (an empty fasl, or a cut one that
+    leaves part of Swank undefined). The second waits, then loads what the first compiled."""
+    if cache is None:
+        yield
+        return
+    cache.mkdir(parents=True, exist_ok=True)
+    with open(cache / ".swank-compile.lock", "w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        yield
 
 
 def free_port() -> int:
