@@ -1430,3 +1430,34 @@ def test_a_product_in_a_body_does_nothing_but_last():
 def test_apply_takes_the_rest_list_last(form, dialect):
     fixed = repair(_drop(form, 3), dialect)
     assert (fixed.text, fixed.level) == (form, "guess")
+
+
+@pytest.mark.parametrize("form,dialect", [
+    # Guile's (system vm elf) and SBCL's genesis
+    ("(define (elf-symbol-type sym)\n  (logand (elf-symbol-info sym) #xf))", "scheme"),
+    ("(defun descriptor-lowtag (des)\n  \"the lowtag bits for DES\"\n"
+     "  (logand (descriptor-bits des) sb-vm:lowtag-mask))", "cl"),
+])
+def test_a_fold_takes_two_arguments_or_more(form, dialect):
+    fixed = repair(_drop(form, 3), dialect)
+    assert (fixed.text, fixed.level) == (form, "guess")
+
+
+def test_a_fold_of_one_is_no_shape():
+    # `(logior fop-list-base-opcode)`: SBCL writes it, so the preference only breaks ties
+    assert _shape_problems("(defun f ()\n  (logior fop-list-base-opcode))", "cl") == []
+    form = "(define (inverse x)\n  (g (/ x)))"
+    assert repair(_drop(form, 3), "scheme").text == form
+
+
+@pytest.mark.parametrize("form,dialect", [
+    # Guile's (web uri)
+    ("(define (encode-and-join-uri-path parts)\n  (string-join (map uri-encode parts) \"/\"))",
+     "scheme"),
+    ("(defun f (xs)\n  (g (mapcar #'h xs) 2))", "cl"),
+])
+def test_a_mapping_function_maps_over_lists(form, dialect):
+    broken = form.replace(") \"/\")", " \"/\"))").replace(") 2)", " 2))")
+    assert broken != form and _shape_problems(broken, dialect)
+    assert _shape_problems(form, dialect) == []
+    assert repair(_drop(form, 3), dialect).text == form

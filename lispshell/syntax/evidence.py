@@ -1139,6 +1139,8 @@ def _choose(text, chunk, edits, ties, after_heads, pairs, dialect, why):
                                        weak=pairs)
     if chosen is edits:
         chosen, why = _else_tie_break(text, chunk, edits, ties + after_heads + pairs, why)
+    if chosen is edits:
+        chosen, why = _fold_tie_break(text, chunk, edits, ties + pairs, dialect, why)
     return chosen, why
 
 
@@ -1182,6 +1184,36 @@ def _else_tie_break(text, chunk, edits, others, why):
     if chosen is None:
         return edits, why
     return chosen, f"{why}; an `if` has an else far more often than not"
+
+
+# Operators that fold their arguments, legal with one (`(/ x)` is x's reciprocal, `(logand x)`
+# is x) but rarely so written: 0.9-4.7% of their calls in SBCL's and Guile's sources.
+_FOLDS = {CL: frozenset(("logand", "logior", "logxor", "logeqv", "/")),
+          SCHEME: frozenset(("logand", "logior", "logxor", "bitwise-and", "bitwise-ior",
+                             "bitwise-xor", "/")),
+          CLOJURE: frozenset(("bit-and", "bit-or", "bit-xor", "/"))}
+
+
+def _folds_of_one(text: str, vt: list[_V], dialect: str) -> int:
+    """Calls of a `_FOLDS` operator given fewer than two arguments."""
+    return sum(len(args) < 2 and head.lower() in _FOLDS[dialect]
+               for head, *args in _closed_lists(text, vt))
+
+
+def _fold_tie_break(text, chunk, edits, others, dialect, why):
+    """Among repairs that tie, the nearest one that gives a folding operator (`logand`, `/`)
+    two arguments or more where the indentation's placement gives it one (`(logand
+    (elf-symbol-info sym #xf` is `(logand (elf-symbol-info sym) #xf)`). Not a shape: SBCL
+    and Guile write `(logior fop-list-base-opcode)` six times, `(/ x)` for a reciprocal."""
+    mine = _folds_of_one(text, virtual(text, chunk, edits), dialect)
+    if not mine:
+        return edits, why
+    better = [trial for trial in others
+              if _folds_of_one(text, virtual(text, chunk, trial), dialect) < mine]
+    if not better:
+        return edits, why
+    return (min(better, key=lambda trial: [-e["start"] for e in trial]),
+            f"{why}; a fold takes two arguments or more")
 
 
 def _library_broken(text, chunk, trial, dialect) -> list:

@@ -55,12 +55,27 @@ def _odd_min3(args):
         f"takes a map and key/value pairs, has {len(args)} argument(s)"
 
 
+def _no_list(a) -> bool:
+    """A literal that is never a list: a string, number, keyword or character."""
+    return a.kind == "string" or a.kind == "atom" and (
+        a.text[:1].isdigit() or a.text.startswith((":", "#\\", "\\")))
+
+
 def _last_is_a_list(args):
     """apply's last argument is a list: never a string, number, keyword or character."""
     last = args[-1] if args else None
-    if last is not None and (last.kind == "string" or last.kind == "atom" and (
-            last.text[:1].isdigit() or last.text.startswith((":", "#\\", "\\")))):
+    if last is not None and _no_list(last):
         return f"its last argument must be a list, not {last.text or 'a string'}"
+    return None
+
+
+def _maps_lists(args):
+    """A mapping function's arguments after the function are lists (Scheme's `map` and
+    `for-each`, CL's `mapcar`...; strings have `string-map`, `map`): `(map uri-encode parts
+    "/")` is `(map uri-encode parts)` with the separator after it."""
+    literal = next((a for a in args[1:] if _no_list(a)), None)
+    if literal is not None:
+        return f"maps over lists, not {literal.text or 'a string'}"
     return None
 
 
@@ -796,7 +811,8 @@ _CL_RULES = {
     **{f: _count(2, 3) for f in ("getf", "get", "subseq", "vector-push-extend", "typep",
                                  "pairlis")},
     "dpb": _count(3, 3), "acons": _count(3, 3), "coerce": _TWO, "push": _TWO,
-    "pushnew": _count(2), "mapcar": _count(2), "mapc": _count(2), "mapcan": _count(2),
+    "pushnew": _count(2),
+    **{f: _all(_count(2), _maps_lists) for f in ("mapcar", "mapc", "mapcan")},
     "remove": _count(2), "delete": _count(2), "find": _count(2), "position": _count(2),
     "some": _count(2), "every": _count(2), "notany": _count(2),
     "sort": _count(2), "stable-sort": _count(2), "reduce": _count(2), "assert": _count(1),
@@ -858,8 +874,8 @@ _SCHEME_RULES = {
     **{f: _count(2, 3) for f in ("hashq-ref", "hashv-ref", "assoc", "member", "substring")},
     **{f: _count(1, 2) for f in ("number->string", "string->number", "display", "write",
                                  "make-vector", "make-string", "make-list")},
-    "newline": _count(0, 1), "bytevector-copy!": _count(2, 5), "map": _count(2),
-    "for-each": _count(2), "apply": _all(_count(2), _last_is_a_list), "error": _count(1),
+    "newline": _count(0, 1), "bytevector-copy!": _count(2, 5), "map": _all(_count(2), _maps_lists),
+    "for-each": _all(_count(2), _maps_lists), "apply": _all(_count(2), _last_is_a_list), "error": _count(1),
     "let-values": _all(
         _count(2), _first(lambda a: a.kind == "list" and all(
             e.kind == "other" or (e.kind == "list" and len(e.elems) == 2) for e in a.elems),
