@@ -1175,7 +1175,13 @@ def _with_else(text, chunk, edits, others) -> list | None:
     (not (list? lst)) (list lst) lst)`, not `(if (not (list? lst)) (list lst lst))`)."""
     mine = _full_ifs(text, chunk, edits)
     better = [trial for trial in others if _full_ifs(text, chunk, trial) > mine]
-    return min(better, key=lambda trial: [-e["start"] for e in trial]) if better else None
+    return min(better, key=_nearness) if better else None
+
+
+def _nearness(trial: list) -> list:
+    """Sorts repairs nearest first to where the indentation puts the closers, at the line
+    end: the smallest change of structure."""
+    return [-e["start"] for e in trial]
 
 
 def _else_tie_break(text, chunk, edits, others, why):
@@ -1212,8 +1218,7 @@ def _fold_tie_break(text, chunk, edits, others, dialect, why):
               if _folds_of_one(text, virtual(text, chunk, trial), dialect) < mine]
     if not better:
         return edits, why
-    return (min(better, key=lambda trial: [-e["start"] for e in trial]),
-            f"{why}; a fold takes two arguments or more")
+    return min(better, key=_nearness), f"{why}; a fold takes two arguments or more"
 
 
 def _library_broken(text, chunk, trial, dialect) -> list:
@@ -1983,7 +1988,7 @@ def _reshape(text, chunk, edits, best: Judged, dialect, closers):
                             for e in trial for ch in e["text"]))] = trial
     found = list(unique.values())
     # the nearest to where the indentation put it first: the smallest change of structure
-    found.sort(key=lambda trial: [-e["start"] for e in trial])
+    found.sort(key=_nearness)
     chosen = _with_else(text, chunk, found[0], found[1:])
     if chosen is not None:
         found.remove(chosen)
