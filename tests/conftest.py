@@ -74,3 +74,19 @@ def started_sessions(**options):
     yield get
     for session in made.values():
         session.close()
+
+
+@pytest.hookimpl(hookwrapper=True)
+def pytest_runtest_makereport(item, call):
+    """A failing test's report ends with the last lines each running Lisp server printed."""
+    outcome = yield
+    report = outcome.get_result()
+    if report.failed:
+        from lisp_servers import LIVE
+        for srv in list(LIVE):
+            try:
+                printed = "".join(list(srv.printed)[-40:])
+            except RuntimeError:        # its reader thread appended meanwhile
+                printed = "".join(list(srv.printed)[-40:])
+            if printed:
+                report.sections.append((f"{srv.kind} server at {srv.url} printed", printed))

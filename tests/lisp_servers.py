@@ -22,6 +22,11 @@ NREPL = ("(require 'nrepl.server) "
 SWANK_LOADER = "/usr/share/common-lisp/source/slime/swank-loader.lisp"
 
 
+# The servers running now: a failing test's report shows what each printed last
+# (conftest.py), a debugger banner or a load error being the usual why.
+LIVE: set["Server"] = set()
+
+
 class Server:
     def __init__(self, kind: str, tmp: Path, port: int | None = None):
         self.kind = kind
@@ -70,6 +75,7 @@ class Server:
         # a warning) is read and kept, as a terminal would take it: a pipe nobody reads fills
         # at 64 KiB and then blocks the thread that prints.
         threading.Thread(target=self._drain, daemon=True, name=f"{self.kind}-stdout").start()
+        LIVE.add(self)
         return self
 
     def _launch(self, cmd: list[str], env: dict, deadline: float) -> None:
@@ -106,6 +112,7 @@ class Server:
         return self.proc is not None and self.proc.poll() is None
 
     def kill(self) -> None:
+        LIVE.discard(self)
         if self.proc is not None and self.proc.poll() is None:
             os.killpg(self.proc.pid, signal.SIGKILL)
             self.proc.wait(timeout=30)
