@@ -84,9 +84,7 @@ def pytest_runtest_makereport(item, call):
     if report.failed:
         from lisp_servers import LIVE
         for srv in list(LIVE):
-            try:
-                printed = "".join(list(srv.printed)[-40:])
-            except RuntimeError:        # its reader thread appended meanwhile
-                printed = "".join(list(srv.printed)[-40:])
+            # a copy in one C call: the reader thread cannot append in the middle of it
+            printed = "".join(list(srv.printed.copy())[-40:])
             if printed:
                 report.sections.append((f"{srv.kind} server at {srv.url} printed", printed))

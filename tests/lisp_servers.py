@@ -7,8 +7,8 @@ import collections
 import contextlib
 import fcntl
 import os
-import shutil
 import re
+import shutil
 import signal
 import socket
 import subprocess

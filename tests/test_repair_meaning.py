@@ -1372,19 +1372,6 @@ def test_a_local_binding_shadows_a_library_name_before_it_too(form):
     assert _shape_problems(form, "scheme") == []
 
 
-@pytest.mark.parametrize("form,dialect", [
-    ("(defun utf8-length (code)\n  (declare (type (unsigned-byte 8) code))\n"
-     "  (if (< code #x80) 1 2))", "cl"),
-    ("(defun dd-class-p (dd)\n"
-     "  (if (member (dd-type dd) '(structure funcallable-structure)) t nil))", "cl"),
-    ("(define (mklst lst)\n  (if (not (list? lst)) (list lst) lst))", "scheme"),
-])
-def test_an_if_has_an_else_more_often_than_a_closer_stands_mid_line(form, dialect):
-    # the places that tie or keep the shapes: the one that gives the `if` its else
-    fixed = repair(_drop(form, 3), dialect)
-    assert (fixed.text, fixed.level) == (form, "guess")
-
-
 @pytest.mark.parametrize("form", [
     # over several lines, an else would stand on a line of its own
     "(define (check-headers headers)\n  (if (not (list? headers))\n"
@@ -1396,13 +1383,38 @@ def test_an_if_without_an_else_is_left_so(form):
     assert repair(_drop(form, 3), "scheme").text == form
 
 
-def test_a_printer_takes_the_stream_of_the_function_around_it():
-    form = ("(defun print-s-imm (value stream dstate)\n"
-            "  (declare (stream stream) (ignore dstate))\n"
-            "  (princ (reconstruct-s-immediate value) stream))")
-    fixed = repair(_drop(form, 3), "cl")
+@pytest.mark.parametrize("form,dialect", [
+    # an `if` has an else more often than a closer stands mid-line: among the places that tie
+    # or keep the shapes, the one that gives the `if` its else
+    pytest.param("(defun utf8-length (code)\n  (declare (type (unsigned-byte 8) code))\n"
+                 "  (if (< code #x80) 1 2))", "cl", id="else-cl"),
+    pytest.param("(defun dd-class-p (dd)\n"
+                 "  (if (member (dd-type dd) '(structure funcallable-structure)) t nil))", "cl",
+                 id="else-member"),
+    pytest.param("(define (mklst lst)\n  (if (not (list? lst)) (list lst) lst))", "scheme",
+                 id="else-scheme"),
+    # a printer takes the stream of the function around it
+    pytest.param("(defun print-s-imm (value stream dstate)\n"
+                 "  (declare (stream stream) (ignore dstate))\n"
+                 "  (princ (reconstruct-s-immediate value) stream))", "cl", id="stream"),
+    # apply takes the rest list last
+    pytest.param("(defmethod make-instance ((class symbol) &rest initargs)\n"
+                 "  (apply #'make-instance (find-class class) initargs))", "cl", id="rest-cl"),
+    pytest.param("(define (call-with-port* port proc . args)\n"
+                 "  (apply proc (canonical port) args))", "scheme", id="rest-scheme"),
+    # a fold takes two arguments or more (Guile's (system vm elf), SBCL's genesis)
+    pytest.param("(define (elf-symbol-type sym)\n  (logand (elf-symbol-info sym) #xf))",
+                 "scheme", id="fold-scheme"),
+    pytest.param("(defun descriptor-lowtag (des)\n  \"the lowtag bits for DES\"\n"
+                 "  (logand (descriptor-bits des) sb-vm:lowtag-mask))", "cl", id="fold-cl"),
+])
+def test_a_tie_goes_to_what_the_form_means(form, dialect):
+    # each case fails without its rule: the line end's placement, or another tie, wins
+    fixed = repair(_drop(form, 3), dialect)
     assert (fixed.text, fixed.level) == (form, "guess")
-    # no printer to take it: the indentation's placement stays
+
+
+def test_a_stream_with_no_printer_to_take_it_stays_where_the_line_end_puts_it():
     form = "(defun f (x stream)\n  (g x (h x stream)))"
     assert repair(_drop(form, 3), "cl").text == form
 
@@ -1420,27 +1432,6 @@ def test_a_product_in_a_body_does_nothing_but_last():
     assert _shape_problems("(defun f (x)\n  (g (lambda (x) (* x x) (h x))))", "cl")
     # `(* char)` is an alien pointer type, not a product
     assert _shape_problems("(defun f (x)\n  (g (lambda (x) (* x x))))", "cl") == []
-
-
-@pytest.mark.parametrize("form,dialect", [
-    ("(defmethod make-instance ((class symbol) &rest initargs)\n"
-     "  (apply #'make-instance (find-class class) initargs))", "cl"),
-    ("(define (call-with-port* port proc . args)\n  (apply proc (canonical port) args))", "scheme"),
-])
-def test_apply_takes_the_rest_list_last(form, dialect):
-    fixed = repair(_drop(form, 3), dialect)
-    assert (fixed.text, fixed.level) == (form, "guess")
-
-
-@pytest.mark.parametrize("form,dialect", [
-    # Guile's (system vm elf) and SBCL's genesis
-    ("(define (elf-symbol-type sym)\n  (logand (elf-symbol-info sym) #xf))", "scheme"),
-    ("(defun descriptor-lowtag (des)\n  \"the lowtag bits for DES\"\n"
-     "  (logand (descriptor-bits des) sb-vm:lowtag-mask))", "cl"),
-])
-def test_a_fold_takes_two_arguments_or_more(form, dialect):
-    fixed = repair(_drop(form, 3), dialect)
-    assert (fixed.text, fixed.level) == (form, "guess")
 
 
 def test_a_fold_of_one_is_no_shape():

@@ -1173,15 +1173,20 @@ def _with_else(text, chunk, edits, others) -> list | None:
     else where `edits` leaves it without one; else None. 96% of SBCL's `if`s have an else,
     91% of Clojure's, 86% of Guile's, and a closer dropped mid-line is rarer by less (`(if
     (not (list? lst)) (list lst) lst)`, not `(if (not (list? lst)) (list lst lst))`)."""
-    mine = _full_ifs(text, chunk, edits)
-    better = [trial for trial in others if _full_ifs(text, chunk, trial) > mine]
-    return min(better, key=_nearness) if better else None
+    return _nearest_over(others, lambda trial: _full_ifs(text, chunk, trial),
+                         _full_ifs(text, chunk, edits))
 
 
 def _nearness(trial: list) -> list:
     """Sorts repairs nearest first to where the indentation puts the closers, at the line
     end: the smallest change of structure."""
     return [-e["start"] for e in trial]
+
+
+def _nearest_over(trials: list, score, mine) -> list | None:
+    """The nearest (`_nearness`) of `trials` that `score` rates above `mine`, else None."""
+    better = [trial for trial in trials if score(trial) > mine]
+    return min(better, key=_nearness) if better else None
 
 
 def _else_tie_break(text, chunk, edits, others, why):
@@ -1211,14 +1216,15 @@ def _fold_tie_break(text, chunk, edits, others, dialect, why):
     two arguments or more where the indentation's placement gives it one (`(logand
     (elf-symbol-info sym #xf` is `(logand (elf-symbol-info sym) #xf)`). Not a shape: SBCL
     and Guile write `(logior fop-list-base-opcode)` six times, `(/ x)` for a reciprocal."""
-    mine = _folds_of_one(text, virtual(text, chunk, edits), dialect)
-    if not mine:
+    def folds(trial) -> int:
+        return _folds_of_one(text, virtual(text, chunk, trial), dialect)
+
+    mine = folds(edits)
+    # none to mend: the ties are not walked
+    chosen = _nearest_over(others, lambda trial: -folds(trial), -mine) if mine else None
+    if chosen is None:
         return edits, why
-    better = [trial for trial in others
-              if _folds_of_one(text, virtual(text, chunk, trial), dialect) < mine]
-    if not better:
-        return edits, why
-    return min(better, key=_nearness), f"{why}; a fold takes two arguments or more"
+    return chosen, f"{why}; a fold takes two arguments or more"
 
 
 def _library_broken(text, chunk, trial, dialect) -> list:

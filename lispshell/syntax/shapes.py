@@ -71,8 +71,8 @@ def _last_is_a_list(args):
 
 def _maps_lists(args):
     """A mapping function's arguments after the function are lists (Scheme's `map` and
-    `for-each`, CL's `mapcar`...; strings have `string-map`, `map`): `(map uri-encode parts
-    "/")` is `(map uri-encode parts)` with the separator after it."""
+    `for-each`, CL's `mapcar`...; Scheme maps strings with `string-map`, CL with `map`):
+    `(map uri-encode parts "/")` is `(map uri-encode parts)` with the separator after it."""
     literal = next((a for a in args[1:] if _no_list(a)), None)
     if literal is not None:
         return f"maps over lists, not {literal.text or 'a string'}"
@@ -874,8 +874,9 @@ _SCHEME_RULES = {
     **{f: _count(2, 3) for f in ("hashq-ref", "hashv-ref", "assoc", "member", "substring")},
     **{f: _count(1, 2) for f in ("number->string", "string->number", "display", "write",
                                  "make-vector", "make-string", "make-list")},
-    "newline": _count(0, 1), "bytevector-copy!": _count(2, 5), "map": _all(_count(2), _maps_lists),
-    "for-each": _all(_count(2), _maps_lists), "apply": _all(_count(2), _last_is_a_list), "error": _count(1),
+    "newline": _count(0, 1), "bytevector-copy!": _count(2, 5),
+    **{f: _all(_count(2), _maps_lists) for f in ("map", "for-each")},
+    "apply": _all(_count(2), _last_is_a_list), "error": _count(1),
     "let-values": _all(
         _count(2), _first(lambda a: a.kind == "list" and all(
             e.kind == "other" or (e.kind == "list" and len(e.elems) == 2) for e in a.elems),
