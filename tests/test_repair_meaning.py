@@ -1452,3 +1452,25 @@ def test_a_mapping_function_maps_over_lists(form, dialect):
     assert broken != form and _shape_problems(broken, dialect)
     assert _shape_problems(form, dialect) == []
     assert repair(_drop(form, 3), dialect).text == form
+
+
+def test_two_closers_together_where_one_alone_breaks_a_shape_leave_a_guess():
+    # (ice-9 peg)'s `+` takes one pattern: one closer after "-" would give it two, two
+    # closers there keep it, and the line end reads too: the text cannot say which
+    form = ("(define-sexp-parser peg-nonterminal all\n"
+            "  (and (+ (or (range #\\a #\\z) (range #\\0 #\\9) \"-\")) peg-sp))")
+    damaged = _drop(form, 4)
+    fixed = repair(damaged, "scheme")
+    assert fixed.level == "guess"
+    assert form in [evidence.apply_edits(damaged, r) for r in fixed.rivals]
+    # with no shape to rule the one closer out, it is a tie of its own, as before
+    plain = form.replace("(define-sexp-parser peg-nonterminal all", "(define (peg-nonterminal)")
+    assert repair(_drop(plain, 4), "scheme").why != fixed.why
+
+
+def test_the_shapes_choice_leaves_no_if_without_the_else_a_second_closer_gives():
+    # the line end gives `not` two arguments; one closer after `(list? lst)` mends it but
+    # leaves the `if` one-armed, a second after `(list lst` gives it its else
+    form = "(define (mklst lst)\n  (if (not (list? lst)) (list lst) lst))"
+    fixed = repair(_drop(form, 4), "scheme")
+    assert (fixed.text, fixed.level) == (form, "guess")

@@ -882,6 +882,8 @@ _SCHEME_RULES = {
             e.kind == "other" or (e.kind == "list" and len(e.elems) == 2) for e in a.elems),
             "a list of (formals expression)")),
     "receive": _count(3), "@": _TWO, "@@": _TWO, "compose": _count(2),
+    # (ice-9 peg): `(_ sym accum pat)` in string-peg.scm and using-parsers.scm
+    "define-peg-pattern": _count(3, 3), "define-sexp-parser": _count(3, 3),
     "define-method": _goops_method,
     # syntax: one clause or more, `(formals body ...)` each
     "case-lambda": _count(1), "case-lambda*": _count(1),
