@@ -1474,3 +1474,7 @@ def test_the_shapes_choice_leaves_no_if_without_the_else_a_second_closer_gives()
     form = "(define (mklst lst)\n  (if (not (list? lst)) (list lst) lst))"
     fixed = repair(_drop(form, 4), "scheme")
     assert (fixed.text, fixed.level) == (form, "guess")
+    # ... but not from a call of nothing but its operator: `(if (member) 'fubar ...)`
+    form = ("(deftest declaration-information.declaration\n"
+            "    (if (member 'fubar (declaration-information 'declaration)) 'yay)\n  yay)")
+    assert repair(_drop(form, 3), "cl").text == form

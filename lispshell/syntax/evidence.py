@@ -1040,9 +1040,13 @@ def weigh(text: str, chunk: list, edits: list, dialect: str) -> Verdict:
                 return Verdict(GUESS, better, f"form shape: {problems[0]}; the indentation's "
                                "placement is written like the lines before it", [edits])
             # nor one that leaves an `if` without the else a second closer moved on the line
-            # gives it (`(if (not (list? lst) (list lst lst`: `(list lst) lst`)
-            fuller = _with_else(text, chunk, better, _same_line_moves(
-                text, chunk, better, judge(virtual(text, chunk, better)), dialect, closers))
+            # gives it (`(if (not (list? lst) (list lst lst`: `(list lst) lst`), not right
+            # after an operator (`(if (member) 'fubar ...)`)
+            heads = _heads(text, chunk)
+            fuller = _with_else(text, chunk, better, [
+                trial for trial in _same_line_moves(
+                    text, chunk, better, judge(virtual(text, chunk, better)), dialect, closers)
+                if not any(e["start"] in heads for e in trial if e not in better)])
             if fuller is not None:
                 return Verdict(GUESS, fuller, f"form shape: {problems[0]}; a second closer "
                                "moved on the line gives an `if` its else, which it has far "
