@@ -1454,18 +1454,11 @@ def test_a_mapping_function_maps_over_lists(form, dialect):
     assert repair(_drop(form, 3), dialect).text == form
 
 
-def test_two_closers_together_where_one_alone_breaks_a_shape_leave_a_guess():
-    # (ice-9 peg)'s `+` takes one pattern: one closer after "-" would give it two, two
-    # closers there keep it, and the line end reads too: the text cannot say which
-    form = ("(define-sexp-parser peg-nonterminal all\n"
-            "  (and (+ (or (range #\\a #\\z) (range #\\0 #\\9) \"-\")) peg-sp))")
-    damaged = _drop(form, 4)
-    fixed = repair(damaged, "scheme")
-    assert fixed.level == "guess"
-    assert form in [evidence.apply_edits(damaged, r) for r in fixed.rivals]
-    # with no shape to rule the one closer out, it is a tie of its own, as before
-    plain = form.replace("(define-sexp-parser peg-nonterminal all", "(define (peg-nonterminal)")
-    assert repair(_drop(plain, 4), "scheme").why != fixed.why
+def test_a_peg_definer_takes_a_name_an_accumulation_and_one_pattern():
+    # (ice-9 peg)'s define-sexp-parser and define-peg-pattern: `(_ sym accum pat)`
+    for definer in ("define-sexp-parser", "define-peg-pattern"):
+        assert _shape_problems(f"(define (f)\n  ({definer} p all (+ peg-sp)))", "scheme") == []
+        assert _shape_problems(f"(define (f)\n  ({definer} p all (+ peg-sp) x))", "scheme")
 
 
 def test_the_shapes_choice_leaves_no_if_without_the_else_a_second_closer_gives():

@@ -1116,15 +1116,6 @@ def weigh(text: str, chunk: list, edits: list, dialect: str) -> Verdict:
         chosen, why = _choose(text, chunk, edits, [], after_heads, pairs, dialect, why)
         if chosen is not edits:
             return Verdict(GUESS, chosen, why, [edits])
-        if pairs and _open_tail_ties(text, chunk, edits, best, dialect, closers,
-                                     shape=False)[0]:
-            # one closer could have stood earlier on the line but for a shape it breaks
-            # there, and two moved to one place keep it: the line end is then no likelier
-            # than the two together (`(+ (or ... "-")) peg-sp)` in a PEG, whose `+` takes
-            # one pattern, for `(+ (or ... "-" peg-sp`)
-            return Verdict(GUESS, edits, "the closers after the last one left are all "
-                           "missing; one of them alone cannot have stood earlier on its line "
-                           "without breaking a shape, but two together can", pairs[:2])
     return Verdict(LIKELY, edits, "the indentation decides")
 
 
@@ -1713,8 +1704,7 @@ def _inner_blanks(text: str, chunk: list, edits: list) -> bool:
 _TIE_RUN = 3
 
 
-def _open_tail_ties(text, chunk, edits, best: Judged, dialect, closers,
-                    shape: bool = True) -> tuple:
+def _open_tail_ties(text, chunk, edits, best: Judged, dialect, closers) -> tuple:
     """Repairs that move an inserted closer to an earlier place on its line after which the
     text has no closer left, and pass every test as well; and apart from them, those that
     move it right after a list's operator (no tie: see below, but the library may know a
@@ -1726,8 +1716,7 @@ def _open_tail_ties(text, chunk, edits, best: Judged, dialect, closers,
     y))` and `(f (g x y)))` both lose three to `(f (g x y`. Indentation cannot say which, and
     when no shape rules either out, neither is likely. A place with a closer still after it
     is no such tie (whoever wrote that closer kept writing closers past the place), and
-    neither is a run of fewer than _TIE_RUN missing closers.
-    shape: False counts the ties that leave an impossible shape too."""
+    neither is a run of fewer than _TIE_RUN missing closers."""
     inserted = sorted((e["start"], len(e["text"])) for e in edits if e["start"] == e["end"])
     if sum(n for _, n in inserted) < _TIE_RUN:
         return [], [], []
@@ -1740,7 +1729,7 @@ def _open_tail_ties(text, chunk, edits, best: Judged, dialect, closers,
     heads = _heads(text, chunk, openers="([{")
     ties, after_heads = [], []
     for trial in _same_line_moves(text, chunk, edits, best, dialect, closers,
-                                  after=last_closer, shape=shape):
+                                  after=last_closer):
         left = Counter(e["start"] for e in edits) - Counter(e["start"] for e in trial)
         if any(missing_from(start) >= _TIE_RUN for start in left):
             if any(e["start"] in heads for e in trial if e not in edits):
@@ -2201,13 +2190,12 @@ def _shapes_decide(text, chunk, chosen: list, dialect, closers, broken=()) -> bo
 
 
 def _same_line_moves(text, chunk, edits, best: Judged, dialect, closers,
-                     after_opener: bool = False, after: int = -1, shape: bool = True) -> list:
+                     after_opener: bool = False, after: int = -1) -> list:
     """Each repair that moves one inserted closer of `edits` to an earlier place on its line
     and reads, agrees with the indentation as well as `best` and leaves no impossible shape.
     after_opener: the places right after an opener that a space follows, and only those
     (0.1% of the forms in SBCL's, Guile's and Clojure's sources have one).
-    after: only places after the token starting there, or right after it.
-    shape: False keeps those that leave an impossible shape too."""
+    after: only places after the token starting there, or right after it."""
     found = []
     for idx, e in enumerate(edits):
         if e["start"] != e["end"]:
@@ -2226,7 +2214,7 @@ def _same_line_moves(text, chunk, edits, best: Judged, dialect, closers,
             for ch in closers:
                 trial = sorted(others + [{"start": p, "end": p, "text": ch}],
                                key=lambda x: (x["start"], x["end"]))
-                if trial not in found and _fits(text, chunk, trial, best, dialect, shape=shape,
+                if trial not in found and _fits(text, chunk, trial, best, dialect,
                                                 max_bad=best.disagreements) is not None:
                     found.append(trial)
     return found
