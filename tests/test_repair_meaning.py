@@ -1471,3 +1471,24 @@ def test_the_shapes_choice_leaves_no_if_without_the_else_a_second_closer_gives()
     form = ("(deftest declaration-information.declaration\n"
             "    (if (member 'fubar (declaration-information 'declaration)) 'yay)\n  yay)")
     assert repair(_drop(form, 3), "cl").text == form
+
+
+def test_a_procedure_defined_inside_the_form_takes_what_its_parameters_say():
+    # Guile's (oop goops): the internal all-subclasses takes one argument
+    form = ("(define (class-subclasses c)\n"
+            "  (define (all-subclasses c)\n"
+            "    (cons c (append-map all-subclasses\n"
+            "                        (class-direct-subclasses c))))\n"
+            "  (delete-duplicates (cdr (all-subclasses c)) eq?))")
+    assert _shape_problems(form, "scheme") == []
+    # the line end's `(all-subclasses c eq?)` is closed by the repair, so the count holds
+    # it (a call the text closes itself only tells whether the count is the form's own)
+    assert repair(_drop(form, 4), "scheme").text == form
+    # no count when the form's own calls pass another (a macro threads an argument
+    # through them, as Guile's compile-cps.scm does), or when it is defined twice
+    threaded = ("(define (compile x)\n  (define (convert-test cps test kt kf) (f cps test))\n"
+                "  (let$ t (convert-test x kt kf)))")
+    assert _shape_problems(threaded, "scheme") == []
+    twice = ("(define (g x)\n  (define (h) (define (loop a) a) (loop 1))\n"
+             "  (define (k) (define (loop a b) a) (loop 1 2))\n  (h))")
+    assert _shape_problems(twice, "scheme") == []

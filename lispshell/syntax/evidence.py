@@ -219,6 +219,46 @@ def _bound_before(text: str, vt: list[_V]) -> set[str]:
     return names
 
 
+def _internal_arities(text: str, vt: list[_V]) -> dict:
+    """{name: (n, n)} for each procedure a Scheme form defines inside it, once, with a
+    parameter list of n plain names (`(define (all-subclasses c) ...)` in a body), when
+    every call of it the text closes itself passes n: Guile's compiler threads an argument
+    through macros (`(let$ t (convert-test consequent kt kf))` for a four-parameter
+    `convert-test`). A name defined twice, or with optional, keyword or rest parameters,
+    has no count here."""
+    def word(k: int) -> str:
+        return text[vt[k].start:vt[k].end] if 0 <= k < len(vt) and vt[k].code == "a" else ""
+
+    counts: dict = {}
+    headers = set()
+    for k in range(1, len(vt) - 3):
+        if vt[k].code == "(" and word(k + 1) == "define" and vt[k + 2].code == "(" and \
+                word(k + 3):
+            name, j = word(k + 3), k + 4
+            while word(j) and word(j) not in (".", "#:optional", "#:key", "#:rest"):
+                j += 1
+            plain = j < len(vt) and vt[j].code == ")"
+            counts[name] = (j - k - 4, j - k - 4) if plain and name not in counts else None
+            headers.add(k + 2)
+    for k in range(len(vt) - 1):
+        if vt[k].code != "(" or k in headers or counts.get(word(k + 1)) is None:
+            continue
+        depth, n, j = 0, -1, k
+        for j in range(k, len(vt)):
+            if vt[j].code in "([{":
+                depth += 1
+                n += depth == 2
+            elif vt[j].code in ")]}":
+                depth -= 1
+                if depth == 0:
+                    break
+            elif depth == 1 and vt[j].code not in "pd":
+                n += 1
+        if depth == 0 and not vt[j].inserted and counts[word(k + 1)] != (n, n):
+            counts[word(k + 1)] = None
+    return {name: n for name, n in counts.items() if n is not None}
+
+
 def shape_problems(text: str, vt: list[_V], dialect: str, points: set[int],
                    counts: bool = True, library: bool = False) -> list[str]:
     """Impossible shapes among the lists the edits touched: those that contain an edit
@@ -245,8 +285,10 @@ def shape_problems(text: str, vt: list[_V], dialect: str, points: set[int],
     # the name is bound some other way too (a `let` may rebind it)
     rest_names: set[str] = set()
     plain_bound: set[str] = set()
+    internal: dict = {}
     if dialect == SCHEME:
         local |= _bound_before(text, vt)
+        internal = _internal_arities(text, vt) if counts else {}
 
     def start_datum(f) -> tuple[bool, bool, str | None]:
         """A datum starts in frame f: (is it a prefix's datum, is it quoted, the prefix
@@ -351,6 +393,8 @@ def shape_problems(text: str, vt: list[_V], dialect: str, points: set[int],
                     args[0].text[:1] == ":" and _in_unknown_definer(frames, dialect)
                 known = None if head in local or syntax else arities.get(head)
                 source = "the text's own definition or calls"
+                if head in internal and not syntax:
+                    known, source = internal[head], "its definition inside the form"
                 if known is None and counts and head not in local and len(frames) > 1:
                     # the form defines the function it calls: its own parameter list says
                     # what a call takes, even when the damage left that list open in the
