@@ -38,7 +38,7 @@ import re
 from collections import Counter
 from contextvars import ContextVar
 from dataclasses import dataclass, field
-from functools import lru_cache
+from functools import lru_cache, partial
 from typing import NamedTuple
 
 from lispshell.syntax import shapes
@@ -192,13 +192,16 @@ def judge(vt: list[_V]) -> Judged:
 
 # --- shapes -------------------------------------------------------------------------------------
 
+def _word(text: str, vt: list[_V], k: int) -> str:
+    """The atom at virtual token k, or "" when it is none."""
+    return text[vt[k].start:vt[k].end] if 0 <= k < len(vt) and vt[k].code == "a" else ""
+
+
 def _bound_before(text: str, vt: list[_V]) -> set[str]:
     """Names a Scheme form binds before the calls of them it may hold: an internal define's,
     in the whole body (psyntax's `(define match (lambda (e p w r mod) ...))` after the calls
     of it in `match-each`), and a `letrec`'s, in all its bindings (psyntax-pp.scm's)."""
-    def word(k: int) -> str:
-        return text[vt[k].start:vt[k].end] if 0 <= k < len(vt) and vt[k].code == "a" else ""
-
+    word = partial(_word, text, vt)
     names = set()
     for k in range(1, len(vt) - 2):
         if vt[k].code != "(":
@@ -226,9 +229,7 @@ def _internal_arities(text: str, vt: list[_V]) -> dict:
     through macros (`(let$ t (convert-test consequent kt kf))` for a four-parameter
     `convert-test`). A name defined twice, or with optional, keyword or rest parameters,
     has no count here."""
-    def word(k: int) -> str:
-        return text[vt[k].start:vt[k].end] if 0 <= k < len(vt) and vt[k].code == "a" else ""
-
+    word = partial(_word, text, vt)
     counts: dict = {}
     headers = set()
     for k in range(1, len(vt) - 3):
