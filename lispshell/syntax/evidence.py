@@ -241,22 +241,22 @@ def _internal_arities(text: str, vt: list[_V]) -> dict:
             plain = j < len(vt) and vt[j].code == ")"
             counts[name] = (j - k - 4, j - k - 4) if plain and name not in counts else None
             headers.add(k + 2)
-    for k in range(len(vt) - 1):
-        if vt[k].code != "(" or k in headers or counts.get(word(k + 1)) is None:
-            continue
-        depth, n, j = 0, -1, k
-        for j in range(k, len(vt)):
-            if vt[j].code in "([{":
-                depth += 1
-                n += depth == 2
-            elif vt[j].code in ")]}":
-                depth -= 1
-                if depth == 0:
-                    break
-            elif depth == 1 and vt[j].code not in "pd":
-                n += 1
-        if depth == 0 and not vt[j].inserted and counts[word(k + 1)] != (n, n):
-            counts[word(k + 1)] = None
+    # [name of a counted call or "", its arguments so far] of each open list (a prefix's
+    # datum counts once); a call a repair's closer ends is what the count is to judge
+    stack: list = []
+    for k, v in enumerate(vt):
+        if v.code in "([{":
+            if stack:
+                stack[-1][1] += 1
+            name = word(k + 1) if v.code == "(" and k not in headers else ""
+            stack.append([name if counts.get(name) else "", -1])
+        elif v.code in ")]}":
+            if stack:
+                name, n = stack.pop()
+                if name and not v.inserted and counts[name] != (n, n):
+                    counts[name] = None
+        elif stack and v.code not in "pd":
+            stack[-1][1] += 1
     return {name: n for name, n in counts.items() if n is not None}
 
 
@@ -286,10 +286,9 @@ def shape_problems(text: str, vt: list[_V], dialect: str, points: set[int],
     # the name is bound some other way too (a `let` may rebind it)
     rest_names: set[str] = set()
     plain_bound: set[str] = set()
-    internal: dict = {}
+    internal = None        # `_internal_arities`, when a call of a local name first needs it
     if dialect == SCHEME:
         local |= _bound_before(text, vt)
-        internal = _internal_arities(text, vt) if counts else {}
 
     def start_datum(f) -> tuple[bool, bool, str | None]:
         """A datum starts in frame f: (is it a prefix's datum, is it quoted, the prefix
@@ -394,8 +393,10 @@ def shape_problems(text: str, vt: list[_V], dialect: str, points: set[int],
                     args[0].text[:1] == ":" and _in_unknown_definer(frames, dialect)
                 known = None if head in local or syntax else arities.get(head)
                 source = "the text's own definition or calls"
-                if head in internal and not syntax:
-                    known, source = internal[head], "its definition inside the form"
+                if head in local and dialect == SCHEME and counts and not syntax:
+                    internal = _internal_arities(text, vt) if internal is None else internal
+                    if head in internal:
+                        known, source = internal[head], "its definition inside the form"
                 if known is None and counts and head not in local and len(frames) > 1:
                     # the form defines the function it calls: its own parameter list says
                     # what a call takes, even when the damage left that list open in the
