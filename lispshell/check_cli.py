@@ -18,6 +18,7 @@ import sys
 from pathlib import Path
 
 from lispshell import files
+from lispshell.show import say
 from lispshell.syntax.dialects import CLOSE_CHAR, EXTENSIONS, OPEN_CHAR, resolve_dialect
 from lispshell.syntax.layout import misplaced_forms
 from lispshell.syntax.reading import NAME_OF, LineIndex, read
@@ -114,7 +115,7 @@ class _Checker:
 
     def say(self, line: str, err: bool = False) -> None:
         if not self.args.quiet:
-            print(line, file=sys.stderr if err else sys.stdout, flush=True)
+            say(line, file=sys.stderr if err else sys.stdout, flush=True)
 
     def check_path(self, path: str) -> None:
         if path == "-":

@@ -41,6 +41,21 @@ def assess(text: str, dialect: str):
 MAX_DAMAGE = 12
 
 
+def _not_ours(path, root) -> str:
+    """Why the hook may not write `path` (lispshell.writes: the rules of the model's file
+    tools hold here too), or ""."""
+    from lispshell import writes
+
+    try:
+        verdict = writes.check(path, root=root)
+    except writes.WriteRefused as exc:
+        return exc.message
+    if verdict.startup:
+        return (f"this file runs at start ({verdict.startup}): lispshell changes it only with "
+                "the person's yes, and a hook cannot ask.")
+    return ""
+
+
 def run(stdin: str) -> int:
     try:
         event = json.loads(stdin)
@@ -76,7 +91,8 @@ def run(stdin: str) -> int:
     if checked.ok:
         return 0
     first = checked.errors[0]
-    where = f"{path}:{first.line}:{first.col}: {first.message}. "
+    from lispshell.tools.gate import visible
+    where = visible(f"{path}:{first.line}:{first.col}: {first.message}. ")
     # Only the project's files are written: a payload naming /etc/x.lisp, ../elsewhere or a
     # path through a symlinked directory is judged, never repaired (files refuses OUTSIDE_ROOT).
     root = Path(os.path.realpath(cwd)) if cwd else None
@@ -98,6 +114,11 @@ def run(stdin: str) -> int:
     fixed, edits, level = r.text, r.edits, r.level
     changes = edit_summary(text, edits)
     if level in APPLIED_LEVELS and validate(fixed, dialect).ok and edits:
+        refused = _not_ours(Path(os.path.realpath(path)), root)
+        if refused:
+            return _say({"decision": "block",
+                         "reason": where + f"Not repaired: {refused} The repair would be: "
+                                           + "; ".join(changes) + ". Make it yourself."})
         try:
             files.write_file(Path(os.path.realpath(path)), fixed.encode("utf-8"), root,
                              expected=files.digest(data), tool="lispshell hook")

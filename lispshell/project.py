@@ -88,6 +88,22 @@ def find(start: Path, *, search_parents: bool = True) -> Project | None:
     return None
 
 
+def clojure_project(start: Path, root: Path | None = None) -> Project | None:
+    """The Clojure project that a file in `start` belongs to (the nearest deps.edn or
+    project.clj in `search_chain`, or up to `root` when `start` is inside it: the tree the
+    person opened), found without scanning any directory."""
+    start = Path(start)
+    chain = search_chain(start)
+    if root is not None and (start == root or root in start.parents):
+        chain = [start, *[p for p in start.parents if p == root or root in p.parents]]
+    for directory in chain:
+        if (directory / "deps.edn").is_file():
+            return _deps_edn(directory)
+        if (directory / "project.clj").is_file():
+            return _lein(directory)
+    return None
+
+
 def search_chain(start: Path) -> list[Path]:
     """`start` and the parents that may speak for it: up to the repository root (the directory
     holding `.git`) or the home directory, whichever comes first. Without either above `start`
@@ -158,9 +174,7 @@ def _scan(root: Path) -> list[Path]:
 
 def _asdf(root: Path, asds: list[Path]) -> Project:
     systems = tuple(f.stem for f in asds)
-    # ASDF takes namestrings in *central-registry*: no #p reader macro on the command line.
-    args = ["--eval", "(require :asdf)",
-            "--eval", f"(push {_cl_string(str(root) + '/')} asdf:*central-registry*)"]
+    args = ["--eval", "(require :asdf)", "--eval", _asdf_search(root)]
     quicklisp = Path.home() / "quicklisp" / "setup.lisp"
     how = "ASDF's registry"
     if quicklisp.is_file():
@@ -174,6 +188,22 @@ def _asdf(root: Path, asds: list[Path]) -> Project:
                 f"{how}; `,load-system {systems[0]}` loads it")
 
 
+def _asdf_search(root: Path) -> str:
+    """The project's systems for ASDF, found by name in `root`, never one of SBCL's own modules.
+
+    Not `asdf:*central-registry*`: a directory there answers for every name, so a project's
+    own sb-posix.asd would be what `(require :sb-posix)` (ASDF's module provider comes first)
+    and `:depends-on (:sb-posix)` load. SBCL's modules are the fasls in its contrib directory.
+    Namestrings, not #p: no reader macro on the command line."""
+    return ("(push (let ((root (sb-ext:parse-native-namestring "
+            + _cl_string(str(root) + "/") + "))) "
+            "(lambda (name) (let ((name (asdf:primary-system-name name))) "
+            "(unless (probe-file (merge-pathnames (make-pathname :directory '(:relative "
+            "\"contrib\") :name name :type \"fasl\") (sb-int:sbcl-homedir-pathname))) "
+            "(probe-file (merge-pathnames (make-pathname :name name :type \"asd\") root))))))"
+            " asdf:*system-definition-search-functions*)")
+
+
 def _cl_string(text: str) -> str:
     return '"' + text.replace("\\", "\\\\").replace('"', '\\"') + '"'
 
@@ -182,14 +212,145 @@ def _cl_string(text: str) -> str:
 # The classpath goes *after* the configured one: a project's clojure/core.clj (or any class of
 # the Lisp's own) never shadows the installed Clojure that lispshell's loop relies on.
 
+_START_NAMES = ("user.clj", "user.cljc", "data_readers.clj", "data_readers.cljc")
+# Every key under which Leiningen (profiles included) or deps.edn (aliases included) names a
+# classpath directory: what is on the classpath at some start is what can run at it.
+_PATH_KEYS = frozenset({":paths", ":extra-paths", ":source-paths", ":test-paths",
+                        ":resource-paths"})
+# Leiningen's defaults (src, test, resources, and dev-resources in the default dev profile).
+_LEIN_DEFAULTS = ("src", "test", "resources", "dev-resources")
+MAX_REQUIRED = 500        # a user.clj's requires followed this far, no further
+
+
 def _clojure_deciding(root: Path, marker: str, paths) -> tuple[Path, ...]:
-    """The marker, and what Clojure runs or reads by itself when the JVM starts with these source
-    paths: user.clj (loaded by clojure.main) and data_readers.clj(c)."""
-    found = [root / marker]
-    for directory in dict.fromkeys([*paths, root / "src", root / "dev"]):
-        for name in ("user.clj", "user.cljc", "data_readers.clj", "data_readers.cljc"):
-            found.append(Path(directory) / name)
-    return tuple(found)
+    """The marker, and what Clojure runs or reads by itself when the JVM starts with the
+    project's classpath: user.clj (loaded by clojure.main) and data_readers.clj(c) in every
+    directory any profile or alias puts on it, each jar of the project's own (its bytes stand
+    for the user.clj it may hold), and the project's files that the user.clj files require,
+    followed through their own requires."""
+    named = [root / p for p in _edn_path_strings(root / marker)]
+    defaults = _LEIN_DEFAULTS if marker == "project.clj" else ("src",)
+    entries = dict.fromkeys([*paths, *named, *(root / d for d in (*defaults, "dev"))])
+    found: list[Path] = [root / marker]
+    dirs: list[Path] = []
+    for entry in entries:
+        if entry.suffix == ".jar":
+            found.append(entry)
+            continue
+        dirs.append(entry)
+        found += [entry / name for name in _START_NAMES]
+    starts = [f for f in found if f.name.startswith("user.") and f.is_file()]
+    found += _required(dirs, starts)
+    return tuple(dict.fromkeys(found))
+
+
+def startup_files(project: "Project | None") -> frozenset[Path]:
+    """The project's files that run at start without being loaded (for lispshell.writes)."""
+    if project is None:
+        return frozenset()
+    return frozenset(Path(os.path.realpath(f)) for f in project.deciding)
+
+
+def _edn_path_strings(path: Path) -> list[str]:
+    """Every directory or jar named under a `_PATH_KEYS` key anywhere in a project.clj or
+    deps.edn (profiles and aliases included), read with lispshell's reader (never evaluated);
+    only those inside the project."""
+    from lispshell.syntax import cst
+
+    try:
+        text = path.read_text(errors="replace")
+        tree = cst.parse(text, "clojure")
+    except Exception:  # noqa: BLE001 - an unreadable file names no paths we can use
+        return []
+    out: list[str] = []
+    stack = [tree]
+    while stack:
+        node = stack.pop()
+        items = [c for c in node.children if c.kind in cst.CODE_KINDS]
+        for key, value in zip(items, items[1:]):
+            if key.kind == "atom" and text[key.start:key.end] in _PATH_KEYS \
+                    and value.kind == "list":
+                out += [text[c.start + 1:c.end - 1] for c in value.children if c.kind == "string"]
+        stack += [c for c in items if c.kind in ("list", "prefixed")]
+    return [p for p in dict.fromkeys(out) if _inside(path.parent, p)]
+
+
+def _required(dirs: list[Path], starts: list[Path]) -> list[Path]:
+    """The files under `dirs` that `starts` require or load, followed transitively."""
+    seen: dict[Path, None] = {}
+    todo = list(starts)
+    while todo and len(seen) < MAX_REQUIRED:
+        current = todo.pop()
+        for name in _namespaces(current):
+            for directory in dirs:
+                for suffix in (".clj", ".cljc"):
+                    candidate = directory / (name + suffix)
+                    if candidate not in seen and candidate.is_file():
+                        seen[candidate] = None
+                        todo.append(candidate)
+    return list(seen)
+
+
+def _namespaces(path: Path) -> list[str]:
+    """The relative file names (`app/dev` for app.dev) a Clojure file requires, uses or loads,
+    in `ns` or in calls of require, use and load: read, never evaluated."""
+    from lispshell.syntax import cst
+
+    try:
+        text = path.read_text(errors="replace")
+        tree = cst.parse(text, "clojure")
+    except Exception:  # noqa: BLE001 - an unreadable file requires nothing we can see
+        return []
+
+    def word(node) -> str:
+        while node.kind == "prefixed" and node.children:
+            node = [c for c in node.children if c.kind in cst.CODE_KINDS][-1]
+        return text[node.start:node.end] if node.kind == "atom" else ""
+
+    def spec(node) -> list[str]:            # app.dev, [app.dev :as d], [app x y], 'app.dev
+        while node.kind == "prefixed" and node.code_children:
+            node = node.code_children[-1]
+        if node.kind == "atom":
+            return [word(node)]
+        if node.kind == "string":
+            return ["\0" + text[node.start + 1:node.end - 1]]
+        if node.kind != "list" or not node.code_children:
+            return []
+        head, *rest = node.code_children
+        if head.kind == "list" or head.kind == "prefixed":   # (require '[a] '[b])
+            return [n for child in node.code_children for n in spec(child)]
+        first = word(head)
+        inner = [word(c) for c in rest if c.kind == "atom" and not word(c).startswith(":")]
+        if rest and all(c.kind in ("atom", "list") for c in rest) and inner \
+                and not any(word(c).startswith(":") for c in rest if c.kind == "atom"):
+            return [f"{first}.{w}" for w in inner]            # a prefix list
+        return [first]
+
+    names: list[str] = []
+    stack = [tree]
+    while stack:
+        node = stack.pop()
+        kids = node.code_children if node.kind in ("list", "root", "prefixed") else []
+        stack += kids
+        if node.kind != "list" or not kids:
+            continue
+        head = word(kids[0])
+        if head == "ns":
+            for clause in kids[1:]:
+                parts = clause.code_children if clause.kind == "list" else []
+                if parts and word(parts[0]) in (":require", ":use", ":load"):
+                    for item in parts[1:]:
+                        names += spec(item)
+        elif head in ("require", "use", "load", "clojure.core/require", "clojure.core/load"):
+            for item in kids[1:]:
+                names += spec(item)
+    out = []
+    for n in names:
+        if n.startswith("\0"):                      # (load "app/x"): a path, not a name
+            out.append(n[1:].lstrip("/"))
+        elif n and not n.startswith(":"):
+            out.append(n.replace("-", "_").replace(".", "/"))
+    return [n for n in out if n and ".." not in n.split("/")]
 
 
 def _deps_edn(root: Path) -> Project:
@@ -425,11 +586,48 @@ def _extended(project: Project, config: dict, lisp: str) -> dict:
 
 def untrusted_notice(project: Project, verdict) -> str:
     """What the person reads when a project was found but not started with its code."""
-    why = (f"it was trusted, but {', '.join(verdict.changed)} changed since"
+    from lispshell.tools.gate import visible
+
+    if verdict.exposed:
+        from lispshell.trust import exposed_message
+        return (f"{project.found} in {visible(str(project.root))}: {exposed_message(verdict.exposed)}"
+                f" Until then none of its code runs: a bare {_display(project.lisp)}.")
+    why = (f"it was trusted, but {', '.join(map(visible, verdict.changed))} changed since"
+           + _model_changes(project, verdict.changed)
            if verdict.known else "it is not trusted yet")
     return (f"{project.found} in {project.root}: {why}, so none of its code runs: a bare "
             f"{_display(project.lisp)}. To start with the project: `lispshell trust "
             f"{project.root}` (or `,trust` in the REPL).")
+
+
+def _model_changes(project: Project, changed) -> str:
+    """' (the model's edits: ...)' for the changed start-up files whose last change the
+    undo journal records as lispshell's own writes, so the person knows who changed them."""
+    from lispshell import journal
+    from lispshell.tools.gate import visible
+
+    try:
+        entries = journal.entries()
+    except OSError:
+        return ""
+    mine = []
+    for name in changed:
+        path = str(Path(project.root) / name)
+        last = [e for e in entries if e.get("path") == path]
+        if last and last[-1].get("after") == _short_digest(Path(path)):
+            mine.append(f"{visible(name)} by {visible(str(last[-1].get('tool') or 'an edit'))}")
+    if not mine:
+        return ""
+    return (f" (changed through lispshell: {', '.join(mine)}; `lispshell trust --diff` shows "
+            "the changes, `lispshell undo` puts a file back)")
+
+
+def _short_digest(path: Path) -> str | None:
+    from lispshell.files import digest
+    try:
+        return digest(path.read_bytes())
+    except OSError:
+        return None
 
 
 def _display(lisp: str) -> str:

@@ -13,6 +13,10 @@ the source paths) and the load path the project asks for. When any of it changes
 changed it (a `git pull`, the person, the model through lispshell's own file tools), the
 project is untrusted again until the person trusts it anew.
 
+Trust is refused, and a trusted project starts bare, while a start-up file or a directory above
+it can be written by another user (`exposed`): a group member could swap `src/user.clj` between
+the hash check and the JVM reading it, so no hash is worth anything there.
+
 The record lives in the state directory, readable and writable by the person only, and is
 rewritten atomically.
 """
@@ -33,6 +37,67 @@ class Verdict:
     trusted: bool
     known: bool = False                 # trusted once, and changed since
     changed: tuple[str, ...] = ()       # what differs from the record (files relative to the root)
+    exposed: tuple[str, ...] = ()       # who else can write what decides the start (`exposed`)
+
+
+class TrustError(Exception):
+    """Trust refused: the message says why and what to do."""
+
+
+def _writers(st: os.stat_result, directory: bool) -> str:
+    """Who other than the person (and root) can write a file or directory with this status,
+    or "" when no one."""
+    import grp
+    import pwd
+
+    me = os.geteuid()
+    if st.st_uid not in (me, 0):
+        try:
+            return f"its owner {pwd.getpwuid(st.st_uid).pw_name}"
+        except KeyError:
+            return f"its owner (uid {st.st_uid})"
+    sticky = directory and st.st_mode & 0o1000
+    if st.st_mode & 0o002 and not sticky:
+        return "every user"
+    if st.st_mode & 0o020 and not sticky:
+        try:
+            group = grp.getgrgid(st.st_gid)
+        except KeyError:
+            return f"group {st.st_gid}"
+        users = pwd.getpwall()
+        others = set(group.gr_mem) | {p.pw_name for p in users if p.pw_gid == st.st_gid}
+        others -= {p.pw_name for p in users if p.pw_uid == me}
+        if others:
+            return f"group {group.gr_name} ({', '.join(sorted(others))})"
+    return ""
+
+
+def exposed(project) -> tuple[str, ...]:
+    """Each start-up file of `project`, and each directory above one up to `/`, that another
+    user can write, said with who: 'src/user.clj: every user'. Inside the project a sticky
+    directory is no protection (a missing user.clj can still be created in it)."""
+    from lispshell.tools.gate import visible
+
+    root = Path(project.root)
+    checked: dict[Path, None] = {}
+    found: list[str] = []
+    for f in project.deciding:
+        f = Path(f)
+        chain = [f] + list(f.parents)
+        for item in chain:
+            if item in checked:
+                continue
+            checked[item] = None
+            try:
+                st = os.lstat(item)
+            except OSError:
+                continue
+            directory = item != f
+            inside = item == root or root in item.parents
+            who = _writers(st, directory and not inside)
+            if who:
+                found.append(f"{visible(_rel(item, root))}: writable by {who}")
+    return tuple(found)
 
 
 def _path() -> Path:
@@ -91,6 +156,9 @@ def check(project) -> Verdict:
     record = _load().get(str(project.root))
     if not isinstance(record, dict):
         return Verdict(False)
+    others = exposed(project)
+    if others:
+        return Verdict(False, known=True, exposed=others)
     now = fingerprint(project)
     was = {k: record.get(k) for k in now}
     if was == now:
@@ -103,12 +171,22 @@ def check(project) -> Verdict:
 
 
 def grant(project) -> dict:
-    """Trust `project` as it is now; the record written."""
+    """Trust `project` as it is now; the record written. TrustError while another user can
+    write what decides its start."""
+    others = exposed(project)
+    if others:
+        raise TrustError(exposed_message(others))
     projects = _load()
     record = dict(fingerprint(project), trusted_at=time.strftime("%Y-%m-%d %H:%M:%S"))
     projects[str(project.root)] = record
     _save(projects)
     return record
+
+
+def exposed_message(others) -> str:
+    return ("another user can change what this project runs at start, so trust cannot hold: "
+            + "; ".join(others) + ". Make them writable by you alone (chmod go-w), then trust "
+            "it.")
 
 
 def revoke(root: Path) -> bool:

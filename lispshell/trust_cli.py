@@ -10,6 +10,8 @@ import argparse
 import sys
 from pathlib import Path
 
+from lispshell.show import say
+
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(
@@ -31,11 +33,11 @@ def main(argv: list[str] | None = None) -> int:
     if args.list:
         shown = trust.records()
         if not shown:
-            print("no project is trusted")
+            say("no project is trusted")
         for root, record in sorted(shown.items()):
             files = ", ".join(name for name, digest in sorted(record.get("files", {}).items())
                               if digest) or "no files"
-            print(f"{root}  ({record.get('kind')}, trusted {record.get('trusted_at', '?')}: "
+            say(f"{root}  ({record.get('kind')}, trusted {record.get('trusted_at', '?')}: "
                   f"{files})")
         return 0
     start = Path(args.directory or ".").expanduser().absolute()
@@ -43,23 +45,23 @@ def main(argv: list[str] | None = None) -> int:
         found = _find(project, start)
         root = found.root if found is not None else start.resolve()
         if trust.revoke(root):
-            print(f"lispshell trust: {root} is no longer trusted: its Lisp starts bare")
+            say(f"lispshell trust: {root} is no longer trusted: its Lisp starts bare")
             return 0
-        print(f"lispshell trust: {root} was not trusted", file=sys.stderr)
+        say(f"lispshell trust: {root} was not trusted", file=sys.stderr)
         return 1
     found = _find(project, start)
     if found is None:
-        print(f"lispshell trust: no project in {start} or the directories above it up to its "
+        say(f"lispshell trust: no project in {start} or the directories above it up to its "
               "repository's root (looked for *.asd, deps.edn, project.clj and Guile modules)",
               file=sys.stderr)
         return 1
     record = trust.grant(found)
-    print(f"lispshell trust: {found.found} in {found.root} is trusted: lispshell starts its Lisp "
+    say(f"lispshell trust: {found.found} in {found.root} is trusted: lispshell starts its Lisp "
           "with the project from now on.")
     for name, digest in sorted(record["files"].items()):
         if digest:
-            print(f"  {name}  sha256 {digest[:16]}")
-    print("A change to these files (or to where the project's code is loaded from) asks again; "
+            say(f"  {name}  sha256 {digest[:16]}")
+    say("A change to these files (or to where the project's code is loaded from) asks again; "
           "`lispshell trust --revoke` withdraws it.")
     return 0
 
@@ -68,5 +70,5 @@ def _find(project, start: Path):
     try:
         return project.find(start)
     except project.ProjectError as exc:
-        print(f"lispshell trust: {exc}", file=sys.stderr)
+        say(f"lispshell trust: {exc}", file=sys.stderr)
         raise SystemExit(2) from None

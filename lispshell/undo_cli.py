@@ -13,6 +13,7 @@ import time
 from pathlib import Path
 
 from lispshell import journal
+from lispshell.show import say
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -31,12 +32,12 @@ def main(argv: list[str] | None = None) -> int:
             return _list(Path(args.file).expanduser().absolute() if args.file else None)
         done = journal.undo(Path(args.file).expanduser().absolute() if args.file else None)
     except journal.UndoError as exc:
-        print(f"lispshell undo: {exc.message}", file=sys.stderr)
+        say(f"lispshell undo: {exc.message}", file=sys.stderr)
         return 1
     except OSError as exc:
-        print(f"lispshell undo: the journal cannot be read: {exc.strerror}", file=sys.stderr)
+        say(f"lispshell undo: the journal cannot be read: {exc.strerror}", file=sys.stderr)
         return 1
-    print(f"undid {done['undid']} of {done['when']}: {done['file']}")
+    say(f"undid {done['undid']} of {done['when']}: {done['file']}")
     return 0
 
 
@@ -46,11 +47,11 @@ def _list(only: Path | None) -> int:
     wanted = os.path.realpath(only) if only else None
     shown = [e for e in journal.entries() if wanted is None or e["path"] == wanted]
     if not shown:
-        print("the journal is empty" if wanted is None else f"no change to {only} is journaled")
+        say("the journal is empty" if wanted is None else f"no change to {only} is journaled")
         return 0
     width = max(len(e.get("tool") or "edit") for e in shown)   # the paths start in one column
     for e in shown:
         when = time.strftime("%Y-%m-%d %H:%M:%S", time.localtime(e["time"]))
-        print(f"{when}  {e.get('tool') or 'edit':<{width}}  {e['path']}  "
+        say(f"{when}  {e.get('tool') or 'edit':<{width}}  {e['path']}  "
               f"({e['size']} bytes before)")
     return 0

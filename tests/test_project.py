@@ -45,7 +45,9 @@ def test_asdf_project_is_found_with_its_systems(copy_project):
     assert (found.kind, found.lisp, found.systems) == ("asdf", "sbcl", ("demo",))
     command = found.command(["sbcl", "--noinform"])
     assert command[:2] == ["sbcl", "--noinform"]
-    assert f'(push "{root}/" asdf:*central-registry*)' in " ".join(command)
+    joined = " ".join(command)
+    assert f'(sb-ext:parse-native-namestring "{root}/")' in joined
+    assert "asdf:*system-definition-search-functions*" in joined
     assert "ASDF project asdf-demo" in found.summary and ",load-system demo" in found.summary
 
 

@@ -140,25 +140,31 @@ def test_mcp_in_an_untrusted_project_serves_a_bare_lisp_and_says_so(tmp_path):
 
 
 def test_a_start_up_file_the_model_edits_asks_for_trust_again(tmp_path):
-    """A refused model cannot run code in the next session by editing src/user.clj through
-    lispshell's own file tools: the change untrusts the project."""
+    """A model cannot run code in the next session by editing src/user.clj through lispshell's
+    own file tools: with no one to ask, the edit is refused; when it is let through (a server
+    the person started with --allow-eval), the next start is bare and names the change."""
     from mcp_harness import answer, connect, run as run_async
 
     marker = tmp_path / "ran"
     root = _clojure_repo(tmp_path / "clone", marker)
     (root / "src" / "user.clj").write_text("(ns user)\n")
     trust.grant(project.find(root))
+    call = {"file_path": "src/user.clj", "position": "end",
+            "new_source": f'(spit "{marker}" "the model\'s code ran")'}
 
     async def scenario():
         async with connect(root, "--lisp", "none") as client:
-            edited = answer(await client.call_tool("insert_form", {
-                "file_path": "src/user.clj", "position": "end",
-                "new_source": f'(spit "{marker}" "the model\'s code ran")'}))
+            refused = answer(await client.call_tool("insert_form", call))
+            assert refused["error"]["code"] == "NEEDS_PERSON", refused
+            assert (root / "src" / "user.clj").read_text() == "(ns user)\n"
+        async with connect(root, "--lisp", "none", "--allow-eval") as client:
+            edited = answer(await client.call_tool("insert_form", call))
             assert edited["ok"] is True, edited
     run_async(scenario)
     r = run("-e", "(+ 1 2)", cwd=root)
     assert r.returncode == 0 and r.stdout == "3\n", r.stderr
     assert "src/user.clj changed since" in r.stderr
+    assert "changed through lispshell: src/user.clj by insert_form" in r.stderr
     assert not marker.exists()
 
 

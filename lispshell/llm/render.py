@@ -13,6 +13,7 @@ output tokens so far; an eval that runs without asking (YOLO) is shown, whole, b
 from __future__ import annotations
 
 import json
+import re
 import time
 from contextlib import nullcontext
 
@@ -22,7 +23,15 @@ from rich.syntax import Syntax
 from rich.text import Text
 
 from lispshell.llm.agent import Display
-from lispshell.tools.gate import visible
+from lispshell.tools.gate import visible, visible_code
+
+def _syntax_of(lisp: str | None) -> str | None:
+    from lispshell.lisp.dialects import get_dialect
+    try:
+        return get_dialect(lisp or "").syntax
+    except ValueError:
+        return None
+
 
 LIVE_LINES = 6  # lines of an open code block kept visible while it streams
 LEXERS = {"lisp": "common-lisp", "cl": "common-lisp", "common-lisp": "common-lisp",
@@ -30,8 +39,11 @@ LEXERS = {"lisp": "common-lisp", "cl": "common-lisp", "common-lisp": "common-lis
           "elisp": "emacs-lisp", "": None}
 
 
-def _one_line(text: str, width: int) -> str:
-    text = visible(" ".join(str(text).split()))
+def _one_line(text: str, width: int, code: bool = False) -> str:
+    # ASCII blanks only: str.split() would fold a no-break space into a plain one, and the
+    # line would show `(when nil ...)` where SBCL reads one symbol.
+    text = " ".join(t for t in re.split(r"[ \t\n\r\f\v]+", str(text)) if t)
+    text = visible_code(text) if code else visible(text)
     return text if len(text) <= width else text[: max(1, width - 1)] + "…"
 
 
@@ -39,7 +51,7 @@ def summarize(name: str, args: dict, result: dict, width: int = 60) -> tuple[str
     """(call, outcome, ok) for the compact line: `eval (+ 5 7)` / `12`."""
     main = next((v for k, v in args.items() if isinstance(v, str)), "") if args else ""
     main = result.get("ran") or main      # the person edited the model's code: show theirs
-    call = f"{name} {_one_line(main, width)}".rstrip()
+    call = f"{name} {_one_line(main, width, code=True)}".rstrip()
     ok = bool(result.get("ok"))
     if not ok:
         err = result.get("error") or {}
@@ -140,7 +152,8 @@ class RichDisplay(Display):
             with self._quiet():
                 self.console.print(Text(f"── the model evaluates (YOLO){where} ──",
                                         style="bold magenta"))
-                self.console.print(Syntax(visible(args["code"]), LEXERS.get(lisp, None) or self.code_lexer,
+                self.console.print(Syntax(visible_code(args["code"], _syntax_of(lisp)),
+                                          LEXERS.get(lisp, None) or self.code_lexer,
                                           theme=self.code_theme, background_color="default",
                                           word_wrap=True))
 
@@ -175,7 +188,9 @@ class RichDisplay(Display):
             self._fence = stripped[3:].strip().lower()
             self._code = []
             return
-        self._print(Markdown(visible(line)) if stripped else Text(""))
+        # No OSC 8 hyperlinks: a link's text could name sbcl.org while it opens another
+        # address; without them rich writes the real target after the text.
+        self._print(Markdown(visible(line), hyperlinks=False) if stripped else Text(""))
 
     def _print_code(self) -> None:
         lexer = LEXERS.get(self._fence or "", self._fence) or self.code_lexer

@@ -64,14 +64,28 @@ def question_key(code: str) -> str:
 
 
 def confirm_message(code: str, lisp: str, index: int, total: int) -> str:
-    from lispshell.tools.gate import HIDDEN_NOTE, has_hidden, visible
+    from lispshell.lisp.dialects import get_dialect
+    from lispshell.tools.gate import HIDDEN_NOTE, visible_code
 
     which = f" (form {index} of {total})" if total > 1 else ""
-    note = f" {HIDDEN_NOTE}" if has_hidden(code) else ""
+    try:
+        dialect = get_dialect(lisp).syntax
+    except ValueError:
+        dialect = None                       # lookalikes written out everywhere
+    shown = visible_code(code, dialect)
+    note = f" {HIDDEN_NOTE}" if shown != code else ""
     # The raw bytes never reach the client's dialog: an escape sequence there could hide code.
     return (f"The model asks to evaluate this code in the live {lisp} image{which}{note}:\n\n"
-            f"{visible(code)}\n\n"
+            f"{shown}\n\n"
             "Accept to run it once. Decline to refuse; the model is told that you refused.")
+
+
+def edit_message(edit) -> str:
+    from lispshell.tools.gate import visible, visible_code
+
+    return (f"The model asks to change {visible(edit.path)}, a file that runs code at start "
+            f"({visible(edit.why)}). The whole change:\n\n{visible_code(edit.diff)}\n"
+            "Accept to write it once. Decline to refuse; the model is told that you refused.")
 
 
 def client_can_elicit(capabilities: types.ClientCapabilities | None) -> bool:
@@ -158,6 +172,17 @@ class EvalConsent:
         if self.modern:
             return self._confirm_by_round_trip(code, message)
         return self._confirm_by_request(code, message)
+
+    def confirm_edit(self, edit) -> Decision:
+        """The same question about a change to a file that runs at start (EvalGate.decide_edit)."""
+        text = edit.question_text()
+        if not self.can_elicit:
+            return Decision(False, text, NO_ELICITATION.replace("evaluate code",
+                            "change files that run at start"), by_person=False)
+        message = edit_message(edit)
+        if self.modern:
+            return self._confirm_by_round_trip(text, message)
+        return self._confirm_by_request(text, message)
 
     def _confirm_by_round_trip(self, code: str, message: str) -> Decision:
         key = question_key(code)

@@ -110,7 +110,7 @@ class Runtime:
         self.dialect = _syntax_dialect(options.lisp)
         # Lives as long as the server: the structural tools remember here the hash of each file
         # as the model last read it, so an edit of a file changed since then is refused.
-        self.extra: dict = {}
+        self.extra: dict = {"extensions": (config.get("files") or {}).get("extensions") or {}}
 
     # -- which tools -------------------------------------------------------------------------
     def serves(self, tool: Tool) -> bool:
@@ -124,9 +124,10 @@ class Runtime:
         return [tool for tool in all_tools() if self.serves(tool)]
 
     # -- one call ----------------------------------------------------------------------------
-    def context(self, confirm=None) -> ToolContext:
+    def context(self, confirm=None, confirm_edit=None) -> ToolContext:
         # The mode is fixed here, from the person's flag; no tool can reach `set_mode`.
-        gate = EvalGate("yolo") if self.options.allow_eval else EvalGate("ask", confirm)
+        gate = (EvalGate("yolo") if self.options.allow_eval
+                else EvalGate("ask", confirm, confirm_edit))
         return ToolContext(
             session=self.image.get if self.image is not None else None,
             running=self.image.peek if self.image is not None else (lambda: None),

@@ -60,7 +60,7 @@ def build_server(runtime: Runtime) -> Server:
             elicit=elicit, timeout=runtime.confirm_timeout,
             input_responses=params.input_responses, request_state=params.request_state)
         run = functools.partial(runtime.call, params.name, params.arguments,
-                                runtime.context(consent.confirm))
+                                runtime.context(consent.confirm, consent.confirm_edit))
         try:
             # Handlers block (a Lisp eval can take seconds): keep the event loop free.
             result = await anyio.to_thread.run_sync(run, abandon_on_cancel=True)

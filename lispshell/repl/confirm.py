@@ -35,6 +35,11 @@ from lispshell.lisp.dialects import SBCL, get_dialect
 from lispshell.tools.gate import Decision, EvalGate
 
 QUESTION = "Evaluate? [y]es / [n]o (+ reason) / [a]lways this session / [e]dit   (default: no) "
+TALL_QUESTION = ("Evaluate? [y]es / [n]o (+ reason) / [a]lways this session / [e]dit / [v]iew "
+                 "it all   (default: no) ")
+EDIT_QUESTION = "Write it? [y]es / [n]o (+ reason)   (default: no) "
+EDIT_QUESTION_TALL = "Write it? [y]es / [n]o (+ reason) / [v]iew it all   (default: no) "
+EDIT_KEYS = {"y": "y", "n": "n", "enter": "no", "escape": "no", "c-d": "no", "c-c": "stop"}
 
 
 def _dialect(lisp: str):
@@ -65,6 +70,7 @@ def flush_typeahead() -> None:
 # key -> answer, for the gate's question; letters match in either case.
 GATE_KEYS = {"y": "y", "n": "n", "a": "a", "e": "e",
              "enter": "no", "escape": "no", "c-d": "no", "c-c": "stop"}
+TALL_KEYS = {**GATE_KEYS, "v": "v"}
 SHOWN = {"no": "no", "stop": "no, and stop"}    # how an answer is echoed after the question
 PASTE_NOTE = "  [pasted text ignored: answer with one key]"
 
@@ -124,18 +130,18 @@ async def ask_reason() -> str:
     return text.strip()
 
 
-def shown_code(code: str, lexer: str, theme: str):
-    """The code as the person approves it: highlighted, with every control or invisible
-    character written out (`gate.visible`) and marked in reverse video, so that no byte the
-    model sent can move the cursor, erase a line or pass for something else."""
-    from lispshell.tools.gate import HIDDEN_NOTE, visible
+def shown_code(code: str, lexer: str, theme: str, dialect: str | None = None):
+    """The code as the person approves it: highlighted, with every control, invisible or
+    lookalike character written out (`gate.visible_pieces`) and marked in reverse video, so
+    that no byte the model sent can move the cursor, erase a line or pass for something else."""
+    from lispshell.tools.gate import HIDDEN_NOTE, visible_pieces
 
-    if visible(code) == code:
+    pieces = visible_pieces(code, dialect)
+    if not any(changed for _, changed in pieces):
         return Syntax(code, lexer, theme=theme, background_color="default", word_wrap=True)
     text = Text()
-    for ch in code:
-        shown = visible(ch)
-        text.append(shown, style="reverse" if shown != ch else None)
+    for shown, changed in pieces:
+        text.append(shown, style="reverse" if changed else None)
     return Group(text, Text(HIDDEN_NOTE, style="dim"))
 
 
@@ -193,7 +199,87 @@ class TerminalConfirm:
             return Decision(False, code, "The confirmation could not be shown.", by_person=False)
         return asyncio.run_coroutine_threadsafe(self.ask(code, index, total), loop).result()
 
-    def show(self, code: str, index: int, total: int, edited: bool = False) -> None:
+    def confirm_edit(self, edit) -> Decision:
+        """EvalGate's `confirm_edit`: the whole diff of a change to a file that runs at start,
+        then yes or no (no 'always': each such change is its own decision)."""
+        text = edit.question_text()
+        loop = self.loop
+        if loop is None or not loop.is_running():
+            return Decision(False, text, "No terminal is available to confirm this change.",
+                            by_person=False)
+        try:
+            on_loop = asyncio.get_running_loop() is loop
+        except RuntimeError:
+            on_loop = False
+        if on_loop:
+            return Decision(False, text, "The confirmation could not be shown.", by_person=False)
+        return asyncio.run_coroutine_threadsafe(self.ask_edit(edit), loop).result()
+
+    async def ask_edit(self, edit) -> Decision:
+        from lispshell.tools.gate import visible
+
+        text = edit.question_text()
+        self.console.print(Text(f"── the model wants to change a file that runs at start: "
+                                f"{visible(edit.path)} ──", style="bold magenta"))
+        self.console.print(Text(f"({visible(edit.why)})", style="dim"))
+        while True:
+            shown, tall = self._fitted(edit.diff, None, "diff")
+            self.console.print(shown)
+            key = await ask_key(self.grace, EDIT_QUESTION_TALL if tall else EDIT_QUESTION,
+                                {**EDIT_KEYS, "v": "v"} if tall else EDIT_KEYS)
+            if key != "v":
+                break
+            self._page(edit.diff, None)
+        if key == "y":
+            return Decision(True, text)
+        if key == "stop":
+            self.stop_turn()
+            return Decision(False, text, reason=STOPPED)
+        reason = await ask_reason() if key == "n" else ""
+        return Decision(False, text, reason=reason)
+
+    def _fitted(self, code: str, dialect: str, lexer: str) -> tuple[object, bool]:
+        """(what to print, whether it was cut). A form taller than the screen leaves room for
+        the question: its first lines (where a form acts first) and its last, with the count
+        between; `v` at the question shows it all in the pager. Never the first lines
+        scrolled away above the question."""
+        from lispshell.repl.pager import screen_lines
+
+        room = max(8, self.console.height - 8)
+        width = self.console.width
+        if screen_lines(code, width) <= room:
+            return shown_code(code, lexer, self.code_theme, dialect), False
+        lines = code.split("\n")
+        head, tail = [], []
+        budget = room - 2
+        for line in lines:                       # two thirds of the room for the first lines
+            rows = screen_lines(line, width)
+            if rows > budget * 2 // 3 - sum(screen_lines(x, width) for x in head) and head:
+                break
+            head.append(line)
+        for line in reversed(lines[len(head):]):
+            if screen_lines("\n".join(head + tail + [line]), width) > budget:
+                break
+            tail.insert(0, line)
+        hidden = len(lines) - len(head) - len(tail)
+        note = Text(f"⋮ {hidden} more line{'s' if hidden != 1 else ''} not shown here: [v] shows "
+                    f"all {len(lines)} lines ⋮", style="bold yellow")
+        parts = [shown_code("\n".join(head), lexer, self.code_theme, dialect), note]
+        if tail:
+            parts.append(shown_code("\n".join(tail), lexer, self.code_theme, dialect))
+        return Group(*parts), True
+
+    def _page(self, code: str, dialect: str | None = "") -> None:
+        from lispshell.repl.pager import pager_command, run_pager
+        from lispshell.tools.gate import visible_code
+
+        command = pager_command({})
+        shown = visible_code(code, _dialect(self.lisp()).syntax if dialect == "" else dialect)
+        problem = run_pager(command, shown) if command else "no pager"
+        if problem:
+            self.console.print(Text(shown))
+
+    def show(self, code: str, index: int, total: int, edited: bool = False) -> bool:
         try:
             where = self.package() or ""
         except Exception:
@@ -202,13 +288,20 @@ class TerminalConfirm:
         count = f" ({index} of {total})" if total > 1 else ""
         title = ("your edited code" if edited else "the model wants to evaluate") + where + count
         self.console.print(Text(f"── {title} ──", style="bold magenta"))
-        self.console.print(shown_code(code, _dialect(self.lisp()).lexer, self.code_theme))
+        record = _dialect(self.lisp())
+        shown, cut = self._fitted(code, record.syntax, record.lexer)
+        self.console.print(shown)
+        return cut
 
     async def ask(self, code: str, index: int = 1, total: int = 1) -> Decision:
         edited = False
         while True:
-            self.show(code, index, total, edited)
-            key = await ask_key(self.grace)
+            tall = self.show(code, index, total, edited)
+            key = await ask_key(self.grace, TALL_QUESTION if tall else QUESTION,
+                                TALL_KEYS if tall else GATE_KEYS)
+            if key == "v":
+                self._page(code)     # on the loop's thread: the pager takes SIGINT from it
+                continue
             if key == "y":
                 return Decision(True, code, edited=edited)
             if key == "a":

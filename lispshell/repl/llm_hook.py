@@ -68,13 +68,16 @@ class LLM:
                                        grace=float(gate_cfg.get("grace_ms", 300)) / 1000,
                                        announce=self._announce,
                                        stop_turn=lambda: self.agent.stop_turn())
-        self.gate = EvalGate(initial_gate_mode(cfg, options), self.confirm)
+        self.gate = EvalGate(initial_gate_mode(cfg, options), self.confirm,
+                             self.confirm.confirm_edit)
         session_cfg = cfg.get("session") or {}
         self.ctx = ToolContext(session=self._session, gate=self.gate, root=Path.cwd(),
                                keep_levels=True,
                                dialect=repl.dialect,
                                eval_timeout=float(session_cfg.get("eval_timeout", 30.0)),
-                               output_cap=int(session_cfg.get("output_cap", 65536)))
+                               output_cap=int(session_cfg.get("output_cap", 65536)),
+                               extra={"extensions": (cfg.get("files") or {}).get("extensions")
+                                      or {}})
         self._lisp = repl.lisp
         self._noted = None       # the connection the model was last told about
         conversation = None

@@ -20,6 +20,7 @@ from lispshell.syntax.reading import read
 from lispshell.syntax.dialects import EXTENSIONS, resolve_dialect
 from lispshell.syntax.repair import edit_summary, repair
 from lispshell.syntax.validate import validate
+from lispshell import writes
 from lispshell.tools.registry import ToolContext, ToolError, register
 
 # ---- schema pieces ---------------------------------------------------------------------------
@@ -90,8 +91,9 @@ def _dialect_for(args: dict, ctx: ToolContext, path: Path | None) -> str:
     try:
         if name:
             return resolve_dialect(name)
-        if path is not None and path.suffix.lower() in EXTENSIONS:
-            return resolve_dialect(path.suffix.lower())
+        said = writes.name_dialect(path, ctx.extra.get("extensions")) if path is not None else None
+        if said is not None:
+            return said
         if ctx.dialect:
             return resolve_dialect(ctx.dialect)
     except ValueError as exc:
@@ -110,6 +112,8 @@ def _source(args: dict, ctx: ToolContext, *, writing: bool = False) -> editing.S
     if has_code:
         return editing.from_code(args["code"], _dialect_for(args, ctx, None))
     path = ctx.resolve_path(args["file_path"])
+    if writing:
+        _may_write(path, args, ctx)
     src = editing.load(path, _dialect_for(args, ctx, path), ctx.root)
     known = _hashes(ctx).get(str(path))
     expected = args.get("expected_hash")
@@ -127,6 +131,51 @@ def _source(args: dict, ctx: ToolContext, *, writing: bool = False) -> editing.S
     return src
 
 
+def _may_write(path: Path, args: dict, ctx: ToolContext) -> writes.Verdict:
+    """lispshell.writes' verdict on the model writing `path`; its refusals as ToolErrors."""
+    from lispshell import project
+
+    given = args.get("dialect")
+    try:
+        given = resolve_dialect(given) if given else None
+    except ValueError as exc:
+        raise ToolError("BAD_INPUT", str(exc))
+    startup: frozenset = frozenset()
+    if writes.name_dialect(path, ctx.extra.get("extensions")) == "clojure":
+        startup = project.startup_files(project.clojure_project(path.parent, ctx.root))
+    try:
+        return writes.check(path, dialect=given, root=ctx.root,
+                            extensions=ctx.extra.get("extensions"), project_startup=startup)
+    except writes.WriteRefused as exc:
+        raise ToolError(exc.code, exc.message)
+
+
+def _approved(src: editing.Source, new_text: str, args: dict, ctx: ToolContext) -> None:
+    """A file that runs at start is written only with the person's yes (the gate shows the
+    diff); the refusal says who refused, as eval's does."""
+    verdict = _may_write(src.path, args, ctx)      # again: the answer counts at the write
+    if not verdict.startup:
+        return
+    from lispshell.tools.gate import Edit, unified_diff, visible
+
+    shown = str(src.path)
+    edit = Edit(shown, verdict.startup, unified_diff(shown, src.text, new_text))
+    if ctx.gate is None:
+        raise ToolError("NEEDS_PERSON", f"{visible(shown)} runs at start ({verdict.startup}); "
+                        "it is changed only with the person's yes, and no one is here to ask. "
+                        "Nothing was changed.")
+    decision = ctx.gate.decide_edit(edit)
+    if decision.approved:
+        return
+    if not decision.by_person:
+        raise ToolError("NEEDS_PERSON" if decision.refusal == "NOT_ALLOWED" else decision.refusal,
+                        f"{visible(shown)} runs at start ({verdict.startup}); it is changed only "
+                        f"with the person's yes: {decision.reason} Nothing was changed.")
+    reason = f" Reason: {decision.reason}" if decision.reason else ""
+    raise ToolError("DECLINED", f"The person declined this change to {visible(shown)} (it runs "
+                    f"at start). Nothing was changed.{reason}")
+
+
 def _finish(src: editing.Source, change: editing.Change, args: dict, ctx: ToolContext,
             operation: str, **extra) -> dict:
     region = {"start_line": change.start_line, "end_line": change.end_line,
@@ -141,6 +190,7 @@ def _finish(src: editing.Source, change: editing.Change, args: dict, ctx: ToolCo
     if src.path is None:
         result["code"] = ((editing.BOM if src.bom else "") + change.new_text)
         return result
+    _approved(src, change.new_text, args, ctx)
     new_hash = editing.write(src, change.new_text, tool=operation)
     _hashes(ctx)[str(src.path)] = new_hash
     # The next call on this file finds its tree, its forms' first tokens and its nesting
