@@ -891,3 +891,38 @@ def test_swank_look_ups_leave_no_thread_in_the_debugger(servers):
         assert "WARNING" not in "".join(srv.printed)
     finally:
         session.close()
+
+
+def test_a_port_another_user_listens_on_is_refused_before_anything_is_sent(tmp_path):
+    """The person's own .nrepl-port, stale: the port now belongs to another user's listener.
+    Nothing of the person's reaches it: the listener answers each connection with how many it
+    has had, and our own probe afterwards is its first."""
+    import socket
+    import subprocess
+
+    from conftest import LISPSHELL
+
+    listener = subprocess.Popen(
+        ["/usr/bin/python3", "-c", (
+            "import socket\n"
+            "s = socket.socket(); s.bind(('127.0.0.1', 0)); s.listen()\n"
+            "print(s.getsockname()[1], flush=True)\n"
+            "n = 0\n"
+            "while True:\n"
+            "    c, _ = s.accept(); n += 1\n"
+            "    c.sendall(str(n).encode()); c.close()\n")],
+        stdout=subprocess.PIPE, text=True, user=65534, group=65534, cwd="/")
+    try:
+        port = int(listener.stdout.readline())
+        (tmp_path / ".nrepl-port").write_text(f"{port}\n")
+        r = subprocess.run([LISPSHELL, "--connect", "-e", "(+ 1 2)"], cwd=tmp_path,
+                           capture_output=True, text=True, timeout=60)
+        assert r.returncode == 2, r
+        assert "another user's (nobody" in r.stderr and "stale .nrepl-port" in r.stderr
+        with pytest.raises(ConnectError, match="another user's"):
+            connect_session(f"nrepl://localhost:{port}", {})
+        with socket.create_connection(("127.0.0.1", port), timeout=30) as probe:
+            assert probe.recv(16) == b"1"
+    finally:
+        listener.kill()
+        listener.wait()

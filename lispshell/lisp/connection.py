@@ -166,8 +166,70 @@ def quick_ack(sock: socket.socket) -> None:
 _QUICKACK = getattr(socket, "TCP_QUICKACK", None)
 
 
+def _listeners(port: int) -> set[int]:
+    """The uids owning a socket that listens on `port` on this machine (/proc/net/tcp and
+    tcp6: state 0A is LISTEN; the eighth column is the owner's uid)."""
+    owners: set[int] = set()
+    for table in ("/proc/net/tcp", "/proc/net/tcp6"):
+        try:
+            with open(table, encoding="ascii", errors="replace") as f:
+                lines = f.read().splitlines()[1:]
+        except OSError:
+            continue
+        for line in lines:
+            fields = line.split()
+            if len(fields) < 8 or fields[3] != "0A":
+                continue
+            try:
+                if int(fields[1].rsplit(":", 1)[1], 16) == port:
+                    owners.add(int(fields[7]))
+            except ValueError:
+                continue
+    return owners
+
+
+def check_listener(target: Target) -> None:
+    """Refuse a port on this machine that another user listens on, before anything is sent:
+    the person's own stale `.nrepl-port` may name a port someone else took since, and their
+    code (and what they type) would go to that someone. Remote hosts are the person's choice
+    of address; a Unix socket is checked by its owner."""
+    import ipaddress
+    import pwd
+
+    if target.path:
+        try:
+            st = os.stat(target.path)
+        except OSError:
+            return                        # the connect says what is wrong
+        owners = {st.st_uid}
+    else:
+        try:
+            infos = socket.getaddrinfo(target.host, target.port, type=socket.SOCK_STREAM)
+            loopback = all(ipaddress.ip_address(i[4][0]).is_loopback for i in infos)
+        except (OSError, ValueError):
+            return
+        if not loopback:
+            return
+        owners = _listeners(target.port)
+    others = sorted(uid for uid in owners if uid != os.geteuid())
+    if not others:
+        return
+    names = []
+    for uid in others:
+        try:
+            names.append(pwd.getpwuid(uid).pw_name)
+        except KeyError:
+            names.append(f"uid {uid}")
+    raise ConnectError(f"not connecting to {target.url}: it is another user's "
+                       f"({', '.join(names)}), not yours, so your code and what you type would "
+                       "go to them. A stale .nrepl-port names a port someone else may hold "
+                       "now: start your server again, or give your own address.")
+
+
 def open_socket(target: Target, timeout: float) -> socket.socket:
-    """A connected socket to `target` (TCP or Unix), blocking, with no timeout once open."""
+    """A connected socket to `target` (TCP or Unix), blocking, with no timeout once open;
+    refused when another user listens there (`check_listener`)."""
+    check_listener(target)
     try:
         if target.path:
             sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
