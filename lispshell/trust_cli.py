@@ -55,7 +55,12 @@ def main(argv: list[str] | None = None) -> int:
               "repository's root (looked for *.asd, deps.edn, project.clj and Guile modules)",
               file=sys.stderr)
         return 1
-    record = trust.grant(found)
+    try:
+        record = trust.grant(found)
+    except trust.TrustError as exc:
+        say(f"lispshell trust: {found.found} in {found.root} is not trusted: {exc}",
+            file=sys.stderr)
+        return 1
     say(f"lispshell trust: {found.found} in {found.root} is trusted: lispshell starts its Lisp "
           "with the project from now on.")
     for name, digest in sorted(record["files"].items()):

@@ -212,3 +212,87 @@ def test_trust_cli_says_what_it_cannot_do(tmp_path):
     assert r.returncode == 1 and "was not trusted" in r.stderr
     r = run("trust", "--bogus", cwd=tmp_path)
     assert r.returncode == 2
+
+
+# --- what trust covers: what the build tool really loads (issue 39) ------------------------------
+
+def _lein_project(root: Path, extra: str = "") -> Path:
+    (root / "src").mkdir(parents=True)
+    (root / ".git").mkdir()
+    (root / "project.clj").write_text(f'(defproject demo "0.1.0" {extra})\n')
+    return root
+
+
+@pytest.mark.parametrize("extra,planted", [
+    ("", "test/user.clj"),                          # lein's default :test-paths
+    ("", "resources/user.clj"),                     # and :resource-paths
+    ("", "dev-resources/data_readers.clj"),         # the default dev profile's
+    (':source-paths ["lib"]', "lib/user.clj"),
+    (':profiles {:dev {:resource-paths ["res-dev"]}}', "res-dev/user.cljc"),
+    ("", "src/data_readers.clj"),                   # #= in it evaluates while reading
+])
+def test_a_start_up_file_anywhere_lein_puts_on_the_classpath_asks_again(tmp_path, extra,
+                                                                         planted):
+    root = _lein_project(tmp_path / "p", extra)
+    trust.grant(project.find(root))
+    assert trust.check(project.find(root)).trusted
+    (root / planted).parent.mkdir(parents=True, exist_ok=True)
+    (root / planted).write_text('(spit "/tmp/pwned" 1)\n')
+    verdict = trust.check(project.find(root))
+    assert not verdict.trusted and planted in verdict.changed, verdict
+
+
+def test_deps_edn_aliases_jars_and_what_user_clj_requires_are_covered(tmp_path):
+    root = tmp_path / "d"
+    (root / "src" / "app").mkdir(parents=True)
+    (root / ".git").mkdir()
+    (root / "lib").mkdir()
+    (root / "deps.edn").write_text('{:paths ["src" "lib/tools.jar"] '
+                                   ':aliases {:dev {:extra-paths ["dev-src"]}}}\n')
+    (root / "lib" / "tools.jar").write_bytes(b"PK\x05\x06" + b"\0" * 18)
+    (root / "src" / "user.clj").write_text("(ns user (:require [app.dev]))\n")
+    (root / "src" / "app" / "dev.clj").write_text("(ns app.dev)\n")
+    trust.grant(project.find(root))
+    for change in (lambda: (root / "lib" / "tools.jar").write_bytes(b"PK another jar"),
+                   lambda: (root / "src" / "app" / "dev.clj").write_text("(ns app.dev) (x)\n"),
+                   lambda: ((root / "dev-src").mkdir(), (root / "dev-src" / "user.clj")
+                            .write_text("(x)\n"))):
+        change()
+        verdict = trust.check(project.find(root))
+        assert not verdict.trusted, verdict
+        trust.grant(project.find(root))
+
+
+def test_trust_is_refused_while_another_user_can_write_what_starts(tmp_path):
+    root = _lein_project(tmp_path / "w")
+    (root / "src" / "user.clj").write_text("(ns user)\n")
+    trust.grant(project.find(root))
+    os.chmod(root / "src", 0o777)
+    verdict = trust.check(project.find(root))
+    assert not verdict.trusted and verdict.exposed == ("src: writable by every user",), verdict
+    with pytest.raises(trust.TrustError, match="src: writable by every user.*chmod go-w"):
+        trust.grant(project.find(root))
+    r = run("trust", str(root), cwd=tmp_path)
+    assert r.returncode == 1 and "src: writable by every user" in r.stderr, r
+    r = run("-e", "(+ 1 2)", "--lisp", "clojure", cwd=root)
+    assert r.stdout == "3\n" and "another user can change what this project runs" in r.stderr
+    os.chmod(root / "src", 0o755)
+    assert trust.check(project.find(root)).trusted
+
+
+def test_sbcl_s_own_modules_are_never_found_in_a_trusted_project(tmp_path):
+    """A trusted ASDF project's own sb-posix.asd is not what `(require :sb-posix)` loads."""
+    root = tmp_path / "a"
+    root.mkdir()
+    (root / ".git").mkdir()
+    marker = tmp_path / "pwned"
+    (root / "demo.asd").write_text('(asdf:defsystem "demo")\n')
+    (root / "sb-posix.asd").write_text(f'(with-open-file (s "{marker}" :direction :output) '
+                                       '(write-line "x" s))\n(asdf:defsystem "sb-posix")\n')
+    trust.grant(project.find(root))
+    r = run("-e", "(progn (require :sb-posix) :loaded)", "-e",
+            '(integerp (funcall (read-from-string "sb-posix:getpid")))', "-e",
+            '(namestring (asdf:system-source-file "demo"))', cwd=root)
+    assert r.returncode == 0, r.stderr
+    assert r.stdout.splitlines() == [":LOADED", "T", f'"{root}/demo.asd"'], r.stdout
+    assert not marker.exists()

@@ -307,7 +307,11 @@ async def _trust(repl, arg: str):
         repl.renderer.notice(f"No project in {start} to trust (looked for *.asd, deps.edn, "
                              "project.clj and Guile modules).")
         return None
-    trust.grant(found)
+    try:
+        trust.grant(found)
+    except trust.TrustError as exc:
+        repl.renderer.notice(f"{found.found} is not trusted: {exc}")
+        return None
     try:
         config = project.apply(found, repl.config, found.lisp)
     except project.ProjectError as exc:
