@@ -20,7 +20,8 @@ ENTER, META_ENTER, CTRL_C, CTRL_D, UP = "\r", "\x1b\r", "\x03", "\x04", "\x1b[A"
 class Shell:
     """A lispshell under a pty, with expectations over escape-free text, in order."""
 
-    def __init__(self, tmp: Path, *args: str, env: dict | None = None, cpr: bool = False):
+    def __init__(self, tmp: Path, *args: str, env: dict | None = None, cpr: bool = False,
+                 cwd: Path | None = None):
         """`cpr`: answer the terminal's cursor position requests, as a real terminal does;
         prompt-toolkit draws the bottom toolbar only when it knows where the cursor is."""
         self.cpr = cpr
@@ -32,6 +33,7 @@ class Shell:
                         LISPSHELL_CONFIG_DIR=str(tmp / "config"))
         full_env.update(env or {})
         self.child = pexpect.spawn(LISPSHELL, list(args), env=full_env, dimensions=(40, 160),
+                                   cwd=str(cwd) if cwd is not None else None,
                                    encoding="utf-8", codec_errors="replace", timeout=20)
         self.raw = ""
         self.pos = 0

@@ -21,7 +21,7 @@ class Shell(pty_shell.Shell):
 
     def __init__(self, tmp: Path, api: FakeAnthropic | None, *args: str, key: bool = True,
                  editor: str = "true", config: str = "", cpr: bool = False,
-                 groups: tuple[str, ...] = ("live",)):
+                 groups: tuple[str, ...] = ("live",), cwd: Path | None = None):
         (tmp / "anthropic").mkdir(exist_ok=True)
         (tmp / "config").mkdir(exist_ok=True)
         (tmp / "config" / "config.toml").write_text(    # `config`: more TOML, from the test
@@ -32,7 +32,7 @@ class Shell(pty_shell.Shell):
             env["ANTHROPIC_BASE_URL"] = api.url
             if key:
                 env["ANTHROPIC_API_KEY"] = api.key
-        super().__init__(tmp, *args, env=env, cpr=cpr)
+        super().__init__(tmp, *args, env=env, cpr=cpr, cwd=cwd)
 
     def expect(self, wanted: str, timeout: float = 40) -> str:
         return super().expect(wanted, timeout)
@@ -343,3 +343,69 @@ def test_a_switch_of_lisp_is_said_before_the_evals_made_there(shell, api):
     switch = flat.index("[The person switched the REPL to guile.]")
     assert flat.index("(+ 2 3)") < switch < flat.index("(+ 10 20)"), flat
     sh.quit()
+
+
+def test_the_gate_writes_out_lookalikes_and_keeps_a_tall_form_s_first_lines(shell, api,
+                                                                           tmp_path):
+    """`(when<NBSP>nil ...)` is one symbol to SBCL: the question shows the code point. A form
+    taller than the screen (40 rows here) keeps its first, acting lines on screen."""
+    tall = "(progn (defparameter *first-acting-line* 1)\n" + "".join(
+        f"  (defparameter *filler-{i}* {i})\n" for i in range(60)) + "  :last-line)"
+    api.script(Reply.tool("eval", {"code": "(when\u00a0nil (print :ran))"}),
+               Reply.tool("eval", {"code": tall}), Reply.text("Done."))
+    sh = shell()
+    sh.submit("run these")
+    sh.expect("(when<U+00A0>nil (print :ran))")
+    sh.expect("lookalike characters in it are shown")
+    sh.answer("n")
+    sh.expect("Reason")
+    sh.submit("")
+    shown = sh.expect("[v]iew it all")
+    assert "*first-acting-line*" in shown and ":last-line" in shown
+    assert "more lines not shown here: [v] shows all 62 lines" in shown
+    assert "*filler-30*" not in shown
+    time.sleep(GRACE + 0.25)
+    sh.send("v")                                   # PAGER=cat: the whole form, then again
+    sh.expect("(defparameter *filler-30* 30)")         # the pager shows every line
+    sh.expect("[v]iew it all")                         # and the question comes back
+    time.sleep(GRACE + 0.25)
+    sh.send("n")
+    sh.expect("Reason")
+    sh.submit("")
+    sh.expect("Done.")
+    sh.quit()
+
+
+def test_an_init_file_edit_asks_with_its_diff_in_the_repl(tmp_path, api):
+    home = tmp_path / "home"
+    home.mkdir()
+    rc = home / ".sbclrc"
+    rc.write_text("(setf *print-case* :downcase)\n")
+    call = {"file_path": ".sbclrc", "position": "end", "new_source": "(print :pwned)"}
+    api.script(Reply.tool("insert_form", call), Reply.text("Refused, fine."),
+               Reply.tool("insert_form", call), Reply.text("Written."))
+    sh = Shell(tmp_path, api, "--no-project", groups=("structure",), cwd=home)
+    try:
+        sh.expect(">")
+        sh.submit("add a line to my sbclrc")
+        sh.expect("the model wants to change a file that runs at start")
+        sh.expect("+(print :pwned)")
+        sh.expect("Write it?")
+        time.sleep(GRACE + 0.25)
+        sh.send("n")
+        sh.expect("Reason")
+        sh.submit("no thanks")
+        sh.expect("Refused, fine.")
+        assert rc.read_text() == "(setf *print-case* :downcase)\n"
+        result = sent_messages(api, 1)[-1]["content"][0]
+        assert result["is_error"] and "declined" in result["content"]
+        assert "no thanks" in result["content"]
+        sh.submit("again please")
+        sh.expect("Write it?")
+        time.sleep(GRACE + 0.25)
+        sh.send("y")
+        sh.expect("Written.")
+        assert rc.read_text().rstrip().endswith("(print :pwned)")
+        sh.quit()
+    finally:
+        sh.close()

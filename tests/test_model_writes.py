@@ -4,6 +4,7 @@ process (the tools' own code path) and over a real `lispshell mcp`.
 """
 from __future__ import annotations
 
+import os
 from pathlib import Path
 
 import pytest
@@ -230,3 +231,59 @@ def test_over_mcp_git_config_is_refused_and_an_init_file_asks_the_person(tmp_pat
     assert git_config.read_text() == "[core]\n\tbare = false\n"
     assert "runs code at start" in asked[0] and "+(print<U+00A0>:pwned)" in asked[0], asked[0]
     assert rc.read_text().endswith("(print\u00a0:pwned)\n")
+
+
+# --- the gate has no lookalikes; data never prints raw escapes ---------------------------------
+
+@pytest.mark.parametrize("code,shown", [
+    ("(when\u00a0nil (delete-file \"x\"))", "(when<U+00A0>nil (delete-file \"x\"))"),
+    ("(when\u3000nil x)", "(when<U+3000>nil x)"),
+    ("(when\u202fnil x)", "(when<U+202F>nil x)"),
+    ("(when\u3164nil x)", "(when<U+3164>nil x)"),
+    ("(run)\u037e looks commented", "(run)<U+037E> looks commented"),
+    ("\uff08car x\uff09", "<U+FF08>car x<U+FF09>"),
+    ("(format t \u201cx is ~a\u201d x)", "(format t <U+201C>x is ~a<U+201D> x)"),
+    ("(\u03bb (x) x)", "(\u03bb (x) x)"),                          # other scripts stay
+    ("(print \"a\u00a0b \u201cq\u201d\") ; caf\u00e9\u3000ok", None),  # strings, comments stay
+])
+def test_lookalikes_outside_strings_and_comments_are_written_out(code, shown):
+    from lispshell.llm.render import summarize
+    from lispshell.mcp.consent import confirm_message
+    from lispshell.tools.gate import visible_code
+
+    assert visible_code(code, "cl") == (shown or code)
+    message = confirm_message(code, "sbcl", 1, 1)
+    assert (shown or code) in message
+    assert ("lookalike" in message) == (shown is not None and shown != code)
+    if shown and shown != code:
+        call, _, _ = summarize("eval", {"code": code}, {"ok": True}, 200)
+        assert "<U+" in call, call
+
+
+def test_file_names_with_escapes_print_visibly(tmp_path):
+    import subprocess
+
+    from conftest import LISPSHELL
+
+    osc52 = "notes\x1b]52;c;cHduZWQ=\x1b\\.lisp"
+    (tmp_path / osc52).write_text("(a\n")
+    r = subprocess.run([LISPSHELL, "check", "."], cwd=tmp_path, capture_output=True,
+                       text=True, timeout=60)
+    assert "\x1b" not in r.stdout + r.stderr and "notes^[]52;c;cHduZWQ=^[\\.lisp" in r.stdout, r
+    repo = tmp_path / "repo"
+    repo.mkdir()
+    (repo / ".git").mkdir()
+    (repo / "zz\x1b[1A\x1b[2K.asd").write_text('(asdf:defsystem "zz")\n')
+    env = dict(os.environ)
+    for args in (["trust", str(repo)], ["trust", "--list"]):
+        r = subprocess.run([LISPSHELL, *args], capture_output=True, text=True, timeout=60,
+                           env=env)
+        assert r.returncode == 0 and "\x1b" not in r.stdout + r.stderr, r
+        assert "zz^[[1A^[[2K.asd" in r.stdout, r.stdout
+    (tmp_path / "w\x1b[2Kx.lisp").write_text("(defun f () 1)\n")
+    result = call_tool("insert_form", {"file_path": "w\x1b[2Kx.lisp", "position": "end",
+                                       "new_source": "(defun g () 2)"}, _ctx(tmp_path))
+    assert result["ok"] is True, result
+    r = subprocess.run([LISPSHELL, "undo", "--list"], capture_output=True, text=True,
+                       timeout=60)
+    assert "w^[[2Kx.lisp" in r.stdout and "\x1b" not in r.stdout, r
