@@ -612,14 +612,14 @@ def _model_changes(project: Project, changed) -> str:
         return ""
     mine = []
     for name in changed:
-        path = str(Path(project.root) / name)
+        path = os.path.realpath(Path(project.root) / name)
         last = [e for e in entries if e.get("path") == path]
         if last and last[-1].get("after") == _short_digest(Path(path)):
             mine.append(f"{visible(name)} by {visible(str(last[-1].get('tool') or 'an edit'))}")
     if not mine:
         return ""
-    return (f" (changed through lispshell: {', '.join(mine)}; `lispshell trust --diff` shows "
-            "the changes, `lispshell undo` puts a file back)")
+    return (f" (changed through lispshell: {', '.join(mine)}; `lispshell undo --list` lists "
+            "the changes, `lispshell undo FILE` puts one back)")
 
 
 def _short_digest(path: Path) -> str | None:
