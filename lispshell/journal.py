@@ -196,6 +196,16 @@ def entries() -> list[dict]:
         return list(_read(folder))
 
 
+def before(entry: dict) -> bytes | None:
+    """The bytes a journaled change replaced, or None when they are gone."""
+    if not re.fullmatch(r"[0-9a-f]+-[0-9a-f]+", str(entry.get("id", ""))):
+        return None
+    try:
+        return (_dir() / "before" / entry["id"]).read_bytes()
+    except OSError:
+        return None
+
+
 def undo(path: Path | None = None, root: Path | None = None) -> dict:
     """Restore the last journaled change (to `path`, or to any file); what was done."""
     from lispshell import files

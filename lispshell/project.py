@@ -618,7 +618,7 @@ def _model_changes(project: Project, changed) -> str:
             mine.append(f"{visible(name)} by {visible(str(last[-1].get('tool') or 'an edit'))}")
     if not mine:
         return ""
-    return (f" (changed through lispshell: {', '.join(mine)}; `lispshell undo --list` lists "
+    return (f" (changed through lispshell: {', '.join(mine)}; `lispshell trust --diff` shows "
             "the changes, `lispshell undo FILE` puts one back)")
 
 

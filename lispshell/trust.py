@@ -170,6 +170,49 @@ def check(project) -> Verdict:
     return Verdict(False, known=True, changed=tuple(changed))
 
 
+def changes(project) -> list[tuple[str, str]]:
+    """(file, what to show) for each start-up file changed since the project was trusted: the
+    diff from the version trusted, when lispshell's own tools made the change (the undo
+    journal holds the bytes before), else a line saying the change was made elsewhere."""
+    import difflib
+
+    from lispshell import journal
+    from lispshell.files import digest
+
+    record = _load().get(str(project.root)) or {}
+    was = record.get("files") or {}
+    now = fingerprint(project)["files"]
+    try:
+        log = journal.entries()
+    except OSError:
+        log = []
+    out = []
+    for name in sorted(set(was) | set(now)):
+        if was.get(name) == now.get(name):
+            continue
+        path = Path(project.root) / name
+        real = os.path.realpath(path)
+        trusted = (was.get(name) or "")[:16]
+        first = next((e for e in log if e.get("path") == real and e.get("before") == trusted),
+                     None)
+        old = journal.before(first) if first is not None else None
+        if old is None and trusted:
+            out.append((name, "changed outside lispshell's tools: no copy of the trusted "
+                              "version to compare with"))
+            continue
+        try:
+            new = path.read_bytes().decode("utf-8", "replace")
+        except OSError:
+            new = ""
+        old_text = (old or b"").decode("utf-8", "replace")
+        diff = "".join(difflib.unified_diff(old_text.splitlines(keepends=True),
+                                            new.splitlines(keepends=True),
+                                            f"{name} (trusted)", f"{name} (now)"))
+        who = f" by {first.get('tool') or 'an edit'}" if first is not None else " (new)"
+        out.append((name, f"changed{who}:\n{diff}"))
+    return out
+
+
 def grant(project) -> dict:
     """Trust `project` as it is now; the record written. TrustError while another user can
     write what decides its start."""

@@ -22,6 +22,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("directory", nargs="?", metavar="DIR",
                         help="the project's directory, or a directory inside it")
     parser.add_argument("--list", action="store_true", help="show the trusted projects")
+    parser.add_argument("--diff", action="store_true",
+                        help="show what changed in the project's start-up files since you "
+                             "trusted it (the whole diff where lispshell's tools changed them)")
     parser.add_argument("--revoke", action="store_true",
                         help="withdraw the trust given to the project in DIR")
     try:
@@ -50,6 +53,15 @@ def main(argv: list[str] | None = None) -> int:
         say(f"lispshell trust: {root} was not trusted", file=sys.stderr)
         return 1
     found = _find(project, start)
+    if found is not None and args.diff:
+        shown = trust.changes(found)
+        if not shown:
+            say(f"lispshell trust: nothing in {found.root}'s start-up files changed since it "
+                "was trusted" if trust.check(found).known else
+                f"lispshell trust: {found.root} is not trusted: nothing to compare with")
+        for name, text in shown:
+            say(f"{name}: {text}")
+        return 0
     if found is None:
         say(f"lispshell trust: no project in {start} or the directories above it up to its "
               "repository's root (looked for *.asd, deps.edn, project.clj and Guile modules)",

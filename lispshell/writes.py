@@ -40,7 +40,7 @@ SETTINGS_FILES = frozenset({".mcp.json", ".envrc", ".dir-locals.el"})
 INIT_FILES = {
     ".sbclrc": CL, ".eclrc": CL, ".clisprc": CL, ".clisprc.lisp": CL, ".ccl-init.lisp": CL,
     "ccl-init.lisp": CL, ".abclrc": CL, ".cmucl-init": CL, ".cmucl-init.lisp": CL,
-    ".lispworks": CL, ".clinit.cl": CL, ".guile": SCHEME, ".guile-geiser": SCHEME,
+    ".lispworks": CL, ".clinit.cl": CL, "sbclrc": CL, ".guile": SCHEME, ".guile-geiser": SCHEME,
 }
 # Files a build tool or a Lisp reads or runs by itself, wherever they are.
 STARTUP_NAMES = {
@@ -127,15 +127,27 @@ def _protected(path: Path) -> str:
 
 
 def _dot_component(path: Path, root: Path | None) -> str:
+    """The first name on the way to `path` (the file's own included) that starts with a dot:
+    programs read their config from dot-files and dot-directories by themselves (`.nrepl.edn`
+    names middleware that nREPL loads)."""
     base = root if root is not None and _under(path, root) else Path.home()
     try:
         parts = path.relative_to(base).parts
     except ValueError:
         parts = path.parts
-    for part in parts[:-1]:
+    for part in parts:
         if part.startswith(".") and part not in (".", ".."):
             return part
     return ""
+
+
+def _quicklisp(path: Path) -> bool:
+    """Under ~/quicklisp: its setup.lisp, and what that loads, runs at every SBCL start of a
+    project (lispshell.project loads it) and of the person's own init file."""
+    try:
+        return _under(path, Path(os.path.realpath(Path.home() / "quicklisp")))
+    except OSError:
+        return False
 
 
 def check(path: Path, *, dialect: str | None = None, root: Path | None = None,
@@ -169,8 +181,11 @@ def check(path: Path, *, dialect: str | None = None, root: Path | None = None,
         return Verdict(said, ASD_REASON)
     dot = _dot_component(path, root)
     if dot:
-        return Verdict(said, f"it is inside {dot}/, where programs find files they load by "
-                             "themselves (their config and init files)")
+        where = f"it is {dot}" if dot == path.name else f"it is inside {dot}/"
+        return Verdict(said, f"{where}: programs read such dot-files by themselves (their "
+                             "config and init files)")
+    if _quicklisp(path):
+        return Verdict(said, "Quicklisp's setup loads it at start")
     if path in project_startup:
         return Verdict(said, "the project loads it at start (user.clj requires it)")
     return Verdict(said)

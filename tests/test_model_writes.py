@@ -50,6 +50,20 @@ def test_the_file_tools_refuse_what_is_not_lisp_source(tmp_path, name, text, arg
     assert target.read_text() == text
 
 
+def test_a_symlink_is_judged_by_where_it_leads(tmp_path):
+    (tmp_path / ".git").mkdir()
+    (tmp_path / ".git" / "config").write_text("[core]\n")
+    (tmp_path / "innocent.lisp").symlink_to(tmp_path / ".git" / "config")
+    (tmp_path / "rc.lisp").symlink_to(tmp_path / ".bashrc")
+    (tmp_path / ".bashrc").write_text("alias x=y\n")
+    for name, code in (("innocent.lisp", "PROTECTED_PATH"), ("rc.lisp", "NOT_LISP_SOURCE")):
+        result = call_tool("insert_form", {"file_path": name, "position": "end",
+                                           "new_source": "(x)"},
+                           _ctx(tmp_path, EvalGate("yolo")))
+        assert result["error"]["code"] == code, result
+    assert (tmp_path / ".git" / "config").read_text() == "[core]\n"
+
+
 def test_lispshell_s_own_directories_are_never_written(tmp_path, monkeypatch):
     config, state = tmp_path / "config", tmp_path / "state"
     monkeypatch.setenv("LISPSHELL_CONFIG_DIR", str(config))
@@ -130,7 +144,8 @@ def test_an_init_file_is_written_only_with_the_person_s_yes(tmp_path):
     (".guile", "init file"), (".config/app/init.lisp", "inside .config/"),
     ("demo.asd", "ASDF evaluates"), ("src/user.clj", "loads user.clj"),
     ("resources/data_readers.clj", "data_readers"), ("project.clj", "Leiningen"),
-    ("deps.edn", "classpath"), (".lein/profiles.clj", "Leiningen")])
+    ("deps.edn", "classpath"), (".lein/profiles.clj", "Leiningen"),
+    (".nrepl.edn", "dot-files"), ("sub/.x.lisp", "dot-files")])
 def test_files_that_run_at_start_ask(tmp_path, name, why):
     target = tmp_path / name
     target.parent.mkdir(parents=True, exist_ok=True)
@@ -287,3 +302,20 @@ def test_file_names_with_escapes_print_visibly(tmp_path):
     r = subprocess.run([LISPSHELL, "undo", "--list"], capture_output=True, text=True,
                        timeout=60)
     assert "w^[[2Kx.lisp" in r.stdout and "\x1b" not in r.stdout, r
+
+
+def test_over_mcp_the_eval_question_writes_out_a_no_break_space(tmp_path):
+    from mcp_harness import answer, connect, run as run_async
+
+    asked: list[str] = []
+
+    def elicit(message: str) -> str:
+        asked.append(message)
+        return "decline"
+
+    async def scenario():
+        async with connect(tmp_path, "--lisp", "sbcl", elicit=elicit) as client:
+            got = answer(await client.call_tool("eval", {"code": "(when\u00a0nil (print 1))"}))
+            assert got["error"]["code"] == "DECLINED", got
+    run_async(scenario)
+    assert "(when<U+00A0>nil (print 1))" in asked[0] and "\u00a0" not in asked[0], asked

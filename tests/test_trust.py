@@ -166,6 +166,9 @@ def test_a_start_up_file_the_model_edits_asks_for_trust_again(tmp_path):
     assert "src/user.clj changed since" in r.stderr
     assert "changed through lispshell: src/user.clj by insert_form" in r.stderr
     assert not marker.exists()
+    r = run("trust", "--diff", str(root), cwd=tmp_path)
+    assert r.returncode == 0 and "src/user.clj: changed by insert_form:" in r.stdout, r
+    assert "--- src/user.clj (trusted)" in r.stdout and "+(spit" in r.stdout, r.stdout
 
 
 def test_a_parent_without_a_repository_is_not_a_project(tmp_path):
