@@ -324,14 +324,15 @@ class Connection(Session):
     # -- eval -------------------------------------------------------------------------------------
     def eval(self, code: str, *, timeout: float | None = None, output_cap: int | None = None,
              on_output=None, history: bool = True, value_cap: int | None = None,
-             keep_levels: bool = False) -> EvalResult:
+             keep_levels: bool = False, on_input=None) -> EvalResult:
         """As `LispSession.eval`: one eval at a time; a lost connection is an error result.
-        `keep_levels`: a transport with debug levels (Swank) keeps an error waiting."""
+        `keep_levels`: a transport with debug levels (Swank) keeps an error waiting.
+        `on_input` answers the code's reads of standard input, as on a child."""
         with self._lock:
             self._keep_levels = keep_levels
             try:
                 return self._eval_holding_lock(code, timeout, output_cap, on_output, history,
-                                               value_cap, busy=True)
+                                               value_cap, busy=True, on_input=on_input)
             finally:
                 self._keep_levels = False
 
@@ -349,9 +350,9 @@ class Connection(Session):
             self._lock.release()
 
     def _eval_holding_lock(self, code, timeout, output_cap, on_output, history, value_cap,
-                           busy: bool) -> EvalResult:
+                           busy: bool, on_input=None) -> EvalResult:
         cap = self.output_cap if output_cap is None else output_cap
-        answer = _Answer(cap, on_output)
+        answer = _Answer(cap, on_output, on_input=on_input)
         if not self.ready:
             return self.not_connected()
         started = time.monotonic()

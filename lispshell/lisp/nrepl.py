@@ -39,7 +39,8 @@ READ_SIZE = 1 << 16
 CLOSE_WAIT = 3.0      # seconds to wait for nREPL to confirm the sessions it was asked to close
 CAUGHT = "lispshell.nrepl/caught"
 PRINT = "lispshell.nrepl/pr-bounded"
-HISTORY = "lispshell.nrepl/history"     # the newest helper: its absence means load them
+HISTORY = "lispshell.nrepl/history"
+NEWEST = "lispshell.nrepl/wrap-input"    # the newest helper: its absence means load them
 
 
 class Session(Connection):
@@ -64,7 +65,7 @@ class Session(Connection):
                 except TimeoutError:
                     pass            # asked; the server may be slow to confirm: not our problem
             # The helper namespace, unless an earlier connection loaded it already.
-            setup = ("(binding [*ns* *ns*] (when-not (resolve '" + HISTORY + ") "
+            setup = ("(binding [*ns* *ns*] (when-not (resolve '" + NEWEST + ") "
                      "(load-string "
                      + string_literal(image_code("clojure-errors.clj")) + ") (load-string "
                      + string_literal(image_code("clojure-nrepl.clj")) + ")) (str *ns*))")
@@ -76,6 +77,10 @@ class Session(Connection):
             if failed or not values:
                 raise ConnectError(f"{self.url}: the nREPL server could not load lispshell's "
                                    "helper namespace")
+            rid = self._send_new({"op": "eval", "session": self._quiet,
+                                  "code": f"(lispshell.nrepl/wrap-input {string_literal(self._sid)})"})
+            for _ in self._replies(rid, deadline):
+                pass
             self.package = values[-1].strip('"') or "user"
         except (Lost, TimeoutError, ConnectError) as exc:
             self._stale += [s for s in (self._sid, self._quiet) if s and s not in self._stale]
@@ -276,9 +281,14 @@ class Session(Connection):
             if "nrepl.middleware.print/truncated" in status:
                 truncated = True
             if "need-input" in status:
-                # The code reads *in*: it gets end of file, as on a child (nobody types there).
-                self._send({"op": "stdin", "stdin": "", "session": sid,
-                            "id": secrets.token_hex(6)})
+                # The code reads *in*: whoever evaluates answers (session.py's read_input); an
+                # empty stdin is end of file to nREPL, Ctrl-C its interrupt op.
+                kind, text = answer.read_input()
+                if kind == "x":
+                    self._send_interrupt()
+                else:
+                    self._send({"op": "stdin", "stdin": text, "session": sid,
+                                "id": secrets.token_hex(6)})
             if "namespace-not-found" in status:
                 problem = LispError("namespace-not-found",
                                     f"No namespace {m.get('ns') or self.package!r} in the image.")
@@ -305,7 +315,8 @@ class Session(Connection):
         return EvalResult(output=answer.text_output(), values=values, error=error,
                           output_dropped=answer.dropped, timed_out=timed_out,
                           interrupted=(interrupted or gave_up) and not timed_out,
-                          package=self.package, elapsed=time.monotonic() - started)
+                          package=self.package, elapsed=time.monotonic() - started,
+                          input_refused=answer.input_refused)
 
     def _error_report(self, rid: str) -> LispError:
         """The type, message and frames our `caught` hook kept for request `rid`."""

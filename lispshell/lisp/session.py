@@ -19,6 +19,16 @@ How it works
   needs escaping, and the Lisp prints values straight to its stdout, so nothing is held in
   memory on either side: we scan for the marker with a window of a few bytes and apply the
   output cap while reading (a form printing forever costs CPU, not memory).
+- Standard input is part of eval. Code that reads the program's standard input (`read-line`,
+  `y-or-n-p`, Guile's `read-char`, Clojure's `read-line`) makes the loop flush the person's
+  output and send `marker I`, then wait. lispshell answers with a reply that uses the request
+  header: `i<length> <id>\n<text>` (a line, newline included; length 0 is end of file) or
+  `x0 <id>\n` (the person pressed Ctrl-C at the input line: the reading code is interrupted as
+  by SIGINT; on SBCL a debug level whose CONTINUE asks again). Whoever evaluates decides the
+  answer (`eval(on_input=...)`): the REPL asks the person on an input line, a batch run
+  reads its own standard input, and without a reader (the model, MCP, look-ups) the read gets
+  end of file at once and the result counts it (`input_refused`), so the caller can say why.
+  The loops ignore a reply that arrives when no read waits (it raced with an interrupt).
 - Interrupts: the child is a session leader, so Ctrl-C in our terminal does not reach it; we
   send SIGINT ourselves. Each bootstrap turns SIGINT into an unwind of the running eval, or
   on SBCL into a debug level with a CONTINUE restart (and ignores it between evals). An image
@@ -88,6 +98,9 @@ class EvalResult:
     elapsed: float = 0.0             # seconds
     exit_code: int | None = None     # the code made the Lisp exit, with this status
     level: int = 0                   # debug levels open after it (an error that waits: SBCL)
+    # Reads of standard input answered with end of file because nobody could type (the eval
+    # had no `on_input`: the model, MCP, a look-up): said to the caller, never a hang.
+    input_refused: int = 0
 
     @property
     def ok(self) -> bool:
@@ -105,10 +118,13 @@ class _Answer:
     SMALL_CAP = 4096  # error type, message line and backtrace frames
 
     def __init__(self, cap: int, on_output: Callable[[str], None] | None,
-                 value_cap: int | None = None):
+                 value_cap: int | None = None, on_input: Callable[[], str | None] | None = None):
         self.cap = cap
         self.value_cap = cap if value_cap is None else value_cap
         self.on_output = on_output
+        self.on_input = on_input         # see `read_input`
+        self.input_refused = 0           # reads answered with end of file: nobody to type
+        self.input_interrupted = False   # Ctrl-C at the input line interrupted the code
         self.reset()
 
     def reset(self) -> None:
@@ -182,6 +198,21 @@ class _Answer:
 
     def text_output(self) -> str:
         return "".join(self.output)
+
+    def read_input(self) -> tuple[str, str]:
+        """What the reading code gets: ("i", line), ("i", "") for end of file, or ("x", "")
+        for an interrupt. `on_input` returns a line (newline included), None for end of file,
+        or raises KeyboardInterrupt (Ctrl-C: interrupt the reading code). Without it the read
+        gets end of file, counted in `input_refused`."""
+        if self.on_input is None:
+            self.input_refused += 1
+            return "i", ""
+        try:
+            line = self.on_input()
+        except KeyboardInterrupt:
+            self.input_interrupted = True
+            return "x", ""
+        return "i", line or ""
 
 
 class _Died(Exception):
@@ -423,6 +454,7 @@ class LispSession(Session):
     def eval(self, code: str, *, timeout: float | None = None, output_cap: int | None = None,
              on_output: Callable[[str], None] | None = None, history: bool = True,
              value_cap: int | None = None, keep_levels: bool = False,
+             on_input: Callable[[], str | None] | None = None,
              _kind: str | None = None) -> EvalResult:
         """Evaluate `code` (one or more forms, in order) and return what happened.
         Values are those of the last form. timeout=None waits as long as it takes (a person's
@@ -435,6 +467,8 @@ class LispSession(Session):
         alone: for look-ups the person did not type. keep_levels: an error opens a debug level
         that waits (the REPL); otherwise a level the eval opened is left before returning
         (batch runs, MCP, programmatic callers), and so is one a timeout's interrupt opened.
+        on_input answers the code's reads of standard input (see `_Answer.read_input`); None:
+        they get end of file, counted in `input_refused`.
         Raises LispStartError only if the Lisp cannot be started at all."""
         if self._boot_thread is not None or self._boot_error is not None:
             self._wait_booted()
@@ -461,7 +495,7 @@ class LispSession(Session):
             before = self._levels.depth
             try:
                 result = self._eval_locked(code, timeout, output_cap, on_output, started,
-                                           kind, value_cap)
+                                           kind, value_cap, on_input)
                 result.restarted = result.restarted or restarted
                 self._track_levels(result)
                 if self._levels.depth > before and (not keep_levels or result.timed_out):
@@ -514,12 +548,15 @@ class LispSession(Session):
             self._refuse("a debug level")
 
     def invoke_restart(self, index: int, argument: str = "", *, on_output=None,
-                       value_cap: int | None = None, keep_levels: bool = True) -> EvalResult:
+                       value_cap: int | None = None, keep_levels: bool = True,
+                       on_input=None) -> EvalResult:
         """Invoke restart `index` of the error the innermost level waits in (SBCL): the
         failed form carries on from there (its values, or a new error, are the result).
-        `argument` is a form for a restart that asks for a value (USE-VALUE, STORE-VALUE)."""
+        `argument` is a form for a restart that asks for a value (USE-VALUE, STORE-VALUE);
+        without one, what the restart reads is asked through `on_input`, as any read."""
         return self.eval(f"{int(index)} {argument}", timeout=None, on_output=on_output,
-                         value_cap=value_cap, keep_levels=keep_levels, _kind="I")
+                         value_cap=value_cap, keep_levels=keep_levels, on_input=on_input,
+                         _kind="I")
 
     def _frame_request(self, text: str, **kw) -> EvalResult:
         if text.split(" ", 1)[0] not in self.dialect.last_error_frames:
@@ -556,9 +593,9 @@ class LispSession(Session):
         return self.eval("", timeout=None, keep_levels=True, _kind="T", **kw)
 
     def _eval_locked(self, code, timeout, output_cap, on_output, started, kind,
-                     value_cap=None) -> EvalResult:
+                     value_cap=None, on_input=None) -> EvalResult:
         cap = self.output_cap if output_cap is None else output_cap
-        answer = _Answer(cap, on_output, cap if value_cap is None else value_cap)
+        answer = _Answer(cap, on_output, cap if value_cap is None else value_cap, on_input)
         timed_out = False
         deadline = None if timeout is None else started + timeout
         try:
@@ -607,8 +644,9 @@ class LispSession(Session):
         except (_Died, _Unresponsive) as exc:
             return self._after_death(answer, exc, timed_out, timeout, started)
         error = answer.error()
-        interrupted = error is not None and error.type == self.dialect.interrupt_type and (
-            timed_out or self._interrupt_at is not None)
+        interrupted = error is not None and (answer.input_interrupted or (
+            error.type == self.dialect.interrupt_type
+            and (timed_out or self._interrupt_at is not None)))
         if timed_out and error is not None and interrupted:
             error = LispError("timeout", f"Evaluation timed out after {timeout:g} s and was "
                               "interrupted; the Lisp is still running with its definitions.",
@@ -621,7 +659,8 @@ class LispSession(Session):
                           error=error, output_dropped=answer.dropped, timed_out=timed_out,
                           interrupted=interrupted and not timed_out, restarted=False,
                           package=self.package, elapsed=time.monotonic() - started,
-                          level=int(level) if level and level.isdigit() else 0)
+                          level=int(level) if level and level.isdigit() else 0,
+                          input_refused=answer.input_refused)
 
     def _quick(self, text: str, cap: int, on_output, started: float,
                value_cap: int) -> EvalResult | None:
@@ -853,6 +892,10 @@ class LispSession(Session):
                     text = text[i:]
                     break
                 tag = text[i + mlen]
+                if tag == "I":  # the code reads standard input: answer, then read on
+                    pos = i + mlen + 1
+                    self._reply_input(answer)
+                    continue
                 if tag == "D":  # the end: D, the request's id, a newline
                     nl = text.find("\n", i + mlen + 1)
                     if nl < 0:
@@ -878,13 +921,17 @@ class LispSession(Session):
             if not answer.fields and text.endswith(finish) and self._whole(answer, text, finish):
                 return
 
+    def _reply_input(self, answer: _Answer) -> None:
+        kind, text = answer.read_input()
+        self._write(f"{kind}{self._code_length(text)} {self._request_id}\n{text}")
+
     def _whole(self, answer: _Answer, text: str, finish: str) -> bool:
         """The usual case, a whole answer in one read: split it in one go. False (nothing
         consumed) if it holds anything unusual, such as a stray earlier answer."""
         parts = text[:-len(finish)].split(self._marker)
         small = _Answer.SMALL_CAP
         for p in parts[1:]:
-            if p[:1] == "D" or not p or len(p) > small:
+            if p[:1] in ("D", "I") or not p or len(p) > small:
                 return False
         if parts[0]:
             answer.add(parts[0])

@@ -277,8 +277,18 @@ class Session(Connection):
                 raise _Debugged((thread, level, condition, restarts, frames))
             debug.append((condition, frames))
             self._abort(thread, level, restarts)
+        elif _is(head, ":read-string") and len(message) >= 3:
+            # The person's code reads standard input (sbcl-swank.lisp): whoever evaluates
+            # answers (session.py's read_input); "" is end of file, and Ctrl-C at the input
+            # line interrupts the reading code (a level whose CONTINUE asks again).
+            kind, text = answer.read_input() if answer is not None else ("i", "")
+            value = ":lispshell-interrupt" if kind == "x" else string_literal(text)
+            self._send_raw(f"(:emacs-return-string {self._thread_text(message[1])} "
+                           f"{message[2]} {value})")
+        elif _is(head, ":read-aborted"):
+            pass          # its level was left: nothing waits for an answer any more
         elif (_is(head, ":eval") or _is(head, ":y-or-n-p") or _is(head, ":read-from-minibuffer")
-              or _is(head, ":read-string")) and len(message) >= 3:
+              ) and len(message) >= 3:
             # Requests meant for Emacs: refused, so the thread asking is not left waiting.
             self._send_raw(f"(:emacs-return {self._thread_text(message[1])} {message[2]} "
                            '(:abort "lispshell is not Emacs"))')
@@ -405,7 +415,7 @@ class Session(Connection):
                           error=error, output_dropped=answer.dropped, timed_out=timed_out,
                           interrupted=interrupted and not timed_out,
                           package=self.package, elapsed=time.monotonic() - started,
-                          level=self.level)
+                          level=self.level, input_refused=answer.input_refused)
 
     def idle_output(self) -> str:
         """Output Swank sent while no eval runs (another thread's :write-string), and
@@ -467,7 +477,8 @@ class Session(Connection):
     def _level_result(self, error, answer, started) -> EvalResult:
         return EvalResult(output=answer.text_output(), error=error,
                           output_dropped=answer.dropped, package=self.package,
-                          elapsed=time.monotonic() - started, level=self.level)
+                          elapsed=time.monotonic() - started, level=self.level,
+                          interrupted=answer.input_interrupted)
 
     @staticmethod
     def _restart_lines(restarts) -> list[str]:
@@ -557,11 +568,14 @@ class Session(Connection):
         form's own answer (it did not leave the level)."""
         if not self._sldb:
             raise ValueError("no error is waiting: no debug level is open")
-        answer = _Answer(self.output_cap, kw.get("on_output"))
+        answer = _Answer(self.output_cap, kw.get("on_output"), on_input=kw.get("on_input"))
         started = time.monotonic()
         with self._lock:
             self._keep_levels = True
             self.busy = True
+            # What the level's thread runs now (a form resumed by CONTINUE) can be interrupted.
+            self._running = True
+            self._interrupt_at = None
             try:
                 rid = self._rex(form, self.package or "COMMON-LISP-USER",
                                 self._sldb[-1]["thread"])
@@ -606,6 +620,8 @@ class Session(Connection):
             finally:
                 self._keep_levels = False
                 self.busy = False
+                self._running = False
+                self._interrupt_at = None
         note = str(own[1]) if own is not None else "done"
         return EvalResult(output=answer.text_output(), package=self.package, level=self.level,
                           error=LispError("LISPSHELL-RESTART-DID-NOT-RUN", note))
@@ -687,7 +703,10 @@ class Session(Connection):
         text = str(condition[0]) if isinstance(condition, list) and condition else str(condition)
         kind = str(condition[1]) if isinstance(condition, list) and len(condition) > 1 else ""
         m = re.search(r"\[Condition of type ([^\]]+)\]", kind)
-        return (m[1] if m else "debugger"), text
+        kind = m[1] if m else "debugger"
+        if kind.endswith("::INPUT-INTERRUPTED"):      # Ctrl-C at the input line: an interrupt
+            kind = "SB-SYS:INTERACTIVE-INTERRUPT"
+        return kind, text
 
     # -- interrupt, completions -----------------------------------------------------------------
     def interrupt(self) -> None:

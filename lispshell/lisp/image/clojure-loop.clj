@@ -67,12 +67,66 @@
                                        (.getLineNumber e) ")")))
                            (take-while (fn [^String s] (not (.startsWith s "clojure.lang.Compiler"))))
                            (take 12)))
+        read-request (fn [replies]
+                       ;; [kind text id]; the header is <kind><length> <id>. Blank lines are
+                       ;; skipped; end of input ends the JVM. Replies to a read of standard
+                       ;; input (i, x) are taken only with `replies` (ask-input): one that
+                       ;; arrives when no read waits raced with an interrupt.
+                       (loop []
+                         (let [line (.readLine in)]
+                           (cond (nil? line) (System/exit 0)
+                                 (= "" line) (recur)
+                                 :else
+                                 (let [space (.indexOf line " ")
+                                       n (Long/parseLong (subs line 1 space))
+                                       buf (char-array n)]
+                                   (loop [off 0]
+                                     (when (< off n)
+                                       (let [k (.read in buf off (- n off))]
+                                         (when (neg? k) (System/exit 0))
+                                         (recur (+ off k)))))
+                                   (if (or replies (not (#{\i \x} (.charAt line 0))))
+                                     [(.charAt line 0) (String. buf) (subs line (inc space))]
+                                     (recur)))))))
+        ;; Standard input (lispshell/lisp/session.py: the I tag and its reply): a line from
+        ;; whoever evaluates, or nil at end of file; an interrupt reply (Ctrl-C at the
+        ;; person's input line) stops the reading code as Ctrl-C's signal does.
+        ask-input (fn [^java.io.Writer w]
+                    (.flush w)
+                    (.flush System/out)
+                    (.write w (str marker "I"))
+                    (.flush w)
+                    (let [[kind text] (read-request true)]
+                      (case kind
+                        \i (when-not (= "" text) text)
+                        \x (do (reset! stopped-trace (.getStackTrace (Thread/currentThread)))
+                               (throw (ThreadDeath.))))))
+        ;; The eval's *in*: asks for a line when the last one is used up, and again after
+        ;; end of file, as a terminal does after Ctrl-D.
+        terminal-in (fn [w]
+                      (let [pending (volatile! "")]
+                        (proxy [java.io.Reader] []
+                          (read
+                            ([] (let [a (char-array 1)]
+                                  (if (neg? (.read ^java.io.Reader this a 0 1)) -1 (int (aget a 0)))))
+                            ([buf] (.read ^java.io.Reader this ^chars buf 0 (alength ^chars buf)))
+                            ([buf off len]
+                             (when (= "" @pending)
+                               (vreset! pending (ask-input w)))
+                             (let [^String s @pending]
+                               (if (nil? s)
+                                 (do (vreset! pending "") -1)
+                                 (let [n (min (int len) (.length s))]
+                                   (.getChars s 0 n ^chars buf (int off))
+                                   (vreset! pending (subs s n))
+                                   n)))))
+                          (close []))))
         run-job (fn [code history]
                   ;; Read and eval each form of code, print the last value.
                   ;; nil, or the Throwable that ended it.
                   (let [^java.io.Writer w @writer]
                     (binding [*out* w *err* w
-                              *in* (clojure.lang.LineNumberingPushbackReader. (java.io.StringReader. "") 1)]
+                              *in* (clojure.lang.LineNumberingPushbackReader. (terminal-in w))]
                       (try
                         (Thread/interrupted)  ; Thread.stop also sets the flag: clear it
                         (reset! running (Thread/currentThread))
@@ -168,24 +222,7 @@
                             found (distinct (filter #(compound-match? prefix %) cands))
                             plain? #(.startsWith ^String % prefix)]
                         (take 500 (concat (sort (filter plain? found))
-                                          (sort (remove plain? found))))))
-        read-request (fn []
-                       ;; [kind text id]; the header is <kind><length> <id>. Blank lines are
-                       ;; skipped; end of input ends the JVM.
-                       (loop []
-                         (let [line (.readLine in)]
-                           (cond (nil? line) (System/exit 0)
-                                 (= "" line) (recur)
-                                 :else
-                                 (let [space (.indexOf line " ")
-                                       n (Long/parseLong (subs line 1 space))
-                                       buf (char-array n)]
-                                   (loop [off 0]
-                                     (when (< off n)
-                                       (let [k (.read in buf off (- n off))]
-                                         (when (neg? k) (System/exit 0))
-                                         (recur (+ off k)))))
-                                   [(.charAt line 0) (String. buf) (subs line (inc space))])))))]
+                                          (sort (remove plain? found))))))]
     (System/setIn (java.io.ByteArrayInputStream. (byte-array 0)))
     (sun.misc.Signal/handle
      (sun.misc.Signal. "INT")
@@ -206,7 +243,7 @@
             (.write w (.toString frame))
             (.setLength frame 0)
             (.flush w))
-          (let [[kind text request-id] (read-request)]
+          (let [[kind text request-id] (read-request false)]
             (vreset! id request-id)
             (case kind
               \E (answer-eval text true)

@@ -43,3 +43,24 @@
     (if (map? b)
       (select-keys b [#'*1 #'*2 #'*3 #'*e])
       {})))
+
+(defn- flushing-in
+  "`in`, flushing *out* before each read: a prompt the code printed without a newline
+  (`(print \"Name? \")`) reaches the person before nREPL asks them for input (its own reader
+  asks without flushing)."
+  [^java.io.Reader in]
+  (clojure.lang.LineNumberingPushbackReader.
+   (proxy [java.io.Reader] []
+     (read
+       ([] (flush) (.read in))
+       ([buf] (flush) (.read in ^chars buf 0 (alength ^chars buf)))
+       ([buf off len] (flush) (.read in ^chars buf (int off) (int len))))
+     (close [] (.close in)))))
+
+(defn wrap-input
+  "Give session `sid` (the person's, which lispshell cloned) a *in* that flushes first."
+  [sid]
+  (when-let [s (some-> (find-ns 'nrepl.middleware.session) ns-interns (get 'sessions)
+                       deref deref (get sid))]
+    (swap! s update #'*in* flushing-in)
+    nil))

@@ -68,11 +68,92 @@
       :count 60))
     (nreverse lines)))
 
+(define-condition input-interrupted (sb-sys:interactive-interrupt) ()
+  (:report "Interrupted while reading standard input.")
+  (:documentation "Ctrl-C at the person's input line: said as any interrupt."))
+
 (defun describe-condition (c)
-  (list (safe-string (lambda () (let ((*package* (find-package "COMMON-LISP-USER")))
-                                  (prin1-to-string (type-of c)))))
+  (list (if (typep c 'input-interrupted)
+            "SB-SYS:INTERACTIVE-INTERRUPT"
+            (safe-string (lambda () (let ((*package* (find-package "COMMON-LISP-USER")))
+                                      (prin1-to-string (type-of c))))))
         (safe-string (lambda () (princ-to-string c)))
         (backtrace-lines)))
+
+;;; Standard input. The person's code reads a stream whose lines come from whoever evaluates
+;;; (session.py: the REPL's input line, a batch run's standard input, or end of file): when
+;;; its buffer is empty it flushes their output, sends the I tag and waits for the reply.
+(defclass terminal-input (sb-gray:fundamental-character-input-stream)
+  ((ask :initarg :ask)            ; a function: the next line (newline included), NIL at EOF
+   (buffer :initform "")
+   (index :initform 0)))
+
+(defun terminal-input-ready (stream)
+  "True when STREAM has a character, asking for a line if it has none; NIL at end of file
+   (the next read asks again, as a terminal does after Ctrl-D)."
+  (with-slots (ask buffer index) stream
+    (or (< index (length buffer))
+        (let ((line (funcall ask)))
+          (setf buffer (or line "") index 0)
+          (plusp (length buffer))))))
+
+(defmethod print-object ((s terminal-input) stream)
+  (write-string "#<standard input>" stream))
+
+;; A two-way stream (*QUERY-IO*) asks its input side where its column is (Y-OR-N-P's FRESH-LINE).
+(defmethod sb-gray:stream-line-column ((s terminal-input)) nil)
+
+(defmethod sb-gray:stream-read-char ((s terminal-input))
+  (if (terminal-input-ready s)
+      (with-slots (buffer index) s (prog1 (char buffer index) (incf index)))
+      :eof))
+
+(defmethod sb-gray:stream-unread-char ((s terminal-input) char)
+  (declare (ignore char))
+  (with-slots (index) s (when (plusp index) (decf index)))
+  nil)
+
+(defmethod sb-gray:stream-read-char-no-hang ((s terminal-input))
+  (with-slots (buffer index) s
+    (when (< index (length buffer)) (prog1 (char buffer index) (incf index)))))
+
+(defmethod sb-gray:stream-listen ((s terminal-input))
+  (with-slots (buffer index) s (< index (length buffer))))
+
+(defmethod sb-gray:stream-clear-input ((s terminal-input))
+  (with-slots (buffer index) s (setf buffer "" index 0))
+  nil)
+
+(defun input-interrupted (condition)
+  "The reading code was interrupted (Ctrl-C at the input line, or SIGINT while it waits):
+   a debug level, whose CONTINUE goes on reading by asking again."
+  (restart-case (invoke-debugger condition)
+    (continue () :report "Go on reading standard input." (throw 'ask-again nil))))
+
+(defun at-column-0 ()
+  "The person's terminal is at the start of a line (after a line they typed, or an answer):
+   FRESH-LINE and ~& must not add an empty one."
+  (ignore-errors (setf (sb-impl::fd-stream-output-column *user-out*) 0)))
+
+(defun ask-for-input (marker)
+  "A line from whoever evaluates, or NIL at end of file (session.py: the I tag and its reply)."
+  (loop
+    (catch 'ask-again
+      (seg marker #\I)
+      (finish-output *out*)
+      (handler-bind ((sb-sys:interactive-interrupt
+                       (lambda (c) (unless (typep c 'input-interrupted) (input-interrupted c)))))
+        (loop
+          (multiple-value-bind (kind text) (read-request t)
+            (case kind
+              (#\i (at-column-0)
+                   (return-from ask-for-input (if (zerop (length text)) nil text)))
+              (#\x (input-interrupted (make-condition 'input-interrupted))))))))))
+
+(defun terminal-io-streams (marker)
+  "The person's standard input, and the two-way stream for *TERMINAL-IO* and *QUERY-IO*."
+  (let ((in (make-instance 'terminal-input :ask (lambda () (ask-for-input marker)))))
+    (values in (make-two-way-stream in *user-out*))))
 
 (defun eval-forms (code history)
   "Evaluate each form of CODE in turn, as the REPL would; the last form's values.
@@ -155,9 +236,15 @@
                     (if restart
                         ;; FORM answers a restart that reads, from *QUERY-IO* (USE-VALUE) or
                         ;; from *STANDARD-INPUT* (an :interactive function calling READ)
-                        (let* ((in (make-string-input-stream text (min (1+ end) (length text))))
+                        ;; Without FORM it is asked as any read is (the person's input line).
+                        (let* ((form-given (find-if-not (lambda (ch) (member ch '(#\Space #\Tab #\Newline)))
+                                                        text :start (min end (length text))))
+                               (in (if form-given
+                                       (make-string-input-stream text (min (1+ end) (length text)))
+                                       (terminal-io-streams marker)))
                                (*standard-input* in)
-                               (*query-io* (make-two-way-stream in (make-broadcast-stream)))
+                               (*query-io* (make-two-way-stream
+                                            in (if form-given (make-broadcast-stream) *user-out*)))
                                (*evaluating* t))
                           ;; Returns only when the restart did not transfer control: it
                           ;; needs a value (none was given), or it simply returned.
@@ -187,9 +274,9 @@
 (defun run-eval (code history marker state)
   "Evaluate CODE and print its values; NIL, (type message backtrace) if it failed, or
    :UNWOUND when its restarts were offered and a later request unwound it."
-  (let* ((empty (make-string-input-stream ""))
-         (io (make-two-way-stream empty *user-out*))
-         (*standard-input* empty) (*standard-output* *user-out*) (*error-output* *user-out*)
+  (at-column-0)
+  (multiple-value-bind (in io) (terminal-io-streams marker)
+  (let* ((*standard-input* in) (*standard-output* *user-out*) (*error-output* *user-out*)
          (*trace-output* *user-out*) (*terminal-io* io) (*query-io* io) (*debug-io* io)
          (top-values (mapcar #'symbol-value *top-level-syntax*))
          ;; Said now, at the level it returns to (a report is made when it is shown).
@@ -232,7 +319,7 @@
                 (if (plusp *level*)
                     (format nil "Back at debug level ~d." *level*)
                     "Back at the top level; the error's stack is gone.")
-                nil))))))
+                nil)))))))
 
 (defun answer-eval (code history marker state)
   (let ((err (run-eval code history marker state)))
@@ -335,10 +422,11 @@
   (dolist (c (ignore-errors (completions prefix)))
     (seg marker #\V) (write-string c *out*)))
 
-(defun read-request ()
+(defun read-request (&optional replies)
   "The next request: kind character, text and id. The header is <kind><length> <id>.
    Blank lines (a newline left over by the REPL that read the bootstrap) are skipped;
-   end of input ends SBCL."
+   end of input ends SBCL. Replies to a read of standard input (i, x) are taken only when
+   REPLIES (ASK-FOR-INPUT): one that arrives when no read waits raced with an interrupt."
   (loop
     (let ((line (read-line *in* nil nil)))
       (unless line (sb-ext:exit :code 0 :abort t))
@@ -347,7 +435,8 @@
                (n (parse-integer line :start 1 :end space))
                (text (make-string n)))
           (read-sequence text *in*)
-          (return (values (char line 0) text (subseq line (1+ space)))))))))
+          (when (or replies (not (member (char line 0) '(#\i #\x))))
+            (return (values (char line 0) text (subseq line (1+ space))))))))))
 
 (defun thread-debugger-hook (condition hook)
   "An unhandled error in a thread of the user's: --disable-debugger would end all of SBCL.

@@ -60,6 +60,32 @@
                 (subseq text 0 cap) (- (length text) cap))
         text)))
 
+(defvar *input-tag* 0)
+
+(defun swank-ask-input ()
+  "A line for the person's code, asked as SLIME's REPL asks: (:read-string THREAD TAG), answered
+   by (:emacs-return-string THREAD TAG TEXT); \"\" is end of file (NIL). lispshell answers
+   :LISPSHELL-INTERRUPT for Ctrl-C at its input line: a debugger level whose CONTINUE asks
+   again (Swank's own interrupts wait until a read ends). Unwound, the read says :read-aborted."
+  (let ((thread (funcall (find-symbol "CURRENT-THREAD-ID" "SWANK"))))
+    (finish-output *standard-output*)
+    (loop
+      (let ((tag (incf *input-tag*)) (answered nil))
+        (unwind-protect
+             (let ((reply (third (funcall (find-symbol "WAIT-FOR-EVENT" "SWANK")
+                                          (progn (swank-send-event (list :read-string thread tag))
+                                                 `(:emacs-return-string ,tag value))))))
+               (setf answered t)
+               (cond ((stringp reply)
+                      (return (if (zerop (length reply)) nil reply)))
+                     (t (restart-case (invoke-debugger (make-condition 'input-interrupted))
+                          (continue () :report "Go on reading standard input.")))))
+          (unless answered
+            (swank-send-event (list :read-aborted thread tag))))))))
+
+(defun swank-send-event (event)
+  (funcall (find-symbol "SEND-TO-EMACS" "SWANK") event))
+
 (defvar *swank-request* nil
   "The id of the lispshell request this thread evaluates: asked of a thread that entered the
    debugger, it tells lispshell's own eval's debugger from another thread's.")
@@ -74,9 +100,9 @@
   (let* ((*swank-request* request)
          (*package* (or (find-package package-name) *package*))
          (out (make-instance 'swank-output))
-         (empty (make-string-input-stream ""))
-         (io (make-two-way-stream empty out))
-         (*standard-input* empty) (*standard-output* out) (*error-output* out)
+         (in (make-instance 'terminal-input :ask 'swank-ask-input))
+         (io (make-two-way-stream in out))
+         (*standard-input* in) (*standard-output* out) (*error-output* out)
          (*trace-output* out) (*terminal-io* io) (*query-io* io))
     (let ((result
             (catch 'abort-eval
@@ -94,13 +120,23 @@
 
 (defun swank-invoke (n value)
   "Invoke restart N of the debugger this thread waits in (Swank's list, as :debug gave it),
-   VALUE (a form, or \"\") answering what an interactive restart reads from *QUERY-IO*."
+   VALUE (a form) answering what an interactive restart reads from *QUERY-IO*; with none it
+   is asked of the person, as any read."
   (let* ((restarts (symbol-value (find-symbol "*SLDB-RESTARTS*" "SWANK")))
          (restart (nth n restarts))
-         (in (make-string-input-stream value))
-         (*query-io* (make-two-way-stream in (make-broadcast-stream)))
-         (*standard-input* in))
+         (given (string/= (string-trim '(#\Space #\Tab #\Newline) value) ""))
+         (in (if given
+                 (make-string-input-stream value)
+                 (make-instance 'terminal-input :ask 'swank-ask-input)))
+         (out (if given (make-broadcast-stream) (make-instance 'swank-output)))
+         (*query-io* (make-two-way-stream in out))
+         (*standard-input* in)
+         (*standard-output* out))
     (if restart
-        (progn (invoke-restart-interactively restart)
-               "the restart returned without leaving the debugger")
+        ;; Returns only when the restart did not transfer control (as in the child's loop).
+        (let ((why (handler-case (progn (invoke-restart-interactively restart) nil)
+                     (error (e) (safe-string (lambda () (princ-to-string e)))))))
+          (if why
+              (format nil "restart ~d needs a value: ,invoke ~d FORM (~a)" n n why)
+              "the restart returned without leaving the debugger"))
         (format nil "no restart ~d: choose 0 to ~d" n (1- (length restarts))))))
