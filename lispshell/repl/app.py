@@ -80,6 +80,8 @@ class Repl:
         self._start_failed: dict[str, str] = {}   # lisp -> why its background boot failed
         self.hints = None                         # eldoc.ArglistHints, made on first use
         self.force_lisp = False                   # Meta-Enter submitted the text as Lisp
+        from lispshell.repl.input_line import InputLine
+        self.input_line = InputLine(self)         # what the person's code reads from them
 
     # What the LLM side reads ------------------------------------------------------------
     @property
@@ -519,7 +521,8 @@ class Repl:
             try:
                 result = await loop.run_in_executor(
                     None, partial(session.eval, code, timeout=None, on_output=on_output,
-                                  value_cap=PERSON_VALUE_CAP, keep_levels=True))
+                                  value_cap=PERSON_VALUE_CAP, keep_levels=True,
+                                  on_input=self.input_line.reader()))
             except Exception as exc:
                 self.renderer.finish_line()
                 self.renderer.notice(f"Could not evaluate: {exc}")
