@@ -6,6 +6,11 @@ line); errors, syntax problems and notices go to standard error. The exit status
 form succeeded, 1 when any failed (an error, a syntax problem, an interrupt), 2 when the Lisp
 could not be started. No prompt-toolkit and no rich on this path: it must start fast and print
 text a script can read.
+
+Standard input: code that reads it (`(read-line)`) reads the process's own standard input,
+a line at a time, after `-e` (`echo hi | lispshell -e '(read-line)'`, as `sbcl --eval`);
+when the forms themselves came from standard input, nothing is left of it and the code gets
+end of file, as it does when standard input is closed.
 """
 from __future__ import annotations
 
@@ -74,7 +79,23 @@ class LispExited(Exception):
         self.code = code
 
 
-def evaluate_text(session, text: str, lisp: str, printer: _Printer, source: str) -> bool:
+def stdin_lines():
+    """`on_input` for a batch run whose standard input is not the forms: its next line, or
+    None (end of file) when it ends or there is none."""
+    try:
+        line = sys.stdin.readline() if sys.stdin is not None else ""
+    except (OSError, ValueError, UnicodeDecodeError):
+        line = ""
+    return line or None
+
+
+def no_input():
+    """`on_input` when the forms were standard input: nothing is left to read."""
+    return None
+
+
+def evaluate_text(session, text: str, lisp: str, printer: _Printer, source: str,
+                  on_input=no_input) -> bool:
     """Evaluate every form of `text` in order; False if any failed or the text has a problem."""
     from lispshell.lisp.session import PERSON_VALUE_CAP
 
@@ -89,7 +110,7 @@ def evaluate_text(session, text: str, lisp: str, printer: _Printer, source: str)
             printer.output(chunk)
 
         result = session.eval(form, timeout=None, on_output=on_output,
-                              value_cap=PERSON_VALUE_CAP)
+                              value_cap=PERSON_VALUE_CAP, on_input=on_input)
         if result.exit_code is not None:
             printer.finish_line()
             raise LispExited(result.exit_code)
@@ -105,7 +126,7 @@ def evaluate_text(session, text: str, lisp: str, printer: _Printer, source: str)
 
 
 def _run(texts: list[tuple[str, str]], lisp: str, config: dict, target=None,
-         out: IO[str] | None = None, err: IO[str] | None = None) -> int:
+         out: IO[str] | None = None, err: IO[str] | None = None, on_input=no_input) -> int:
     """`target` (a connection.Target): evaluate in that running image instead of a child;
     it is disconnected at the end and keeps running."""
     printer = _Printer(out or sys.stdout, err or sys.stderr)
@@ -127,7 +148,7 @@ def _run(texts: list[tuple[str, str]], lisp: str, config: dict, target=None,
     try:
         ok = True
         for source, text in texts:
-            ok = evaluate_text(session, text, lisp, printer, source) and ok
+            ok = evaluate_text(session, text, lisp, printer, source, on_input) and ok
         return 0 if ok else 1
     except LispExited as exc:
         return exc.code
@@ -149,7 +170,8 @@ def run_forms(forms: list[str], lisp: str, config: dict, target=None) -> int:
                   "(commands work at the interactive prompt: run lispshell without -e)",
                   file=sys.stderr)
             return 2
-    return _run([(f"-e #{i}", form) for i, form in enumerate(forms, 1)], lisp, config, target)
+    return _run([(f"-e #{i}", form) for i, form in enumerate(forms, 1)], lisp, config, target,
+                on_input=stdin_lines)
 
 
 def run_stream(stream: IO[str], lisp: str, config: dict, target=None) -> int:

@@ -134,10 +134,21 @@ async def _invoke(repl, arg: str):
         streamed = True
         repl.renderer.output(chunk)
 
+    import time
+
     from lispshell.lisp.session import PERSON_VALUE_CAP
-    with repl._on_sigint(lambda: repl.interrupt(session)):
-        result = await asyncio.to_thread(session.invoke_restart, int(number), form.strip(),
-                                         on_output=on_output, value_cap=PERSON_VALUE_CAP)
+    started = time.monotonic()
+    # The form a restart resumes runs as any form: a status line when silent, Ctrl-C, and
+    # what it (or the restart's :interactive reader, without FORM) reads asked of the person.
+    repl.renderer.status(lambda: f"{repl.lisp} busy · {time.monotonic() - started:.1f} s · "
+                                 "Ctrl-C interrupts", delay=0.5)
+    try:
+        with repl._on_sigint(lambda: repl.interrupt(session)):
+            result = await asyncio.to_thread(session.invoke_restart, int(number), form.strip(),
+                                             on_output=on_output, value_cap=PERSON_VALUE_CAP,
+                                             on_input=repl.input_line.reader())
+    finally:
+        repl.renderer.status(None)
     if result.error is not None and result.error.type == "LISPSHELL-ABORTED":
         repl.renderer.finish_line()
         repl.renderer.notice(result.error.message)

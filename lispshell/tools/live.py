@@ -78,6 +78,18 @@ def eval_result(res: Any, timeout: float | None = None, text_cap: int = OUTPUT_C
         e = res.error
         error = {"code": "LISP_ERROR", "type": getattr(e, "type", "") or "error",
                  "message": getattr(e, "message", "") or str(e)}
+    reads = getattr(res, "input_refused", 0)
+    if reads and not getattr(res, "timed_out", False):
+        # The code read standard input: nobody can type into a model's (or MCP's) eval, so
+        # each read got end of file at once. Said as the outcome, whatever the code did next.
+        said = (f"The code read from standard input ({reads} time{'s' if reads > 1 else ''}); "
+                "nobody can type into your evaluation, so each read got end of file at once. "
+                "Pass the input in the code instead (with-input-from-string in Common Lisp "
+                "and Guile, with-in-str in Clojure), or ask the person to "
+                "run it at their prompt, where they can answer it.")
+        error = {"code": "NEEDS_INPUT", "message": said,
+                 **({"lisp_error": {k: v for k, v in error.items() if k != "code"}}
+                    if error is not None else {})}
     if getattr(res, "restarted", False):
         out["note"] = ("The Lisp process died during this evaluation and was restarted; "
                        "earlier definitions are gone.")
