@@ -58,13 +58,18 @@ class Dialect:
     interrupt_type: str            # the error type the loop reports for an interrupted eval
     loop_file: str                 # image/ files: the framed read-eval-print loop,
     introspect_file: str           # the look-up helpers,
-    project_file: str              # and the project helpers
+    project_file: str              # and the project helpers,
+    observe_file: str              # loaded with them: trace and its log, time, profile
     code_length: Callable[[str], int]            # a request's length as the loop counts it
     _bootstrap: Callable[[str, str], str]        # (loop code, nonce) -> what starts the loop
     _introspect_call: Callable[[str, str, str, str], str]  # (setup, fn, literals, mark) -> form
     _project_call: Callable[[str, str, str], str]
     _in_package: Callable[[str, str], str]       # (package literal, code literal) -> form
     _load_file_shown: Callable[[str], str]       # (path literal) -> what the gate shows
+    # (code) -> a form that runs code once and prints its time and allocation first
+    _timed: Callable[[str], str]
+    # (code, seconds literal, mode) -> a form that runs code under the profiler, prints the table
+    _profiled: Callable[[str, str, str], str]
     # A form that returns no values gets "; No values", as SBCL's REPL says; Guile's REPL
     # prints nothing (after define, set!, (values)), and neither does lispshell there.
     says_no_values: bool = True
@@ -94,8 +99,17 @@ class Dialect:
                                      string_literal(mark))
 
     def project_form(self, function: str, *args: str) -> str:
-        return self._project_call(string_literal(image_code(self.project_file)), function,
+        setup = image_code(self.project_file) + "\n" + image_code(self.observe_file)
+        return self._project_call(string_literal(setup), function,
                                   " ".join(string_literal(a) for a in args))
+
+    def timed_form(self, code: str) -> str:
+        """`code` (the person's or the approved model's form) run once, its real, run and GC
+        time and bytes allocated printed before its values (lispshell/lisp/observe.py)."""
+        return self._timed(code)
+
+    def profiled_form(self, code: str, seconds: float, mode: str = "cpu") -> str:
+        return self._profiled(code, string_literal(f"{seconds:g}"), mode)
 
     def in_package_form(self, package: str, code: str) -> str:
         """One form that evaluates `code` (all its forms, in order) with `package` current and
@@ -112,7 +126,7 @@ SBCL = Dialect(
     command=("sbcl", "--noinform", "--no-sysinit", "--no-userinit", "--disable-debugger"),
     interrupt_type="SB-SYS:INTERACTIVE-INTERRUPT",
     loop_file="sbcl-loop.lisp", introspect_file="sbcl-introspect.lisp",
-    project_file="sbcl-project.lisp", code_length=_chars,
+    project_file="sbcl-project.lisp", observe_file="sbcl-observe.lisp", code_length=_chars,
     _bootstrap=lambda loop, nonce: (
         loop + "\n" + image_code("sbcl-debug.lisp")
         + f'\n(in-package "COMMON-LISP-USER")\n(%lispshell::main "{nonce}")\n'),
@@ -144,6 +158,10 @@ SBCL = Dialect(
         "(loop for form = (read s nil eof) until (eq form eof) "
         "do (setf vals (multiple-value-list (eval form)))) (values-list vals))))"),
     _load_file_shown=lambda path: f"(load (compile-file {path}))",
+    _timed=lambda code: f'(funcall (find-symbol "TIMED" "LISPSHELL.PROJECT") (lambda () {code}\n))',
+    _profiled=lambda code, seconds, mode: (
+        f'(funcall (find-symbol "PROFILED" "LISPSHELL.PROJECT") (lambda () {code}\n) '
+        f'{seconds} :{mode})'),
     levels=True, systems=True,
     init_form=('(let ((loaded (quote ()))) '
                '(dolist (f (list (sb-impl::sysinit-pathname) (sb-impl::userinit-pathname)) '
@@ -156,7 +174,8 @@ GUILE = Dialect(
     lexer="scheme", suffixes=(".scm", ".ss", ".sld", ".sls"),
     command=("guile", "--no-auto-compile", "-q"), interrupt_type="interrupt",
     loop_file="guile-loop.scm", introspect_file="guile-introspect.scm",
-    project_file="guile-project.scm", code_length=_chars, last_error_frames=("bt", "locals"),
+    project_file="guile-project.scm", observe_file="guile-observe.scm", code_length=_chars,
+    last_error_frames=("bt", "locals"),
     # The loop is a procedure of the nonce: applied to it.
     _bootstrap=lambda loop, nonce: "(" + loop + f' "{nonce}")\n',
     _introspect_call=lambda setup, fn, lits, mark: (
@@ -176,6 +195,11 @@ GUILE = Dialect(
         + pkg + " (char-set #\\( #\\))))) #f #f #:ensure #f))) (if m (eval-string "
         + text + " m) (error (string-append \"No module named \" " + pkg + "))))"),
     _load_file_shown=lambda path: f"(load-compiled (compile-file {path}))",
+    _timed=lambda code: (f"((module-ref (resolve-module '(lispshell project)) 'timed) "
+                         f"(lambda () {code}\n))"),
+    _profiled=lambda code, seconds, mode: (
+        f"((module-ref (resolve-module '(lispshell project)) 'profiled) (lambda () {code}\n) "
+        f"{seconds})"),
     says_no_values=False, unbound_error=r"\Aunbound-variable: ",
     init_form=('(let ((f (string-append (or (getenv "HOME") "") "/.guile"))) '
                '(if (file-exists? f) (begin (primitive-load f) f) ""))'),
@@ -187,7 +211,8 @@ CLOJURE = Dialect(
     command=("java", "-cp", "/usr/share/java/clojure.jar", "clojure.main"),
     interrupt_type="interrupt",
     loop_file="clojure-loop.clj", introspect_file="clojure-introspect.clj",
-    project_file="clojure-project.clj", code_length=_utf16_units,
+    project_file="clojure-project.clj", observe_file="clojure-observe.clj",
+    code_length=_utf16_units,
     # The error helpers first: a top-level `do` compiles its forms one at a time, so the loop
     # can name lispshell.errors/describe.
     _bootstrap=lambda loop, nonce: (
@@ -208,6 +233,9 @@ CLOJURE = Dialect(
         "(binding [*ns* (or (find-ns (symbol " + pkg + ")) (throw (ex-info (str \"No "
         "namespace named \" " + pkg + " \".\") {})))] (load-string " + text + "))"),
     _load_file_shown=lambda path: f"(load-file {path})",
+    _timed=lambda code: f"((ns-resolve 'lispshell.project 'timed) (fn [] {code}\n))",
+    _profiled=lambda code, seconds, mode: (
+        f"((ns-resolve 'lispshell.project 'profiled) (fn [] {code}\n) {seconds})"),
     unbound_error=r": Unable to resolve symbol: ",
 )
 

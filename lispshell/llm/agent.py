@@ -63,8 +63,8 @@ class LLMSettings:
     max_retries: int = 2
     max_tool_rounds: int = 20
     context_tokens: int = 200_000
-    tool_groups: list[str] = field(default_factory=lambda: ["live", "debug", "project", "syntax",
-                                                            "delimiters", "structure"])
+    tool_groups: list[str] = field(default_factory=lambda: [
+        "live", "debug", "project", "observe", "syntax", "delimiters", "structure"])
     base_url: str = ""
 
     @classmethod
@@ -430,10 +430,17 @@ class Agent:
         return bool(dropped)
 
     # --------------------------------------------------------------- the person's evals
-    def record_eval(self, code: str, result: dict) -> None:
+    def record_eval(self, code: str, result: dict, tool: str = "eval",
+                    tool_input: dict | None = None) -> None:
         """The person's eval, seen by the model as its own `eval` call (`result` is the same
-        dict the eval tool returns)."""
-        self.conv.record_eval(code, result_text(result), not result.get("ok", False))
+        dict the eval tool returns); what the person did with a REPL command the model has as
+        a tool (,time, ,profile, ,trace, ,trace-log) as that tool's call, when it is sent, else
+        as an eval of `code`."""
+        sent = {d["name"] for d in self.tool_definitions()}
+        if tool != "eval" and tool not in sent:
+            tool, tool_input = "eval", None
+        self.conv.record_eval(code, result_text(result), not result.get("ok", False),
+                              tool=tool, tool_input=tool_input)
 
     def usage_report(self) -> str:
         lines = []

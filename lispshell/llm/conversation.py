@@ -112,10 +112,14 @@ class Conversation:
         self.messages.append({"role": "user", "content": blocks})
         self.save()
 
-    def record_eval(self, code: str, result_text: str, is_error: bool = False) -> str:
-        """The person's own eval, as if the model had called `eval`. Returns the tool_use id."""
+    def record_eval(self, code: str, result_text: str, is_error: bool = False, *,
+                    tool: str = "eval", tool_input: dict | None = None) -> str:
+        """The person's own eval, as if the model had called `eval` (or what they did as the
+        model's `tool` with `tool_input`: their ,time is its `time`). Returns the tool_use
+        id."""
         tid = new_id()
-        use = {"type": "tool_use", "id": tid, "name": "eval", "input": {"code": code}}
+        use = {"type": "tool_use", "id": tid, "name": tool,
+               "input": tool_input if tool_input is not None else {"code": code}}
         if not self.messages:
             self.messages.append({"role": "user", "content": [{"type": "text", "text": START_NOTE}]})
         if self.messages[-1]["role"] == "assistant" and not tool_uses(self.messages[-1]):

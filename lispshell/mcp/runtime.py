@@ -14,7 +14,7 @@ from lispshell.lisp.dialects import NAMES as LISPS  # noqa: F401 (used by mcp.ma
 from lispshell.tools.gate import EvalGate
 from lispshell.tools.registry import Tool, ToolContext, ToolError, all_tools, call_tool, get_tool
 
-LIVE_GROUPS = frozenset({"live", "project", "debug"})   # tools that need a live image
+LIVE_GROUPS = frozenset({"live", "project", "debug", "observe"})   # tools that need a live image
 
 RESTARTED_NOTICE = ("The Lisp image had died and was restarted before this call: definitions "
                     "made earlier in it are gone.")

@@ -488,9 +488,11 @@ class Repl:
             if result is None or (result.interrupted and not result.timed_out):
                 break
 
-    async def eval_form(self, code: str, lone_symbol: bool = False):
+    async def eval_form(self, code: str, lone_symbol: bool = False, recorded=None):
         """Evaluate one form the person typed, show it, and tell the LLM side about it.
-        A `lone_symbol` that is unbound may have been a word of prose: offered to the model."""
+        A `lone_symbol` that is unbound may have been a word of prose: offered to the model.
+        `recorded`: (code, tool, tool input) the model is told of instead of `code` (,time
+        evaluates a wrapped form; the model reads the person's form, as its `time` call)."""
         from lispshell.lisp.session import PERSON_VALUE_CAP
         session = self.session
         if session is None:
@@ -541,7 +543,7 @@ class Repl:
         if offer:
             await self._offer_to_llm(code)
             return result           # not recorded: an unbound word is no eval to remember
-        await self._record_eval(code, result)
+        await self._record_eval(code, result, recorded)
         return result
 
     async def _may_offer(self) -> bool:
@@ -639,13 +641,17 @@ class Repl:
             return False
         return await self.get_llm() is not None
 
-    async def _record_eval(self, code: str, result) -> None:
+    async def _record_eval(self, code: str, result, recorded=None) -> None:
         """Tell the LLM side about the person's eval, without ever waiting for it to load:
-        evals made before it exists are queued and handed over, in order, when it does."""
+        evals made before it exists are queued and handed over, in order, when it does.
+        `recorded`: (code, tool, tool input) to tell instead (see `eval_form`)."""
         if getattr(self.options, "no_llm", False) or self._llm_failed:
             return
+        tool, tool_input = "eval", None
+        if recorded is not None:
+            code, tool, tool_input = recorded
         # with the Lisp it ran in: a queued eval may be handed over after a ,lisp switch
-        self._pending_evals.append((code, result, self.lisp))
+        self._pending_evals.append((code, result, self.lisp, tool, tool_input))
         self._load_llm_soon()
         if self._llm_future.done():
             await self._flush_pending_evals()
@@ -658,9 +664,9 @@ class Repl:
         pending, self._pending_evals = self._pending_evals, []
         if llm is None:
             return
-        for code, result, lisp in pending:
+        for code, result, lisp, tool, tool_input in pending:
             try:
-                llm.record_eval(code, result, lisp=lisp)
+                llm.record_eval(code, result, lisp=lisp, tool=tool, tool_input=tool_input)
             except Exception as exc:
                 self.renderer.notice(f"The LLM side could not record an eval: {exc}")
                 return

@@ -375,8 +375,9 @@ BUILTIN = [
 
 from lispshell.repl.debugger import COMMANDS as DEBUGGER  # noqa: E402 (needs Command)
 from lispshell.repl.navigation import COMMANDS as NAVIGATION  # noqa: E402
+from lispshell.repl.observe import COMMANDS as OBSERVE  # noqa: E402
 
-BUILTIN += DEBUGGER + NAVIGATION
+BUILTIN += DEBUGGER + NAVIGATION + OBSERVE
 
 
 class CommandTable:

@@ -121,13 +121,17 @@ class LLM:
         }
 
     # -- the seam
-    def record_eval(self, code: str, result, lisp: str | None = None) -> None:
+    def record_eval(self, code: str, result, lisp: str | None = None, tool: str = "eval",
+                    tool_input: dict | None = None) -> None:
+        """The person's eval for the model (`result` an EvalResult, or the dict a tool
+        answers); `tool`: the model's tool that does what the person's command did."""
         from lispshell.tools.live import RECORD_CAP, eval_result
 
         if not self.agent.has_key:
             return
         self._note_where(lisp)     # before the eval: it ran in the Lisp it was typed into
-        self.agent.record_eval(code, eval_result(result, text_cap=RECORD_CAP))
+        answer = result if isinstance(result, dict) else eval_result(result, text_cap=RECORD_CAP)
+        self.agent.record_eval(code, answer, tool, tool_input)
 
     async def ask(self, text: str) -> None:
         self.confirm.loop = asyncio.get_running_loop()

@@ -25,6 +25,7 @@ TOOL_MODULES = (
     "lispshell.tools.live",          # eval, describe, symbol_value, macroexpand, apropos
     "lispshell.tools.debugging",     # backtrace, eval_in_frame, invoke_restart
     "lispshell.tools.project_tools",  # load_file, find_definition, who_calls, list_package...
+    "lispshell.tools.observe",       # trace, trace_log, time, profile
 )
 
 NAME_PATTERN = re.compile(r"^[a-zA-Z0-9_-]{1,64}$")  # what the Anthropic API accepts
