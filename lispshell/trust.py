@@ -177,7 +177,6 @@ def changes(project) -> list[tuple[str, str]]:
     import difflib
 
     from lispshell import journal
-    from lispshell.files import digest
 
     record = _load().get(str(project.root)) or {}
     was = record.get("files") or {}

@@ -29,7 +29,10 @@
 
 (defn- thread-label []
   (let [t (Thread/currentThread)]
-    (if (or (nil? @trace-thread) (identical? t @trace-thread))
+    ;; By name: the loop's eval thread keeps its name; over nREPL every eval (and the helper
+    ;; calls, on a session of their own) runs on an nREPL session thread: all are the REPL's.
+    (if (or (nil? @trace-thread) (= (.getName t) (.getName ^Thread @trace-thread))
+            (str/starts-with? (.getName t) "nREPL-session-"))
       ""
       (str "  [thread " (.getName t) "]"))))
 

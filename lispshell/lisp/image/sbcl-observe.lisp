@@ -14,7 +14,6 @@
 (defvar *log* (make-array 10000 :initial-element nil))
 (defvar *calls* 0)                     ; calls ever logged; the ring holds the last *log-size*
 (defvar *traced* '())                  ; the traced names, in the order they were added
-(defvar *trace-depth* 0)
 (defvar *trace-thread* nil)            ; the thread ,trace was typed in: others are labelled
 (defvar *trace-package* nil)           ; the package it was typed in: names print from there
 (defvar *log-lock* (sb-thread:make-mutex :name "lispshell trace log"))
@@ -46,35 +45,53 @@ a long print is cut and its length said."
       (format nil "~A[~D] " (make-string 80 :initial-element #\Space) depth)))
 
 (defun thread-label ()
-  (if (or (null *trace-thread*) (eq sb-thread:*current-thread* *trace-thread*))
+  ;; By name: over Swank each request may run in another worker thread of the same name.
+  (if (or (null *trace-thread*)
+          (equal (sb-thread:thread-name sb-thread:*current-thread*)
+                 (sb-thread:thread-name *trace-thread*)))
       ""
       (format nil "  [thread ~A]" (sb-thread:thread-name sb-thread:*current-thread*))))
 
+(defvar *in-trace* nil
+  "(depth last-condition) of this thread's traced calls, bound once by the outermost one: a
+traced call then costs no dynamic binding and no handler of its own, and a recursion 10,000
+deep fits SBCL's default control stack.")
+
 (defun traced-call (name function args)
-  (let* ((depth *trace-depth*)
+  (if *in-trace*
+      (traced-inner name function args)
+      (let ((*in-trace* (list 0 nil)))
+        (handler-bind ((serious-condition
+                         (lambda (c) (setf (second *in-trace*) c))))
+          (traced-inner name function args)))))
+
+(defun condition-text (c)
+  (handler-case (format nil "~A: ~A" (type-of c) c)
+    (serious-condition () (string (type-of c)))))
+
+(defun traced-inner (name function args)
+  (let* ((state *in-trace*)
+         (depth (first state))
          (call (make-call 0 depth name (mapcar #'shown args) (thread-label)))
          (done nil))
     (log-call call)
     (format *trace-output* "~&~A(~A~{ ~A~})~A~%" (indent depth) name (call-args call)
             (call-thread call))
+    (setf (first state) (1+ depth) (second state) nil)
     (unwind-protect
-         (handler-bind ((serious-condition
-                          (lambda (c)
-                            (when (eq (call-outcome call) :running)
-                              (setf (call-outcome call) :error
-                                    (call-result call)
-                                    (handler-case (format nil "~A: ~A" (type-of c) c)
-                                      (serious-condition () (string (type-of c)))))))))
-           (let ((values (let ((*trace-depth* (1+ depth)))
-                           (multiple-value-list (apply function args)))))
-             (setf (call-outcome call) :values
-                   (call-result call) (mapcar #'shown values)
-                   done t)
-             (format *trace-output* "~&~A=> ~{~A~^, ~}~%" (indent depth) (call-result call))
-             (values-list values)))
+         (let ((values (multiple-value-list (apply function args))))
+           (setf (call-outcome call) :values
+                 (call-result call) (mapcar #'shown values)
+                 done t
+                 (second state) nil)
+           (format *trace-output* "~&~A=> ~{~A~^, ~}~%" (indent depth) (call-result call))
+           (values-list values))
+      (setf (first state) depth)
       (unless done
-        (when (eq (call-outcome call) :running)
-          (setf (call-outcome call) :unwound))
+        (let ((c (second state)))
+          (if c
+              (setf (call-outcome call) :error (call-result call) (condition-text c))
+              (setf (call-outcome call) :unwound)))
         (format *trace-output* "~&~A~A~%" (indent depth)
                 (if (eq (call-outcome call) :error)
                     (format nil "!! ~A" (call-result call))
@@ -125,6 +142,7 @@ a long print is cut and its length said."
                 (let ((label (qualified sym)))
                   (sb-int:encapsulate sym 'lispshell-trace
                                       (lambda (function &rest args)
+                                        (declare (optimize (debug 0)))
                                         (traced-call label function args))))
                 (setf *traced* (append *traced* (list sym))))
               (push (qualified sym) added))
