@@ -31,7 +31,7 @@ def test_unknown_names_say_what_is_close(spec, close):
     with pytest.raises(ToolSpecError) as err:
         select_tools(spec)
     assert f"did you mean {close}" in str(err.value)
-    assert "groups: debug, delimiters, live, project, structure, syntax" in str(err.value)
+    assert "groups: debug, delimiters, live, observe, project, structure, syntax" in str(err.value)
 
 
 def test_only_the_selected_tools_are_listed_and_others_are_refused(tmp_path):
@@ -73,7 +73,7 @@ def test_an_unknown_name_is_a_clear_start_up_error(tmp_path):
                        capture_output=True, text=True, timeout=60, stdin=subprocess.DEVNULL)
     assert r.returncode == 2
     assert r.stderr.strip() == ("lispshell mcp: --tools: unknown tool or group 'synatx'; did you "
-                                "mean syntax? (groups: debug, delimiters, live, project, structure, syntax; `all` "
+                                "mean syntax? (groups: debug, delimiters, live, observe, project, structure, syntax; `all` "
                                 "is every tool)")
 
 
@@ -84,7 +84,7 @@ def test_drops_only_as_the_docs_write_them(tmp_path):
             listed = sorted(t.name for t in (await client.list_tools()).tools)
             assert listed == sorted(n for n in names("-structure,-delimiters")
                                     if n not in names("live") + names("project")
-                                    + names("debug"))
+                                    + names("debug") + names("observe"))
             assert "validate_syntax" in listed and "sexp_wrap" not in listed
     run(scenario)
 

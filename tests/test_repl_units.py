@@ -157,7 +157,7 @@ def test_evals_made_while_the_llm_side_loads_reach_it_in_order_before_a_question
     class LLM:
         commands = {}
 
-        def record_eval(self, code, result, lisp=None):
+        def record_eval(self, code, result, lisp=None, **_recorded_as):
             seen.append(("eval", code, result))
             assert lisp == "sbcl"
 
