@@ -262,3 +262,25 @@ def test_the_person_s_profile_reaches_the_model_as_its_own_call(tmp_path):
         finally:
             sh.close()
         assert api.invalid == []
+
+
+def test_over_mcp_trace_asks_as_eval_does_and_the_log_is_read_freely(tmp_path):
+    from mcp_harness import answer, connect, run as run_async
+
+    asked: list[str] = []
+
+    def elicit(message: str) -> str:
+        asked.append(message)
+        return "accept"
+
+    async def scenario():
+        async with connect(tmp_path, "--lisp", "guile", elicit=elicit) as client:
+            answer(await client.call_tool("eval", {"code": CODE["guile"]["define"]}))
+            traced = answer(await client.call_tool("trace", {"add": ["fact"]}))
+            assert traced["added"] == ["fact"], traced
+            ran = answer(await client.call_tool("eval", {"code": "(fact 2)"}))
+            assert "(fact 1)" in ran["output"], ran
+            log = answer(await client.call_tool("trace_log", {}))
+            assert [c["args"] for c in log["calls"]] == [["2"], ["1"]], log
+    run_async(scenario)
+    assert len(asked) == 3 and ";; trace fact" in asked[1], asked
