@@ -284,3 +284,32 @@ def test_over_mcp_trace_asks_as_eval_does_and_the_log_is_read_freely(tmp_path):
             assert [c["args"] for c in log["calls"]] == [["2"], ["1"]], log
     run_async(scenario)
     assert len(asked) == 3 and ";; trace fact" in asked[1], asked
+
+
+@pytest.mark.parametrize("kind", ["swank", "nrepl", "guile"])
+def test_the_person_s_commands_over_a_connection(tmp_path, kind):
+    import pty_shell
+
+    (tmp_path / "server").mkdir()
+    server = Server(kind, tmp_path / "server").start()
+    lisp = {"swank": "sbcl", "nrepl": "clojure", "guile": "guile"}[kind]
+    sh = pty_shell.Shell(tmp_path, "--connect", server.url, "--no-llm")
+    try:
+        sh.expect("Connected to " + server.url, timeout=120)
+        sh.submit(CODE[lisp]["define"].replace("\n", " "))
+        sh.expect(CODE[lisp]["fact"].split("/")[-1].upper() if lisp == "sbcl" else ">", 60)
+        sh.submit(",trace fact")
+        sh.expect("Tracing")
+        sh.submit("(fact 2)")
+        fact = CODE[lisp]["fact"]
+        sh.expect(f"({fact} 2)\n  ({fact} 1)\n  => 1\n=> 2\n2")
+        sh.submit(",trace-log fact")
+        sh.expect(f"({fact} 2) => 2\n  ({fact} 1) => 1")
+        sh.submit(",untrace")
+        sh.expect("Untraced")
+        sh.submit(",time (fact 20)")
+        sh.expect("allocated")
+        sh.expect("2432902008176640000")
+    finally:
+        sh.close()
+        server.kill()
