@@ -91,7 +91,7 @@ def run(stdin: str) -> int:
     if checked.ok:
         return 0
     first = checked.errors[0]
-    from lispshell.tools.gate import visible
+    from lispshell.show import visible
     where = visible(f"{path}:{first.line}:{first.col}: {first.message}. ")
     # Only the project's files are written: a payload naming /etc/x.lisp, ../elsewhere or a
     # path through a symlinked directory is judged, never repaired (files refuses OUTSIDE_ROOT).

@@ -586,7 +586,7 @@ def _extended(project: Project, config: dict, lisp: str) -> dict:
 
 def untrusted_notice(project: Project, verdict) -> str:
     """What the person reads when a project was found but not started with its code."""
-    from lispshell.tools.gate import visible
+    from lispshell.show import visible
 
     if verdict.exposed:
         from lispshell.trust import exposed_message
@@ -604,7 +604,7 @@ def _model_changes(project: Project, changed) -> str:
     """' (the model's edits: ...)' for the changed start-up files whose last change the
     undo journal records as lispshell's own writes, so the person knows who changed them."""
     from lispshell import journal
-    from lispshell.tools.gate import visible
+    from lispshell.show import visible
 
     try:
         entries = journal.entries()

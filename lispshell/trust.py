@@ -76,7 +76,7 @@ def exposed(project) -> tuple[str, ...]:
     """Each start-up file of `project`, and each directory above one up to `/`, that another
     user can write, said with who: 'src/user.clj: every user'. Inside the project a sticky
     directory is no protection (a missing user.clj can still be created in it)."""
-    from lispshell.tools.gate import visible
+    from lispshell.show import visible
 
     root = Path(project.root)
     checked: dict[Path, None] = {}

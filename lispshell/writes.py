@@ -154,7 +154,7 @@ def check(path: Path, *, dialect: str | None = None, root: Path | None = None,
           extensions: dict | None = None, project_startup: frozenset = frozenset()) -> Verdict:
     """May the model write `path` (absolute, resolved), given as `dialect`? Raises WriteRefused;
     else the file's dialect and, for a file that runs at start, why."""
-    from lispshell.tools.gate import visible
+    from lispshell.show import visible
 
     shown = visible(str(path))
     why = _protected(path)

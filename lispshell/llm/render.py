@@ -23,7 +23,7 @@ from rich.syntax import Syntax
 from rich.text import Text
 
 from lispshell.llm.agent import Display
-from lispshell.tools.gate import visible, visible_code
+from lispshell.show import visible, visible_code
 
 def _syntax_of(lisp: str | None) -> str | None:
     from lispshell.lisp.dialects import get_dialect

@@ -65,7 +65,7 @@ def question_key(code: str) -> str:
 
 def confirm_message(code: str, lisp: str, index: int, total: int) -> str:
     from lispshell.lisp.dialects import get_dialect
-    from lispshell.tools.gate import HIDDEN_NOTE, visible_code
+    from lispshell.show import HIDDEN_NOTE, visible_code
 
     which = f" (form {index} of {total})" if total > 1 else ""
     try:
@@ -81,7 +81,7 @@ def confirm_message(code: str, lisp: str, index: int, total: int) -> str:
 
 
 def edit_message(edit) -> str:
-    from lispshell.tools.gate import visible, visible_code
+    from lispshell.show import visible, visible_code
 
     return (f"The model asks to change {visible(edit.path)}, a file that runs code at start "
             f"({visible(edit.why)}). The whole change:\n\n{visible_code(edit.diff)}\n"

@@ -134,7 +134,7 @@ def shown_code(code: str, lexer: str, theme: str, dialect: str | None = None):
     """The code as the person approves it: highlighted, with every control, invisible or
     lookalike character written out (`gate.visible_pieces`) and marked in reverse video, so
     that no byte the model sent can move the cursor, erase a line or pass for something else."""
-    from lispshell.tools.gate import HIDDEN_NOTE, visible_pieces
+    from lispshell.show import HIDDEN_NOTE, visible_pieces
 
     pieces = visible_pieces(code, dialect)
     if not any(changed for _, changed in pieces):
@@ -216,7 +216,7 @@ class TerminalConfirm:
         return asyncio.run_coroutine_threadsafe(self.ask_edit(edit), loop).result()
 
     async def ask_edit(self, edit) -> Decision:
-        from lispshell.tools.gate import visible
+        from lispshell.show import visible
 
         text = edit.question_text()
         self.console.print(Text(f"── the model wants to change a file that runs at start: "
@@ -271,7 +271,7 @@ class TerminalConfirm:
 
     def _page(self, code: str, dialect: str | None = "") -> None:
         from lispshell.repl.pager import pager_command, run_pager
-        from lispshell.tools.gate import visible_code
+        from lispshell.show import visible_code
 
         command = pager_command({})
         shown = visible_code(code, _dialect(self.lisp()).syntax if dialect == "" else dialect)

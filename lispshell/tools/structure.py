@@ -156,7 +156,8 @@ def _approved(src: editing.Source, new_text: str, args: dict, ctx: ToolContext) 
     verdict = _may_write(src.path, args, ctx)      # again: the answer counts at the write
     if not verdict.startup:
         return
-    from lispshell.tools.gate import Edit, unified_diff, visible
+    from lispshell.show import visible
+    from lispshell.tools.gate import Edit, unified_diff
 
     shown = str(src.path)
     edit = Edit(shown, verdict.startup, unified_diff(shown, src.text, new_text))
