@@ -27,7 +27,7 @@
 (defun frame-text (frame)
   (let ((text (safe-string
                (lambda ()
-                 (let ((*print-length* 5) (*print-level* 3) (*print-pretty* nil))
+                 (with-frame-syntax
                    (with-output-to-string (s) (sb-debug::print-frame-call frame s)))))))
     (if (> (length text) 300) (concatenate 'string (subseq text 0 300) "...") text)))
 
@@ -58,12 +58,34 @@
             (offset (and source (introspect "DEFINITION-SOURCE-CHARACTER-OFFSET" source))))
        (if (and path (probe-file path))
            (format nil "~a:~d" (namestring (truename path))
-                   (if offset
-                       (with-open-file (in path :external-format :utf-8)
-                         (1+ (loop repeat offset for ch = (read-char in nil)
-                                   while ch count (char= ch #\Newline))))
-                       1))
+                   (if offset (form-start-line path offset) 1))
            "")))))
+
+(defun form-start-line (path offset)
+  "The 1-based line where the top-level form read from character OFFSET of PATH begins. SBCL
+   records where the reader started, the end of the form before it: the blanks and comments
+   between are skipped, as SLIME does, so the line is the form's own."
+  (with-open-file (in path :external-format :utf-8)
+    (let ((line 1))
+      (flet ((next () (let ((ch (read-char in nil))) (when (eql ch #\Newline) (incf line)) ch)))
+        (loop repeat offset while (next))
+        (loop
+          (let ((ch (peek-char nil in nil)))
+            (cond ((null ch) (return line))
+                  ((member ch '(#\Space #\Tab #\Newline #\Return #\Page)) (next))
+                  ((char= ch #\;) (loop for c = (next) until (or (null c) (char= c #\Newline))))
+                  ((char= ch #\#)
+                   (next)
+                   (unless (eql (peek-char nil in nil) #\|) (return line))
+                   (next)
+                   (let ((depth 1) (prev nil))     ; #| ... |#, nested
+                     (loop while (plusp depth)
+                           do (let ((c (next)))
+                                (cond ((null c) (setf depth 0))
+                                      ((and (eql prev #\|) (eql c #\#)) (decf depth) (setf c nil))
+                                      ((and (eql prev #\#) (eql c #\|)) (incf depth) (setf c nil)))
+                                (setf prev c)))))
+                  (t (return line)))))))))
 
 (defun frame-locals (frame)
   "(name . printed value) of each local valid where the frame stopped."

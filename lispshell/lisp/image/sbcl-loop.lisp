@@ -45,6 +45,14 @@
     "SB-THREAD::" "(LAMBDA () :IN SB-UNIX" "SB-KERNEL::INTERNAL-ERROR" "SB-KERNEL:INTERNAL-ERROR"
     "SB-SYS:INVOKE-INTERRUPTION" "SB-SYS::INVOKE-INTERRUPTION" "foreign function"))
 
+(defmacro with-frame-syntax (&body body)
+  "BODY prints frames as the skip list above reads them, whatever printer variables the person
+   set (*PRINT-CASE* :DOWNCASE in ~/.sbclrc, *PRINT-PRETTY*, *PRINT-READABLY*, *PACKAGE*):
+   which frames are lispshell's, and so the numbers ,frame N takes, never depend on them."
+  `(with-standard-io-syntax
+     (let ((*print-readably* nil) (*print-length* 5) (*print-level* 3))
+       ,@body)))
+
 (defun backtrace-lines ()
   "Up to 12 frames between the signal and our loop, one line each."
   (let ((lines '()) (started nil))
@@ -53,7 +61,7 @@
       (lambda (frame)
         (let ((text (safe-string
                      (lambda ()
-                       (let ((*print-length* 5) (*print-level* 3) (*print-pretty* nil))
+                       (with-frame-syntax
                          (with-output-to-string (s) (sb-debug::print-frame-call frame s)))))))
           (cond ((or (search "SIMPLE-EVAL-IN-LEXENV" text) (search "(EVAL " text)
                      (search "%LISPSHELL::EVAL-FORMS" text))

@@ -1,0 +1,101 @@
+"""What a day of real use tripped on (issue 40): debugger frames whatever printer variables the
+person set, the line a frame's definition starts on, and a form resumed over Swank that can
+still be interrupted."""
+from __future__ import annotations
+
+import concurrent.futures
+import time
+
+import pytest
+
+from lisp_servers import Server
+from lispshell.lisp.connection import connect_session
+from lispshell.lisp.session import LispSession
+
+DEMO = """;;;; demo.lisp: a file with comments and blank lines between its forms
+
+(defun helper (x)
+  (* x 2))
+
+;;; a comment before the next form
+#| a block
+   comment |#
+
+(defun dd (n)
+  (if (> n 3)
+      (error "too big ~a" n)
+      (helper n)))
+"""
+DD_LINE = 10
+
+
+@pytest.mark.parametrize("printer", [
+    "(setf *print-case* :downcase)",
+    "(setf *print-case* :capitalize *print-pretty* t)",
+    '(progn (setf *print-readably* nil *print-pretty* t) (defpackage "ELSEWHERE" (:use)) '
+    '(setf *package* (find-package "ELSEWHERE")))',
+])
+def test_frames_are_the_persons_whatever_the_printer_variables(printer, tmp_path):
+    demo = tmp_path / "demo.lisp"
+    demo.write_text(DEMO)
+    with LispSession("sbcl") as s:
+        assert s.eval(f'(load (compile-file "{demo}"))').ok
+        assert s.eval(printer).ok
+        r = s.eval("(cl-user::dd 4)", keep_levels=True)
+        assert r.level == 1
+        shown = "\n".join(r.error.backtrace).lower()
+        assert "%lispshell" not in shown and "main" not in shown, r.error.backtrace
+        frames = s.backtrace()
+        assert [f.call.lower() for f in frames] == ["(cl-user::dd 4)"] or \
+            [f.call.lower() for f in frames] == ["(dd 4)"], frames
+        # ,frame N and ,source N number the same list
+        assert s.frame_source(0) == f"{demo}:{DD_LINE}"
+
+
+def test_a_frames_source_is_the_line_its_definition_starts_on(tmp_path):
+    demo = tmp_path / "demo.lisp"
+    demo.write_text(DEMO)
+    with LispSession("sbcl") as s:
+        assert s.eval(f'(load (compile-file "{demo}"))').ok
+        r = s.eval("(dd 4)", keep_levels=True)
+        assert r.level == 1
+        [frame] = s.backtrace()
+        assert frame.source == f"{demo}:{DD_LINE}", frame   # not 5, where the helper ended
+        assert s.frame_source(0) == f"{demo}:{DD_LINE}"
+
+
+# Asked of the level's thread as Swank reads a request (in its own package): named whole.
+SWJ = '(cl:symbol-value (cl:find-symbol "*SWJ*" "COMMON-LISP-USER"))'
+
+
+def _interrupt_until_done(session, future, deadline):
+    """Ctrl-C, again until the eval answers (an interrupt sent before the form runs is lost)."""
+    while not future.done():
+        assert time.monotonic() < deadline, "the interrupt never landed"
+        session.interrupt()
+        concurrent.futures.wait([future], timeout=0.5)
+    return future.result()
+
+
+def test_a_form_resumed_over_swank_can_be_interrupted_again(tmp_path):
+    srv = Server("swank", tmp_path).start()
+    session = connect_session(srv.url, {})
+    pool = concurrent.futures.ThreadPoolExecutor(1)
+    try:
+        assert session.eval("(defparameter *swj* -1)").ok
+        loop = "(loop for i from 0 do (sleep 0.1) (defparameter *swj* i))"
+        deadline = time.monotonic() + 120
+        first = _interrupt_until_done(
+            session, pool.submit(session.eval, loop, keep_levels=True), deadline)
+        assert first.level == 1, first
+        before = int(session._ask_level(SWJ))
+        resumed = pool.submit(session.invoke_restart, 0)      # CONTINUE
+        again = _interrupt_until_done(session, resumed, deadline)
+        assert again.level == 1 and again.error is not None, again
+        assert int(session._ask_level(SWJ)) > before, "the form ran on after CONTINUE"
+        session.top()
+        assert session.eval("(+ 1 2)").values == ["3"]
+    finally:
+        srv.kill()            # a form still running there ends with its image
+        session.close()
+        pool.shutdown(wait=True)
