@@ -44,6 +44,16 @@ def test_what_reads_as_lisp_is_never_sent_to_the_llm(text, dialect):
     assert route(text, dialect) == LISP
 
 
+@pytest.mark.parametrize("text,dialect", [
+    ("nil t", "cl"), ("t nil", "cl"), ("nil nil t", "cl"), ("nil true", "clojure"),
+    ("true false nil", "clojure"), ("nil :key", "clojure"),
+])
+def test_constants_are_lisp_not_prose(text, dialect):
+    """`nil t` prints NIL and T at `sbcl`: a dialect's constants are never words of prose."""
+    assert route(text, dialect) == LISP
+    assert route("is nil the same as false", dialect) == LLM    # prose around them still is
+
+
 def test_an_open_list_after_one_word_keeps_editing():
     assert route("is (foo is unclosed", "cl") == INCOMPLETE
 

@@ -115,7 +115,7 @@ def route(text: str, dialect: str) -> str:
     dialect = resolve_dialect(dialect)
     try:
         r = read(text, dialect)
-        if _prose(r):
+        if _prose(r, CONSTANTS.get(dialect, frozenset())):
             return LLM
         if r.problems and all(p.incomplete for p in r.problems):
             return INCOMPLETE
@@ -125,16 +125,22 @@ def route(text: str, dialect: str) -> str:
     return LISP
 
 
+# Words that are a dialect's constants: Lisp, never prose (`nil t` prints NIL and T, as `sbcl`
+# does), however English they look.
+CONSTANTS = {"cl": frozenset({"nil", "t"}), "clojure": frozenset({"nil", "true", "false"}),
+             "scheme": frozenset()}
+
 _CONTRACTION = re.compile(r"(?<![^\s(])[A-Za-z]+'(?:s|t|re|ve|ll|m|d)(?=[\s?!.,]|$)")
 
 
-def _prose(r) -> bool:
+def _prose(r, constants=frozenset()) -> bool:
     """Two plain words in a row among the top-level items, one of three letters or more; or
-    an English contraction (what's, don't) and another word."""
-    if _CONTRACTION.search(r.text) and any(_items_as_words(r)):
+    an English contraction (what's, don't) and another word. The dialect's `constants` are
+    not words."""
+    if _CONTRACTION.search(r.text) and any(_items_as_words(r, constants)):
         return True
     previous = None
-    for word in _items_as_words(r):
+    for word in _items_as_words(r, constants):
         if word and previous and max(len(word.rstrip("?!.,")),
                                      len(previous.rstrip("?!.,"))) >= 3:
             return True
@@ -142,7 +148,7 @@ def _prose(r) -> bool:
     return False
 
 
-def _items_as_words(r):
+def _items_as_words(r, constants=frozenset()):
     """Each top-level item of a reading: its text if it is a plain word, else None (a list, a
     quoted datum, a string, another symbol): words count as in a row only when nothing else
     stands between them."""
@@ -165,6 +171,7 @@ def _items_as_words(r):
             j = partner[j] + 1
         else:
             atom = r.tokens.text_of(j) if CODE_KIND[c] == "atom" else ""
-            yield atom if atom and not prefixed and plain_word(atom) else None
+            yield (atom if atom and not prefixed and plain_word(atom) and atom not in constants
+                   else None)
             j += 1
         prefixed = False
