@@ -99,3 +99,20 @@ def test_a_form_resumed_over_swank_can_be_interrupted_again(tmp_path):
         srv.kill()            # a form still running there ends with its image
         session.close()
         pool.shutdown(wait=True)
+
+
+def test_complete_while_typing_opens_the_menu_as_a_symbol_is_typed(tmp_path):
+    from pty_shell import Shell
+
+    (tmp_path / "config").mkdir()
+    (tmp_path / "config" / "config.toml").write_text("[repl]\ncomplete_while_typing = true\n")
+    sh = Shell(tmp_path, "--lisp", "sbcl", "--no-llm", "--no-project", cpr=True)
+    try:
+        sh.expect("CL-USER>")
+        sh.submit("(defun lispshell-test-frobnicate (x) (* x 6))")
+        sh.expect("LISPSHELL-TEST-FROBNICATE")
+        sh.expect("CL-USER>")
+        sh.send("(lispshell-test-frob")           # no Tab
+        sh.expect("lispshell-test-frobnicate")     # the menu's entry (made in a worker thread)
+    finally:
+        sh.close()

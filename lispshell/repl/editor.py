@@ -218,7 +218,9 @@ def make_prompt_session(repl, lisp: str) -> PromptSession:
         style=prompt_style(repl.theme),
         include_default_pygments_style=False,    # its RGB navy symbols vanish on dark screens
         completer=ThreadedCompleter(completer),
-        complete_while_typing=bool(repl_cfg.get("complete_while_typing", False)),
+        # prompt-toolkit's own complete-while-typing is off whenever history search is on
+        # (Up filtering by what is typed): completing as typed is done below instead.
+        complete_while_typing=False,
         input_processors=[HighlightMatchingBracketProcessor()],
         key_bindings=key_bindings(repl),
         bottom_toolbar=repl.toolbar,
@@ -232,4 +234,13 @@ def make_prompt_session(repl, lisp: str) -> PromptSession:
     def typing_resumed(_buffer) -> None:
         repl._flash = None        # a hint about the empty line ("Ctrl-D or ,quit") is past
     session.default_buffer.on_text_changed += typing_resumed
+    if repl_cfg.get("complete_while_typing", False):
+        from lispshell.repl.completion import symbol_prefix
+
+        def complete_as_typed(buffer) -> None:
+            # A menu as a symbol is typed (`[repl] complete_while_typing = true`), as Tab
+            # would open it; never after a blank or a delimiter, never in a comment's prose.
+            if buffer.complete_state is None and symbol_prefix(buffer.document.text_before_cursor):
+                buffer.start_completion(select_first=False)
+        session.default_buffer.on_text_insert += complete_as_typed
     return session
