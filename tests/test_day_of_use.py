@@ -116,3 +116,24 @@ def test_complete_while_typing_opens_the_menu_as_a_symbol_is_typed(tmp_path):
         sh.expect("lispshell-test-frobnicate")     # the menu's entry (made in a worker thread)
     finally:
         sh.close()
+
+
+def test_ctrl_r_then_enter_runs_the_line_found(tmp_path):
+    from pty_shell import Shell
+
+    sh = Shell(tmp_path, "--lisp", "sbcl", "--no-llm", "--no-project")
+    try:
+        sh.expect("CL-USER>")
+        sh.submit("(list :found (* 6 7))")
+        sh.expect("(:FOUND 42)")
+        sh.expect("CL-USER>")
+        sh.submit("(+ 1 2)")
+        sh.expect("3")
+        sh.expect("CL-USER>")
+        sh.send("\x12")                 # Ctrl-R
+        sh.send(":found")
+        sh.expect("(list :found (* 6 7))")
+        sh.send("\r")                   # Enter: runs it, as bash does
+        sh.expect("(:FOUND 42)")
+    finally:
+        sh.close()

@@ -11,7 +11,8 @@ Keys (Emacs mode; prompt-toolkit's defaults for everything not listed):
   Ctrl-D                on an empty line: leave lispshell
   Tab                   complete a symbol from the live image (after a `,`: a command's
                         name); at the start of a continuation line, indent it Lisp-style
-  Ctrl-R, Up            history search, history (Up filters by what is typed)
+  Ctrl-R, Up            history search (Enter runs the line found), history (Up filters by
+                        what is typed)
   Ctrl-X Ctrl-E         edit the input in $EDITOR
   Ctrl-X Ctrl-D         the documentation of the symbol at the cursor (from the live image)
   Ctrl-X Ctrl-A         apropos: the symbols whose names contain the one at the cursor
@@ -27,7 +28,7 @@ from prompt_toolkit import PromptSession
 from prompt_toolkit.completion import ThreadedCompleter
 from prompt_toolkit.enums import DEFAULT_BUFFER
 from prompt_toolkit.application import get_app
-from prompt_toolkit.filters import Condition, has_focus
+from prompt_toolkit.filters import Condition, has_focus, is_searching
 from prompt_toolkit.history import FileHistory
 from prompt_toolkit.key_binding import KeyBindings
 from prompt_toolkit.layout.processors import HighlightMatchingBracketProcessor
@@ -131,6 +132,17 @@ def key_bindings(repl) -> KeyBindings:
         elif wants_newline(buffer.document, repl.lisp):
             newline_and_indent(buffer, repl.lisp)
         else:
+            buffer.validate_and_handle()
+
+    @kb.add("enter", filter=is_searching)
+    def _run_found(event):
+        # Ctrl-R, then Enter runs the line found, as readline and bash do (prompt-toolkit's
+        # own Enter only ends the search).
+        from prompt_toolkit import search
+
+        search.accept_search()
+        buffer = event.app.current_buffer
+        if not wants_newline(buffer.document, repl.lisp):
             buffer.validate_and_handle()
 
     @kb.add("escape", "enter", filter=focused)
