@@ -137,3 +137,18 @@ def test_ctrl_r_then_enter_runs_the_line_found(tmp_path):
         sh.expect("(:FOUND 42)")
     finally:
         sh.close()
+
+
+def test_lines_typed_before_the_first_prompt_are_each_submitted(tmp_path):
+    """Enter typed while lispshell starts reached the first prompt as a newline (the terminal
+    was still in cooked mode, which turns CR into LF), glued to the next line."""
+    from pty_shell import Shell
+
+    sh = Shell(tmp_path, "--lisp", "sbcl", "--no-llm", "--no-project")
+    try:
+        sh.send("(+ 1 2)\r(+ 3 100)\r,quit\r")      # at once, before any prompt
+        sh.expect("\n3\n")
+        sh.expect("\n103\n")
+        assert sh.wait_exit() == 0
+    finally:
+        sh.close()

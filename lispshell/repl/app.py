@@ -386,6 +386,7 @@ class Repl:
             self.start_session(self.lisp)
         try:
             with typeahead_mode():   # between prompts; each prompt sets its own raw mode
+                _keep_early_typeahead()
                 await self._read_eval_print_loop()
         finally:
             self.close()
@@ -825,6 +826,41 @@ def typeahead_mode():
             termios.tcsetattr(fd, termios.TCSANOW, saved)
         except OSError:
             pass
+
+
+def _keep_early_typeahead() -> None:
+    """Keys typed before the first prompt (while lispshell starts) answer it as typed.
+
+    Until `typeahead_mode` the terminal was in cooked mode, which turned each Enter (CR)
+    into a newline (LF, by ICRNL): read as Ctrl-J, `(+ 1 2)` Enter `,quit` Enter became one
+    two-line input. The bytes already waiting are taken now, their newlines made Enter again,
+    and handed to the first prompt as prompt-toolkit's own type-ahead."""
+    import os
+    import select
+
+    try:
+        fd = sys.stdin.fileno()
+        if not os.isatty(fd):
+            return
+        data = b""
+        while select.select([fd], [], [], 0)[0]:
+            chunk = os.read(fd, 65536)
+            if not chunk:
+                break
+            data += chunk
+    except (OSError, ValueError):
+        return
+    if not data:
+        return
+    from prompt_toolkit.application.current import get_app_session
+    from prompt_toolkit.input.typeahead import store_typeahead
+    from prompt_toolkit.input.vt100_parser import Vt100Parser
+
+    keys: list = []
+    parser = Vt100Parser(keys.append)
+    parser.feed(data.replace(b"\n", b"\r").decode("utf-8", "replace"))
+    parser.flush()
+    store_typeahead(get_app_session().input, keys)
 
 
 def run_interactive(lisp: str, config: dict, options) -> int:
