@@ -152,3 +152,34 @@ def test_lines_typed_before_the_first_prompt_are_each_submitted(tmp_path):
         assert sh.wait_exit() == 0
     finally:
         sh.close()
+
+
+def test_edit_of_a_definition_whose_file_is_gone_says_so(tmp_path):
+    from pty_shell import Shell
+
+    gone = tmp_path / "gone.lisp"
+    gone.write_text("(defun lispshell-test-gone (x)\n  (* x 2))\n")
+    marker = tmp_path / "editor-ran"
+    editor = tmp_path / "editor.sh"
+    editor.write_text(f"#!/bin/sh\ntouch {marker}\n")
+    editor.chmod(0o755)
+    sh = Shell(tmp_path, "--lisp", "sbcl", "--no-llm", "--no-project",
+               env={"EDITOR": str(editor), "VISUAL": ""})
+    try:
+        sh.expect("CL-USER>")
+        sh.submit(f'(load (compile-file "{gone}"))')
+        sh.expect("\nT\n")
+        gone.unlink()
+        sh.submit(",edit lispshell-test-gone")
+        sh.expect(f"is defined in {gone}, which is not on this machine")
+        sh.expect("CL-USER>")
+        assert not marker.exists(), "the editor was run on a file that does not exist"
+    finally:
+        sh.close()
+
+
+def test_a_missing_sbcl_source_names_the_package_that_has_it():
+    import lispshell.repl.commands  # noqa: F401 (it loads navigation, as the REPL does)
+    from lispshell.repl.navigation import _source_package
+
+    assert "apt install sbcl-source" in _source_package("/usr/share/sbcl-source/src/code/list.lisp")

@@ -139,6 +139,12 @@ async def _edit(repl, arg: str):
         return
     place = places[0]
     at = place.get("at") or f"{place['file']}:{place.get('line', 1)}:{place.get('column', 1)}"
+    if not os.path.isfile(place["file"]):
+        # The image remembers where it was compiled from; the file is not here (SBCL's own
+        # sources are a package of their own): an editor would open an empty new file.
+        repl.renderer.notice(f"{arg.strip()} is defined in {place['file']}, which is not on "
+                             "this machine" + _source_package(place["file"]) + ".")
+        return
     editor = os.environ.get("VISUAL") or os.environ.get("EDITOR")
     if len(places) > 1:
         repl.renderer.notice(f"{len(places)} definitions: " + ", ".join(
@@ -155,6 +161,18 @@ async def _edit(repl, arg: str):
         await run_in_terminal(run, in_executor=True)
     except (OSError, RuntimeError) as exc:
         repl.renderer.notice(f"Could not run {editor!r}: {exc}. The definition is at {at}.")
+
+
+# Where a Lisp's own sources live when installed, and the Debian package that installs them.
+SOURCE_PACKAGES = (("/usr/share/sbcl-source/", "sbcl-source"),)
+
+
+def _source_package(path: str) -> str:
+    for prefix, package in SOURCE_PACKAGES:
+        if path.startswith(prefix):
+            return (f": the source is not installed (Debian's {package} package has it: "
+                    f"apt install {package})")
+    return " (moved or deleted since it was compiled)"
 
 
 COMMANDS = [
