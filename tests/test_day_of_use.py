@@ -183,3 +183,19 @@ def test_a_missing_sbcl_source_names_the_package_that_has_it():
     from lispshell.repl.navigation import _source_package
 
     assert "apt install sbcl-source" in _source_package("/usr/share/sbcl-source/src/code/list.lisp")
+
+
+def test_a_nested_level_lists_and_invokes_the_outer_levels_restarts():
+    with LispSession("sbcl") as s:
+        first = s.eval("(list (nope-fn 1))", keep_levels=True)
+        assert first.level == 1
+        second = s.eval("(car 1)", keep_levels=True)
+        assert second.level == 2
+        names = [r.split("\t")[1] for r in second.error.restarts]
+        # its own first, then level 1's, down to the way back to the top, as SLDB lists them
+        assert names == ["Return to debug level 1.", "Retry calling NOPE-FN.",
+                         "Call specified function.", "Return specified values.",
+                         "Return zero values.", "Return to lispshell's top level."], names
+        assert s.eval("(defun nope-fn (x) (* x 10))", keep_levels=True).level == 2
+        retried = s.invoke_restart(1)          # level 1's CONTINUE, from level 2
+        assert retried.values == ["(10)"] and retried.level == 0 == s.level, retried

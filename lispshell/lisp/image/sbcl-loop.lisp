@@ -17,6 +17,9 @@
    terminal (MAIN), so that their output streams line by line while answers do not.")
 (defvar *evaluating* nil "True while user code runs: only then does an interrupt unwind.")
 (defvar *level* 0 "The debug levels open: errors waiting, each inside the one before.")
+(defvar *outermost-abort* nil
+  "The ABORT restart of the eval that opened the first level: where the restarts a level
+   lists end (what lies beyond it is the stock REPL's, which lispshell never leaves to).")
 
 (defun seg (marker tag)
   ;; The marker is the session's secret: it lives only in MAIN's frame and is passed down,
@@ -221,9 +224,14 @@
 (defun offer-restarts (c top marker state top-values)
   "Answer the failed request with C's restarts (up to TOP, our ABORT), then serve requests
    with the stack kept until one picks a restart or a new eval unwinds it."
-  (let ((restarts (loop for r in (compute-restarts c)
-                        collect r
-                        until (eq r top)))
+  (let ((restarts (append
+                   (loop for r in (compute-restarts c) collect r until (eq r top))
+                   ;; and every outer level's, as SBCL's debugger and SLDB list them (those
+                   ;; belong to their own conditions: asked without C); invoked here, one
+                   ;; leaves this level on its way
+                   (unless (eq top *outermost-abort*)
+                     (loop for r in (rest (member top (compute-restarts)))
+                           collect r until (eq r *outermost-abort*)))))
         (frames (user-frames 200))
         (*level* (1+ *level*)))
     (write-error (describe-condition c) marker)
@@ -294,7 +302,8 @@
     (catch 'abort-eval
       (multiple-value-bind (result aborted)
           (with-simple-restart (abort "~a" back)
-            (let ((top (find-restart 'abort)))
+            (let* ((top (find-restart 'abort))
+                   (*outermost-abort* (or *outermost-abort* top)))
               (flet ((fail (c offer)
                        ;; Not offered: look-ups (N requests) and exhausted storage. An interrupt
                        ;; is offered with its CONTINUE restart, which resumes the form.
