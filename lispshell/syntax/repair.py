@@ -360,11 +360,14 @@ def _annotate(text: str, tokens, dialect: str) -> list[_Tok]:
 
 
 def _chunks(toks: list[_Tok]) -> list[list[_Tok]]:
-    """Cut at tokens that start a line at column 0 (not closers); glue a chunk to the one
-    before it when that one is left open and this one starts by closing (odd indentation)."""
+    """Cut at tokens that start a line at column 0 (not closers, not strings); glue a chunk to
+    the one before it when that one is left open and this one starts by closing (odd
+    indentation). A string in column 0 is no form's start: it is a docstring some libraries
+    write there (`(define-class-with-docs <c> ()` then `"The base class..."` at column 0), and
+    cutting at it made the form's repair close it before its docstring, "certain"."""
     chunks: list[list[_Tok]] = []
     for t in toks:
-        if not chunks or (t.first and t.col == 0 and t.code not in ")]}"):
+        if not chunks or (t.first and t.col == 0 and t.code not in ")]}sS"):
             chunks.append([t])
         else:
             chunks[-1].append(t)
