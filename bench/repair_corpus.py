@@ -257,8 +257,20 @@ def main(argv=None):
                     help="write each case not restored exactly to PATH, one JSON a line")
     ap.add_argument("--midline-ties", action="store_true",
                     help="count likely repairs a same-line mid-line place fits as well")
+    ap.add_argument("--per-rule", action="store_true",
+                    help="per repair rule (lispshell/syntax/rules.py): the cases it decided, "
+                         "how many at each level, and the wrong ones among those written")
+    ap.add_argument("--disable", metavar="CODE,...",
+                    help="turn these rules' writes into guesses, to measure what each is worth")
     args = ap.parse_args(argv)
+    if args.disable:
+        from lispshell.syntax import rules
+        unknown = [c for c in args.disable.split(",") if c.strip().upper() not in rules.RULES]
+        if unknown:
+            ap.error(f"--disable: no rule {', '.join(unknown)} (lispshell check --explain CODE)")
+        rules.DISABLED.update(c.strip().upper() for c in args.disable.split(","))
     ties: list = []
+    decided: list = []          # the rule of each case, in `flat` order (alone)
     if args.midline_ties:
         weigh = evidence.weigh
 
@@ -309,6 +321,8 @@ def main(argv=None):
             ours.append((exact, r.level,
                          exact or _same_code(r.text, text if in_file and where else orig,
                                              dialect)))
+            if not in_file:
+                decided.append(r.rule)
             tied.append(bool(ties) and r.level == "likely")
             if dump and not exact:
                 dump.write(json.dumps({"class": cls, "dialect": dialect, "in_file": in_file,
@@ -417,6 +431,22 @@ def main(argv=None):
             k_wrong = sum(not ours[i][0] for i in kept)
             print(f"{cls:15} tied {100 * len(t) / n:5.1f}% ({t_wrong:4} wrong)   "
                   f"--fix=likely would write {100 * len(kept) / n:5.1f}% ({k_wrong:4} wrong)")
+    if args.per_rule:
+        from lispshell.syntax.rules import RULES
+        print("\nper rule (cases repaired alone): decided, and among its certain and likely "
+              "repairs (what is written unattended) the wrong ones")
+        table: dict = defaultdict(lambda: [0, 0, 0])
+        for (exact, level, _), rule in zip(ours, decided):
+            row = table[rule]
+            row[0] += 1
+            if level in ("certain", "likely"):
+                row[1] += 1
+                row[2] += not exact
+        for code in sorted(table, key=lambda c: (c[:1] != "C", c[:1] != "L", c)):
+            n, written, wrong = table[code]
+            name = RULES[code].name if code in RULES else "?"
+            print(f"{code:4} {name:28} decided {n:6}   written {written:6}   wrong {wrong:4}"
+                  f" = {100 * wrong / max(1, written):5.2f}% of its writes")
     # valid input must come back byte-identical (parinfer rewrites some valid forms)
     valid = [(d, orig) for _, d, orig, _, _ in flat[:: max(1, len(flat) // 3000)]]
     same = sum(repair(orig, d).text == orig for d, orig in valid)

@@ -23,6 +23,7 @@ from lispshell.syntax.dialects import CLOSE_CHAR, EXTENSIONS, OPEN_CHAR, resolve
 from lispshell.syntax.layout import misplaced_forms
 from lispshell.syntax.reading import NAME_OF, LineIndex, read
 from lispshell.syntax.repair import CERTAIN, LIKELY, apply_edits, edit_summary, repair
+from lispshell.syntax.rules import label as rule_label
 from lispshell.syntax.validate import validate
 
 USAGE_ERROR = 2
@@ -71,7 +72,9 @@ def _parser() -> argparse.ArgumentParser:
                 usage="lispshell check [--fix[=likely]] [--diff] [--dialect D] [-q] PATH... | -",
                 description="Check that Lisp source reads: "
                 "delimiters, strings, comments, # syntax. Nothing is evaluated.")
-    p.add_argument("paths", nargs="+", metavar="PATH", help="files or directories; - for stdin")
+    p.add_argument("paths", nargs="*", metavar="PATH", help="files or directories; - for stdin")
+    p.add_argument("--explain", metavar="CODE",
+                   help="print what repair rule CODE (L01, C01, G08...) decides, and exit")
     p.add_argument("--fix", nargs=0, action=_FixLevel, default=None, metavar="",
                    help="write repairs back: --fix only certain ones, --fix=likely also "
                    "likely ones")
@@ -91,6 +94,10 @@ def main(argv: list[str] | None = None) -> int:
         if args.fix and level:
             args.fix = level
         forced = resolve_dialect(args.dialect) if args.dialect else None
+        if args.explain:
+            return _explain(args.explain)
+        if not args.paths:
+            raise _Usage("give a PATH (or - for standard input)")
     except _Usage as exc:
         print(f"{parser.prog}: error: {exc}", file=sys.stderr)
         print(parser.format_usage().rstrip(), file=sys.stderr)
@@ -104,6 +111,18 @@ def main(argv: list[str] | None = None) -> int:
     if checker.io_error:
         return USAGE_ERROR
     return 1 if checker.invalid else 0
+
+
+def _explain(code: str) -> int:
+    from lispshell.syntax.rules import RULES, explain
+
+    try:
+        say(explain(code))
+    except KeyError:
+        say(f"lispshell check: no repair rule {code!r}; the rules: "
+            + ", ".join(f"{r.code} {r.name}" for r in RULES.values()), file=sys.stderr)
+        return USAGE_ERROR
+    return 0
 
 
 class _Checker:
@@ -207,8 +226,8 @@ class _Checker:
             writer = ("--fix" if r.level == CERTAIN else "--fix=likely" if r.level == LIKELY
                       else None)
             label = f"written by {writer}" if writer else "--fix leaves it"
-            self.say(f"--- {name}\n+++ {name} (repaired: {r.level}, {r.why}; {label})",
-                     err=to_stderr)
+            self.say(f"--- {name}\n+++ {name} (repaired: {r.level}, {r.why}; {label}) "
+                     f"{rule_label(r.rule)}".rstrip(), err=to_stderr)
             diff = difflib.unified_diff(text.splitlines(keepends=True),
                                         r.text.splitlines(keepends=True), n=2)
             lines = list(diff)[2:]
@@ -216,8 +235,8 @@ class _Checker:
             self.say("\n".join(f"# {c}" for c in edit_summary(text, r.edits)), err=to_stderr)
         if self.args.fix and reads and r.level in FIX_LEVELS[self.args.fix]:
             n = len(r.edits)
-            self.say(f"{name}: fixed ({n} edit{'s' if n != 1 else ''}, {r.level})",
-                     err=to_stderr)
+            self.say(f"{name}: fixed ({n} edit{'s' if n != 1 else ''}, {r.level}) "
+                     f"{rule_label(r.rule)}".rstrip(), err=to_stderr)
             return r.text
         self.invalid = True
         # The places come from the repair when it reads, so the message and --diff name the

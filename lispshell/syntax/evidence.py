@@ -97,6 +97,7 @@ class Verdict:
     edits: list
     why: str
     rivals: list = field(default_factory=list)     # other edit lists that fit as well
+    rule: str = ""           # the code of the rule that decided it (lispshell/syntax/rules.py)
 
 
 def apply_edits(text: str, edits: list[dict]) -> str:
@@ -1048,13 +1049,13 @@ def weigh(text: str, chunk: list, edits: list, dialect: str) -> Verdict:
     """The level of a repair (`edits` against `text`) of one chunk (see the module doc)."""
     edits = [dict(e) for e in edits]
     if len(edits) > MAX_EDITS or len(chunk) > MAX_TOKENS:
-        return Verdict(GUESS, edits, "too much to weigh")
+        return Verdict(GUESS, edits, "too much to weigh", rule="G01")
     vt = virtual(text, chunk, edits)
     best = judge(vt)
     if not edits:
-        return Verdict(CERTAIN, edits, "nothing to repair")
+        return Verdict(CERTAIN, edits, "nothing to repair", rule="C00")
     if not best.reads:
-        return Verdict(GUESS, edits, "no repair found that reads")
+        return Verdict(GUESS, edits, "no repair found that reads", rule="G02")
     closers = delimiter_chars(dialect)[1::2]          # ")", ")]" or ")]}"
     only = len(edits) == 1 and _no_rival(text, chunk, edits[0], best, closers)
     # The only one-edit repair that reads is still no repair when it leaves a form no program
@@ -1062,7 +1063,7 @@ def weigh(text: str, chunk: list, edits: list, dialect: str) -> Verdict:
     # do not overrule it: a local may shadow a function's name.
     problems = shape_problems(text, vt, dialect, _edit_points(vt, edits), counts=not only)
     if only and not problems:
-        return Verdict(CERTAIN, edits, "no other one-edit repair reads")
+        return Verdict(CERTAIN, edits, "no other one-edit repair reads", rule="C01")
     if problems:
         better, rivals = _reshape(text, chunk, edits, best, dialect, closers)
         if better is not edits and not rivals[1:] and not best.disagreements and \
@@ -1081,10 +1082,10 @@ def weigh(text: str, chunk: list, edits: list, dialect: str) -> Verdict:
                 text, chunk, better, best, dialect, closers))
             if alike is not None:
                 return Verdict(GUESS, alike, f"form shape: {problems[0]}; the lines before "
-                               "it, written alike, choose another", [better, edits])
+                               "it, written alike, choose another", [better, edits], rule="G03")
             if _alike_lines(text, chunk, better, [edits]) is not None:
                 return Verdict(GUESS, better, f"form shape: {problems[0]}; the indentation's "
-                               "placement is written like the lines before it", [edits])
+                               "placement is written like the lines before it", [edits], rule="G03")
             # nor one that leaves an `if` without the else a second closer moved on the line
             # gives it (`(if (not (list? lst) (list lst lst`: `(list lst) lst`), not right
             # after an operator (`(if (member) 'fubar ...)`)
@@ -1096,10 +1097,10 @@ def weigh(text: str, chunk: list, edits: list, dialect: str) -> Verdict:
             if fuller is not None:
                 return Verdict(GUESS, fuller, f"form shape: {problems[0]}; a second closer "
                                "moved on the line gives an `if` its else, which it has far "
-                               "more often than not", [better, edits])
+                               "more often than not", [better, edits], rule="G04")
             return Verdict(LIKELY, better, f"the shapes decide: the indentation's placement "
                            f"breaks one ({problems[0]}), and so does every other place on the "
-                           "line but this one", [edits])
+                           "line but this one", [edits], rule="L02")
         if better is not edits and _library_broken(text, chunk, better, dialect):
             # the one move breaks the library's counts: closers moved together may keep
             # them (`(prewalk (fn [x] (if (seq? x) (macroexpand x) x)) form)`, two after the
@@ -1109,11 +1110,11 @@ def weigh(text: str, chunk: list, edits: list, dialect: str) -> Verdict:
                     if not _library_broken(text, chunk, trial, dialect):
                         return Verdict(GUESS, trial, f"form shape: {problems[0]}; the "
                                        "library's argument counts choose closers moved "
-                                       "together", [better] + rivals[:2])
-        return Verdict(GUESS, better, f"form shape: {problems[0]}", rivals)
+                                       "together", [better] + rivals[:2], rule="G05")
+        return Verdict(GUESS, better, f"form shape: {problems[0]}", rivals, rule="G06")
     if not all(in_trail(text, chunk, e) for e in edits):
         return Verdict(GUESS, edits, "a closer in the middle of a line: indentation cannot "
-                       "place it")
+                       "place it", rule="G07")
     if best.disagreements:
         if _stray_end(chunk, edits):
             return _weigh_stray_end(text, chunk, edits, best, dialect)
@@ -1123,29 +1124,29 @@ def weigh(text: str, chunk: list, edits: list, dialect: str) -> Verdict:
             # the form is loosely indented, but the space still says where a closer was
             return Verdict(GUESS, spaced[0], "the result disagrees with the indentation; a "
                            "space after an opener: the closer dropped there",
-                           [edits] + spaced[1:])
+                           [edits] + spaced[1:], rule="G08")
         # a loosely indented form says nothing of a tie on its last line: what the calls
         # mean still may (`(run-test (sxpath '(@ name) tree expected` under a misindented
         # line)
         why = "the result disagrees with the indentation"
         ties, after_heads, pairs = _open_tail_ties(text, chunk, edits, best, dialect, closers)
         return _break_tie(text, chunk, edits, ties, after_heads, pairs, dialect, why) \
-            if ties or after_heads or pairs else Verdict(GUESS, edits, why)
+            if ties or after_heads or pairs else Verdict(GUESS, edits, why, rule="G08")
     rivals = _trail_rivals(text, chunk, edits, best, dialect, closers)
     if rivals:
-        return Verdict(GUESS, edits, "another placement fits the indentation as well", rivals)
+        return Verdict(GUESS, edits, "another placement fits the indentation as well", rivals, rule="G09")
     spaced = _same_line_moves(text, chunk, edits, best, dialect, closers, after_opener=True)
     if spaced and (_blank_before_closer(text, edits) or _inner_blanks(text, chunk, edits)):
         # `#{ :a :b }`: a blank after the opener and one before the closer, the line end
         return Verdict(GUESS, edits, "a space after an opener, and the author writes blanks "
                        "inside lists elsewhere too (before a closer, after another opener)",
-                       spaced)
+                       spaced, rule="G10")
     if spaced:
         # `(fn [ body` reads as `(fn [body])` too, but the space says where the closer was
         level = LIKELY if len(spaced) == 1 and _shapes_decide(text, chunk, spaced[0], dialect,
                                                               closers) else GUESS
         return Verdict(level, spaced[0], "a space after an opener: the closer dropped there",
-                       [edits] + spaced[1:])
+                       [edits] + spaced[1:], rule="L03")
     ties, after_heads, pairs = _open_tail_ties(text, chunk, edits, best, dialect, closers)
     if ties:
         return _break_tie(text, chunk, edits, ties, after_heads, pairs, dialect,
@@ -1161,15 +1162,15 @@ def weigh(text: str, chunk: list, edits: list, dialect: str) -> Verdict:
             "places them at the line's end"
         chosen, why = _choose(text, chunk, edits, [], after_heads, pairs, dialect, why)
         if chosen is not edits:
-            return Verdict(GUESS, chosen, why, [edits])
-    return Verdict(LIKELY, edits, "the indentation decides")
+            return Verdict(GUESS, chosen, why, [edits], rule="G12")
+    return Verdict(LIKELY, edits, "the indentation decides", rule="L01")
 
 
 def _break_tie(text, chunk, edits, ties, after_heads, pairs, dialect, why) -> Verdict:
     """A guess among `edits` and its ties on its last line (`_open_tail_ties`), the one
     `_choose` chooses."""
     chosen, why = _choose(text, chunk, edits, ties, after_heads, pairs, dialect, why)
-    return Verdict(GUESS, chosen, why, [t for t in [edits] + ties if t is not chosen][:3])
+    return Verdict(GUESS, chosen, why, [t for t in [edits] + ties if t is not chosen][:3], rule="G11")
 
 
 def _choose(text, chunk, edits, ties, after_heads, pairs, dialect, why):
@@ -1854,7 +1855,7 @@ def _weigh_stray_end(text, chunk, edits, best: Judged, dialect) -> Verdict:
     closes), or moving the closer at the end to a line end where a line after it says a form
     closes (a closer dropped there, and one too many written at the end)."""
     if len(edits) != 1:
-        return Verdict(GUESS, edits, "the result disagrees with the indentation")
+        return Verdict(GUESS, edits, "the result disagrees with the indentation", rule="G08")
     k = len(chunk)
     while k and chunk[k - 1].code in ")]}":
         k -= 1
@@ -1873,7 +1874,7 @@ def _weigh_stray_end(text, chunk, edits, best: Judged, dialect) -> Verdict:
                           for p in _trail_spots(text, chunk, line - 1, after_opener=False)
                           for ch in closers)
     if len(trials) > MAX_CHECKS:
-        return Verdict(GUESS, edits, "the result disagrees with the indentation")
+        return Verdict(GUESS, edits, "the result disagrees with the indentation", rule="G08")
     rivals = []
     for trial in trials:
         trial = sorted(trial, key=lambda x: (x["start"], x["end"]))
@@ -1882,9 +1883,9 @@ def _weigh_stray_end(text, chunk, edits, best: Judged, dialect) -> Verdict:
             rivals.append(trial)
     if rivals:
         return Verdict(GUESS, edits, "the closer one too many may be an earlier one: "
-                       "removing that agrees better with the indentation", rivals[:3])
+                       "removing that agrees better with the indentation", rivals[:3], rule="G13")
     return Verdict(LIKELY, edits, "a closer after a complete form; no other removal agrees "
-                   "better with the indentation")
+                   "better with the indentation", rule="L04")
 
 
 def _fits(text, chunk, trial, best: Judged, dialect, *, max_bad: int = 0, shape=True):

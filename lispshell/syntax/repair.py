@@ -28,11 +28,12 @@ indentation. The winner is then weighed (`evidence.weigh`).
 """
 from __future__ import annotations
 
+import dataclasses
 import re
 from dataclasses import dataclass, field
 from functools import lru_cache
 
-from lispshell.syntax import evidence, limits
+from lispshell.syntax import evidence, limits, rules
 from lispshell.syntax.dialects import CLOSER_OF, OPENER_OF, resolve_dialect
 from lispshell.syntax.evidence import (  # noqa: F401 (re-exported)
     CERTAIN, GUESS, LEVELS, LIKELY, apply_edits)
@@ -58,6 +59,7 @@ class Repair:
     level: str
     why: str = ""                 # one line: what decided the level
     rivals: list = field(default_factory=list)   # guess: other edit lists that fit as well
+    rule: str = ""                # the deciding rule's code (lispshell/syntax/rules.py)
 
     @property
     def confident(self) -> bool:
@@ -140,26 +142,31 @@ def repair(text: str, dialect: str, *, arity=None) -> Repair:
     dialect = resolve_dialect(dialect)
     token = evidence.IMAGE_ARITY.set(arity)
     try:
-        return _repair(text, dialect)
+        found = _repair(text, dialect)
     finally:
         evidence.IMAGE_ARITY.reset(token)
+    if found.rule in rules.DISABLED and found.level in rules.WRITES and found.edits:
+        # a rule turned off (bench/repair_corpus.py --disable) writes nothing unattended
+        return dataclasses.replace(found, level=GUESS, why=f"{found.why} (rule {found.rule} "
+                                   "is disabled)")
+    return found
 
 
 def _repair(text: str, dialect: str) -> Repair:
     reading = read(text, dialect)
     if reading.ok:
-        return Repair(text, [], CERTAIN, "the text reads")
+        return Repair(text, [], CERTAIN, "the text reads", rule="C00")
     codes = {p.code for p in reading.problems}
     if "UNTERMINATED_STRING" in codes and codes <= {"UNTERMINATED_STRING", "UNCLOSED"}:
         closed = _close_string(text, dialect, reading)
         if closed is not None:
             return closed
     if any(p.code not in _DELIMITER_PROBLEMS for p in reading.problems):
-        return Repair(text, [], GUESS, "not a delimiter problem")
+        return Repair(text, [], GUESS, "not a delimiter problem", rule="G14")
     n = limits.stray_closers(reading.tokens)
     if n > limits.MAX_UNMATCHED:
         return Repair(text, [], GUESS, f"{TOO_MANY} ({n:,} closers that close nothing, over the "
-                      f"limit of {limits.MAX_UNMATCHED:,}): fix the first ones and repair again")
+                      f"limit of {limits.MAX_UNMATCHED:,}): fix the first ones and repair again", rule="G15")
     toks = _annotate(text, reading.tokens, dialect)
     edits: list = []
     verdicts: list = []          # (the chunk's edits, its verdict)
@@ -194,12 +201,14 @@ def _repair(text: str, dialect: str) -> Repair:
     edits = _merge_inserts(edits)
     new_text = apply_edits(text, edits)
     if not validate(new_text, dialect).ok:
-        return Repair(new_text, edits, GUESS, "no repair found that reads")
+        return Repair(new_text, edits, GUESS, "no repair found that reads", rule="G02")
     if wrapped:
         # the indentation of a body at column 0 says nothing about where its forms end
-        return Repair(new_text, edits, GUESS, "a form whose body sits at column 0")
+        return Repair(new_text, edits, GUESS, "a form whose body sits at column 0", rule="G16")
     level = evidence.weakest(vd.level for vd in verdicts)
-    why = next((vd.why for vd in verdicts if vd.level == level), "")
+    decided = next((vd for vd in verdicts if vd.level == level), None)
+    why = decided.why if decided is not None else ""
+    rule = decided.rule if decided is not None else ""
     rivals = []
     for k, vd in enumerate(verdicts):
         if len(rivals) >= 3 or not vd.rivals:
@@ -210,7 +219,8 @@ def _repair(text: str, dialect: str) -> Repair:
         rivals.extend(_merge_inserts(sorted(rest + r + wrapper_edits,
                                             key=lambda e: (e["start"], e["end"])))
                       for r in vd.rivals)
-    return Repair(new_text, edits, level if edits else GUESS, why, rivals[:3])
+    return Repair(new_text, edits, level if edits else GUESS, why, rivals[:3],
+                  rule=rule if edits else "G02")
 
 
 MAX_STRING_TRIALS = 60        # strings tried for a missing closing quote (each a re-read)
@@ -258,9 +268,9 @@ def _close_string(text: str, dialect: str, reading) -> Repair | None:
     if not rivals:
         return Repair(fixed, edits, LIKELY, "a string left open: its closing quote at the end "
                       "of its first line is the only place after which the code reads and "
-                      "agrees with the indentation")
+                      "agrees with the indentation", rule="L05")
     return Repair(fixed, edits, GUESS, "a string left open: the indentation does not single "
-                  "out where it closes", rivals)
+                  "out where it closes", rivals, rule="G17")
 
 
 def _swallowed_forms(text: str, tokens) -> int:
@@ -469,7 +479,7 @@ def _repair_chunk(text: str, chunk: list[_Tok], dialect: str) -> evidence.Verdic
         # reshuffle, and among equal ones the one that adds no odd line wins)
         candidates.append((not balanced, len(out.edits), misindented, out, indent))
     if not candidates:
-        return evidence.Verdict(GUESS, [], "no repair found")
+        return evidence.Verdict(GUESS, [], "no repair found", rule="G02")
     candidates.sort(key=lambda c: c[:3])
     best = candidates[0]
     best_key = best[:3]
@@ -487,7 +497,7 @@ def _repair_chunk(text: str, chunk: list[_Tok], dialect: str) -> evidence.Verdic
     if verdict.level != GUESS and _hole_by_style(text, chunk):
         return evidence.Verdict(GUESS, verdict.edits, "a blank line with blanks on it after "
                                 "the form: a dropped closer's line or the file's own, only "
-                                "the file's style says", verdict.rivals)
+                                "the file's style says", verdict.rivals, rule="G18")
     if verdict.level != GUESS:
         # the search itself may have found another repair that scores the same: a rival if
         # it passes the same tests
@@ -495,7 +505,7 @@ def _repair_chunk(text: str, chunk: list[_Tok], dialect: str) -> evidence.Verdic
             other = [{k: v for k, v in e.items() if not k.startswith("_")} for e in c[3].edits]
             if evidence.also_fits(text, chunk, other, verdict.edits, dialect):
                 return evidence.Verdict(GUESS, verdict.edits, "two repairs fit as well",
-                                        [other])
+                                        [other], rule="G19")
     return verdict
 
 
@@ -527,7 +537,7 @@ def _shape_keeping(text, chunk, candidates, verdict, dialect):
                 evidence.same_forms(text, chunk, edits, verdict.edits):
             return evidence.Verdict(GUESS, edits, verdict.why + "; a placement the "
                                     "indentation ranks lower keeps every shape",
-                                    [verdict.edits] + verdict.rivals[:2])
+                                    [verdict.edits] + verdict.rivals[:2], rule="G20")
     return verdict
 
 
