@@ -68,8 +68,34 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 CLOSERS = ")]}"
 
 
+# The untuned corpus: libraries Debian packages that no rule was developed on. Kept apart from
+# the tuning corpus above, and never used to develop a rule: rules are developed on the tuned
+# corpus and judged on this one (docs/check-and-repair.md). Installed by
+#   apt-get install cl-alexandria cl-ppcre cl-babel cl-iterate cl-closer-mop cl-cffi \
+#     cl-trivial-gray-streams guile-library guile-json libcore-match-clojure \
+#     libdata-json-clojure libcore-async-clojure libtools-reader-clojure \
+#     libmath-combinatorics-clojure
+UNTUNED_CL = ("alexandria", "babel", "cl-cffi", "cl-ppcre", "cl-trivial-gray-streams",
+              "closer-mop", "iterate")
+UNTUNED_GUILE = ("guile-library", "guile-json")
+UNTUNED_JARS = ("core.match", "data.json", "core.async", "tools.reader", "math.combinatorics")
+CORPUS = "tuned"
+
+
+def _package_files(package: str, suffix: str) -> list[str]:
+    try:
+        listed = subprocess.run(["dpkg", "-L", package], capture_output=True, text=True,
+                                timeout=60).stdout.split()
+    except (OSError, subprocess.TimeoutExpired):
+        return []
+    return sorted(p for p in listed if p.endswith(suffix) and os.path.isfile(p))
+
+
 def sources():
-    """(dialect, text) for every source file of the corpus."""
+    """(dialect, text) for every source file of the corpus (`CORPUS`: tuned or untuned)."""
+    if CORPUS == "untuned":
+        yield from _untuned_sources()
+        return
     for path in sorted(glob.glob("/usr/share/sbcl-source/**/*.lisp", recursive=True)):
         yield "cl", _read(path)
     for path in sorted(glob.glob("/usr/share/guile/3.0/**/*.scm", recursive=True)):
@@ -83,6 +109,24 @@ def sources():
 def _read(path):
     with open(path, "rb") as f:
         return f.read().decode("utf-8", "replace")
+
+
+def _untuned_sources():
+    for name in UNTUNED_CL:
+        for path in sorted(glob.glob(f"/usr/share/common-lisp/source/{name}/**/*.lisp",
+                                     recursive=True)):
+            yield "cl", _read(path)
+    for package in UNTUNED_GUILE:
+        for path in _package_files(package, ".scm"):
+            yield "scheme", _read(path)
+    for name in UNTUNED_JARS:
+        path = f"/usr/share/java/{name}.jar"
+        if not os.path.isfile(path):
+            continue
+        with zipfile.ZipFile(path) as jar:
+            for member in sorted(jar.namelist()):
+                if member.endswith((".clj", ".cljc")):
+                    yield "clojure", jar.read(member).decode("utf-8", "replace")
 
 
 def forms(max_chars=6000):
@@ -257,12 +301,18 @@ def main(argv=None):
                     help="write each case not restored exactly to PATH, one JSON a line")
     ap.add_argument("--midline-ties", action="store_true",
                     help="count likely repairs a same-line mid-line place fits as well")
+    ap.add_argument("--corpus", choices=("tuned", "untuned"), default="tuned",
+                    help="tuned: SBCL's, Guile's and Clojure's own sources, which the rules "
+                         "were developed on; untuned: Debian-packaged libraries none of them "
+                         "was developed on (UNTUNED_* above), to judge them")
     ap.add_argument("--per-rule", action="store_true",
                     help="per repair rule (lispshell/syntax/rules.py): the cases it decided, "
                          "how many at each level, and the wrong ones among those written")
     ap.add_argument("--disable", metavar="CODE,...",
                     help="turn these rules' writes into guesses, to measure what each is worth")
     args = ap.parse_args(argv)
+    global CORPUS
+    CORPUS = args.corpus
     if args.disable:
         from lispshell.syntax import rules
         unknown = [c for c in args.disable.split(",") if c.strip().upper() not in rules.RULES]
@@ -293,7 +343,9 @@ def main(argv=None):
     total = sum(len(v) for v in cases.values())
     print(f"corpus: {total} damaged forms built in {time.perf_counter() - t0:.1f}s")
     if not total:
-        print("no corpus: apt-get install sbcl-source guile-3.0 clojure", file=sys.stderr)
+        print("no corpus: apt-get install sbcl-source guile-3.0 clojure" if CORPUS == "tuned"
+              else "no corpus: apt-get install the packages named above UNTUNED_CL in "
+                   "bench/repair_corpus.py", file=sys.stderr)
         return 1
     only = args.only.split(",") if args.only else CLASSES
     flat = [(cls, d, orig, dmg, where) for cls in CLASSES if cls in only
