@@ -150,10 +150,64 @@ def _quicklisp(path: Path) -> bool:
         return False
 
 
+MAX_NAMES_SCAN = 50_000       # entries looked at to find a hard-linked file's other names
+
+
+def _other_names(path: Path, st: os.stat_result, root: Path) -> list[Path]:
+    """The other names of a hard-linked file under `root` (dot-directories included: `.git`
+    is where they would matter), or None when the scan gave up before finding them all."""
+    found: list[Path] = []
+    seen = 0
+    for folder, dirs, names in os.walk(root):
+        for name in names:
+            seen += 1
+            other = Path(folder) / name
+            if other == path:
+                continue
+            try:
+                o = os.lstat(other)
+            except OSError:
+                continue
+            if (o.st_ino, o.st_dev) == (st.st_ino, st.st_dev):
+                found.append(other)
+        if seen > MAX_NAMES_SCAN or len(found) == st.st_nlink - 1:
+            break
+    return found
+
+
 def check(path: Path, *, dialect: str | None = None, root: Path | None = None,
           extensions: dict | None = None, project_startup: frozenset = frozenset()) -> Verdict:
     """May the model write `path` (absolute, resolved), given as `dialect`? Raises WriteRefused;
-    else the file's dialect and, for a file that runs at start, why."""
+    else the file's dialect and, for a file that runs at start, why. A file with several names
+    (hard links, rewritten in place) is judged by every name: one of them may be `.git/config`."""
+    verdict = _check_name(path, dialect, root, extensions, project_startup)
+    try:
+        st = os.stat(path)
+    except OSError:
+        return verdict
+    if st.st_nlink < 2:
+        return verdict
+    from lispshell.show import visible
+
+    others = _other_names(path, st, root or path.parent)
+    if len(others) < st.st_nlink - 1:
+        raise WriteRefused("PROTECTED_PATH", f"{visible(str(path))} has {st.st_nlink} names "
+                           "(hard links), and not all of them are under the root, so what else "
+                           "the write would change cannot be told. Nothing was changed.")
+    for other in others:
+        try:
+            theirs = _check_name(other, None, root, extensions, project_startup)
+        except WriteRefused as exc:
+            raise WriteRefused(exc.code, f"{visible(str(path))} is also named "
+                               f"{visible(str(other))} (a hard link): {exc.message}") from None
+        if theirs.startup and not verdict.startup:
+            verdict = Verdict(verdict.dialect, f"it is also {other.name} (a hard link): "
+                                               f"{theirs.startup}")
+    return verdict
+
+
+def _check_name(path: Path, dialect: str | None, root: Path | None, extensions: dict | None,
+                project_startup: frozenset) -> Verdict:
     from lispshell.show import visible
 
     shown = visible(str(path))

@@ -319,3 +319,20 @@ def test_over_mcp_the_eval_question_writes_out_a_no_break_space(tmp_path):
             assert got["error"]["code"] == "DECLINED", got
     run_async(scenario)
     assert "(when<U+00A0>nil (print 1))" in asked[0] and "\u00a0" not in asked[0], asked
+
+
+def test_a_hard_linked_file_is_judged_by_every_name(tmp_path):
+    (tmp_path / ".git").mkdir()
+    (tmp_path / ".git" / "config").write_text("(x)\n")
+    os.link(tmp_path / ".git" / "config", tmp_path / "innocent.lisp")
+    (tmp_path / "pair.lisp").write_text("(y)\n")
+    os.link(tmp_path / "pair.lisp", tmp_path / "twin.lisp")
+    call = {"position": "end", "new_source": "(z)"}
+    result = call_tool("insert_form", {"file_path": "innocent.lisp", **call},
+                       _ctx(tmp_path, EvalGate("yolo")))
+    assert result["error"]["code"] == "PROTECTED_PATH", result
+    assert "a hard link" in result["error"]["message"]
+    assert (tmp_path / ".git" / "config").read_text() == "(x)\n"
+    result = call_tool("insert_form", {"file_path": "pair.lisp", **call},
+                       _ctx(tmp_path, EvalGate("ask")))
+    assert result["ok"] is True and "(z)" in (tmp_path / "twin.lisp").read_text(), result
