@@ -183,7 +183,7 @@ def test_any_input_gets_an_answer_never_a_traceback(name, args):
     assert r["ok"] in (True, False)
     if not r["ok"]:
         assert r["error"]["code"] in ("MISMATCH", "UNDERFLOW", "INVALID_TYPE", "BAD_CURSOR",
-                                      "BAD_INPUT"), r
+                                      "BAD_INPUT", "UNKNOWN_ARGUMENT"), r
     json.dumps(r)
 
 

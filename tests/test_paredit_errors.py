@@ -14,7 +14,9 @@ def fail(tool, code, dialect="cl", **args):
 
 
 @pytest.mark.parametrize("tool,code,args,error_code,message_part", [
-    ("sexp_raise", "(defun f () 1)", dict(form_name="f"), "TOP_LEVEL", "top-level form"),
+    ("sexp_raise", "(defun f () 1)", dict(form_name="f", path=[]), "TOP_LEVEL",
+     "top-level form"),
+    ("sexp_raise", "(defun f () 1)", dict(form_name="f"), "BAD_INPUT", "give target"),
     ("sexp_slurp_forward", "(f (a) (b))", dict(target="(b)"), "NO_SIBLING", "no sibling after"),
     ("sexp_slurp_forward", "(f (a) b)", dict(target="(a)", count=0), "BAD_INPUT", "non-zero"),
     ("sexp_slurp_backward", "(f a (\"b\"))", dict(target="(\"b\")", keep_head=True),
@@ -31,7 +33,7 @@ def fail(tool, code, dialect="cl", **args):
     ("sexp_kill", "(f a b)", dict(target="a", count=5), "NO_SIBLING", "only 2"),
     ("sexp_transpose", "(f a b)", dict(target="b"), "NO_SIBLING", "no sibling after"),
     ("sexp_split", "(f a b)", dict(target="f"), "BAD_SPLIT", "nothing would stay"),
-    ("sexp_split", "(defun f () 1)", dict(form_name="f"), "TOP_LEVEL", "top-level"),
+    ("sexp_split", "(defun f () 1)", dict(form_name="f", path=[]), "TOP_LEVEL", "top-level"),
     ("sexp_split", "(list [a b])", dict(target="(list [a b])"), "TOP_LEVEL", "top-level"),
     ("sexp_join", "(f (a) b)", dict(target="(a)"), "NOT_A_LIST", "not a plain list"),
     ("sexp_join", "(f (a))", dict(target="(a)"), "NO_SIBLING", "nothing after"),
@@ -44,7 +46,7 @@ def fail(tool, code, dialect="cl", **args):
     ("sexp_wrap", "(f a)", dict(target="a", count=0), "BAD_INPUT", "positive"),
     ("sexp_get_enclosing", "(f a)", dict(target="(f a)"), "TOP_LEVEL", "top-level"),
     ("sexp_show_structure", "(f a)", dict(depth=0), "BAD_INPUT", "positive"),
-    ("sexp_kill", "(f a)", dict(), "BAD_INPUT", "say which node"),
+    ("sexp_kill", "(f a)", dict(), "BAD_INPUT", "needs the node it acts on"),
     ("sexp_kill", "(f a)", dict(path=[0, 5]), "NOT_FOUND", "out of range"),
     ("sexp_kill", "(f a)", dict(path=[0, 0, 1]), "NOT_FOUND", "not a list"),
 ])

@@ -8,9 +8,10 @@ from lispshell.tools.registry import all_tools
 # The addressing arguments the structural tools share: explained once, bare elsewhere.
 SHARED = ["file_path", "code", "dialect", "form_type", "form_name", "line", "target", "path",
           "dry_run", "expected_hash"]
-# Budgets with a little room over the lean definitions (structure 13.7 kB with paredit's
-# convolute and splice-killing, live 1.8 kB).
-BUDGET = {"structure": 14_000, "live": 2_000}
+# Budgets with a little room over the lean definitions (structure 14.4 kB with paredit's
+# convolute and splice-killing, live 2.1 kB; each closed schema's `additionalProperties: false`
+# costs 28 characters, issue 45).
+BUDGET = {"structure": 14_500, "live": 2_200}
 
 
 def size(tool) -> int:

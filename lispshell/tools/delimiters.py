@@ -19,6 +19,7 @@ MAX_CURSOR = 1 << 53
 
 _TYPE = {"type": "string", "enum": list(DELIM_TYPES)}
 _STACK = {"type": "array", "items": _TYPE, "description": "open delimiters, top last"}
+_CODES = {"stack": "INVALID_TYPE"}   # a stack item that is not a delimiter type, as before
 _COMMON = {
     "docSlice": {"type": "object", "description":
                  "{text, start, end?}: the text written since your last call, starting at document "
@@ -155,7 +156,7 @@ _STACK_OP = {"type": "object", "required": ["stack", "type"],
     "Push an opening delimiter (paren ( | bracket [ | brace {) onto your stack and get the new "
     "stack. Optional docSlice: the text you just wrote; the stack then advances over it.",
     _STACK_OP,
-    group="delimiters", read_only=True)
+    group="delimiters", read_only=True, error_codes=_CODES)
 def push_delimiter(args, ctx):
     return _slice_then_op(args, ctx, "push")
 
@@ -166,7 +167,7 @@ def push_delimiter(args, ctx):
     "MISMATCH (expected = what the top needs) or UNDERFLOW, stack unchanged, so you can fix "
     "the closer before writing it.",
     _STACK_OP,
-    group="delimiters", read_only=True)
+    group="delimiters", read_only=True, error_codes=_CODES)
 def pop_delimiter(args, ctx):
     return _slice_then_op(args, ctx, "pop")
 
@@ -176,7 +177,7 @@ def pop_delimiter(args, ctx):
     "Set the sentinel: the document offset where you are generating. Answers it back.",
     {"type": "object", "required": ["cursor"],
      "properties": {"cursor": {"type": "integer", "description": "document offset, >= 0"}}},
-    group="delimiters", read_only=True)
+    group="delimiters", read_only=True, error_codes=_CODES)
 def set_sentinel(args, ctx):
     return {"ok": True, "sentinel": _cursor(args.get("cursor"))}
 
@@ -192,7 +193,7 @@ def set_sentinel(args, ctx):
      "properties": {"stack": _STACK, "sentinel": {"type": "integer"},
                     "mode": {"type": "string", "enum": ["assert-empty", "suggest-fix"]},
                     **_COMMON}},
-    group="delimiters", read_only=True)
+    group="delimiters", read_only=True, error_codes=_CODES)
 def balance_and_resume(args, ctx):
     stack = _stack(args)
     sentinel = _cursor(args.get("sentinel"), "sentinel")
@@ -242,7 +243,7 @@ def _repair_slice(sl: _Slice, sentinel: int) -> dict | None:
                     "ops": {"type": "array", "items": {"type": "object"},
                             "description": f"at most {core.MAX_OPS}"},
                     **_COMMON}},
-    group="delimiters", read_only=True)
+    group="delimiters", read_only=True, error_codes=_CODES)
 def delimiter_batch(args, ctx):
     stack = _stack(args)
     ops = args.get("ops")

@@ -49,6 +49,9 @@ class Tool:
     read_only: bool        # never changes a file or the image
     destructive: bool = False  # may change files or the image
     evaluates: bool = False    # runs code in the Lisp: always goes through the gate
+    # field -> the error code of a value outside that field's enum (default BAD_INPUT), where
+    # a tool promised its own stable code before the schema checked it
+    error_codes: dict = field(default_factory=dict)
 
     def definition(self) -> dict:
         """The definition as the Anthropic Messages API takes it."""
@@ -131,7 +134,8 @@ _loaded = False
 
 
 def register(name: str, description: str, input_schema: dict, *, group: str, read_only: bool,
-             destructive: bool = False, evaluates: bool = False):
+             destructive: bool = False, evaluates: bool = False,
+             error_codes: dict | None = None):
     """Decorator: `@register("validate_syntax", "...", {...}, group="syntax", read_only=True)`."""
     if not NAME_PATTERN.match(name):
         raise ValueError(f"tool name {name!r} does not match {NAME_PATTERN.pattern}")
@@ -139,8 +143,12 @@ def register(name: str, description: str, input_schema: dict, *, group: str, rea
     def decorate(handler):
         if name in _REGISTRY:
             raise ValueError(f"tool {name!r} registered twice")
-        _REGISTRY[name] = Tool(name, description, input_schema, handler, group, read_only,
-                               destructive, evaluates)
+        # Closed: an argument the tool does not take is refused (validate_arguments), and the
+        # schema says so to the model and to MCP clients.
+        schema = {**input_schema, "additionalProperties": False} \
+            if "additionalProperties" not in input_schema else input_schema
+        _REGISTRY[name] = Tool(name, description, schema, handler, group, read_only,
+                               destructive, evaluates, dict(error_codes or {}))
         return handler
 
     return decorate
@@ -215,36 +223,6 @@ def get_tool(name: str) -> Tool | None:
     return _REGISTRY.get(name)
 
 
-_JSON_TYPES = {
-    "string": str, "boolean": bool, "object": dict, "array": list,
-    "integer": int, "number": (int, float),
-}
-
-
-def _check_value(where: str, value: Any, schema: dict) -> None:
-    expected = schema.get("type")
-    if expected:
-        types = expected if isinstance(expected, list) else [expected]
-        ok = False
-        for t in types:
-            if t == "null" and value is None:
-                ok = True
-            elif t in _JSON_TYPES and isinstance(value, _JSON_TYPES[t]):
-                # bool is an int in Python, but not in JSON
-                ok = not (isinstance(value, bool) and t in ("integer", "number"))
-            if ok:
-                break
-        if not ok:
-            raise ToolError("BAD_INPUT", f"{where} must be of type {' or '.join(types)}",
-                            field=where)
-    if "enum" in schema and value not in schema["enum"]:
-        raise ToolError("BAD_INPUT", f"{where} must be one of {', '.join(map(str, schema['enum']))}",
-                        field=where)
-    if isinstance(value, str) and len(value) > MAX_STRING:
-        raise ToolError("BAD_INPUT", f"{where} is longer than the limit of {MAX_STRING} characters",
-                        field=where, limit=MAX_STRING)
-
-
 _SURROGATE = re.compile("[\ud800-\udfff]")
 
 
@@ -275,21 +253,211 @@ def _json_safe(value: Any) -> Any:
     return value
 
 
+# ---- arguments against the schema ------------------------------------------------------------
+# Every schema is closed (`additionalProperties: false`, added at registration): an argument
+# the tool does not take is refused before the tool runs, never dropped. A dropped `dryRun`
+# wrote the file, a dropped `pkg` ran the code in CL-USER, a dropped `after` appended at the
+# end: each answered ok and did what the model did not mean.
+
+# Names models use for an argument, by the real name they mean. An entry only applies to a
+# tool that has the real argument.
+_ALIASES = {
+    "dry_run": ("dryrun", "preview", "dry", "simulate", "whatif", "noop", "check_only",
+                "checkonly"),
+    "package": ("pkg", "in_package", "inpackage", "ns", "namespace", "module", "in_ns"),
+    "dialect": ("lang", "language", "lisp", "syntax", "dialect_name"),
+    "file_path": ("path", "file", "filename", "filepath", "file_name", "uri", "url",
+                  "source_file", "document"),
+    "count": ("n", "times", "repeat", "num", "number", "amount", "howmany", "how_many", "k"),
+    "target": ("expr", "expression", "node", "sexp", "selector", "form", "match", "text",
+               "subform", "at"),
+    "new_source": ("source", "new_code", "replacement", "body", "new_text", "content",
+                   "new_form", "text", "code", "definition", "newsource"),
+    "code": ("source", "text", "form", "expr", "expression", "program", "input", "content",
+             "sexp"),
+    "form": ("code", "expr", "expression", "source", "sexp"),
+    "symbol": ("name", "sym", "function", "fn", "identifier", "var", "variable", "symbol_name"),
+    "form_name": ("name", "function", "fn", "definition", "def", "symbol", "function_name"),
+    "form_type": ("type", "kind", "definer", "head"),
+    "expected_hash": ("hash", "sha", "sha256", "file_hash"),
+    "pattern": ("query", "regex", "search", "substring", "name", "term"),
+    "keep": ("keep_body", "body_only", "drop_head"),
+    "line": ("line_number", "lineno", "row", "at_line"),
+}
+# Arguments whose meaning needs two real ones: the fix is spelled out with the model's value.
+_POSITIONAL = ("after", "before")
+
+
+def _squash(name: str) -> str:
+    return re.sub(r"[^a-z0-9]", "", name.lower())
+
+
+def _snake(name: str) -> str:
+    return re.sub(r"(?<=[a-z0-9])([A-Z])", r"_\1", name).lower().replace("-", "_")
+
+
+def _short(value: Any, limit: int = 60) -> str:
+    """A value for a message, never echoed whole: an argument may be a megabyte."""
+    text = json.dumps(value, ensure_ascii=False)
+    return text if len(text) <= limit else text[:limit - 3] + "..."
+
+
+def suggest_argument(tool: Tool, name: str, value: Any = None) -> tuple[list[str], str]:
+    """The real arguments of `tool` that an unknown argument `name` most likely means, and a
+    sentence with the fix (empty when there is none to say)."""
+    import difflib
+
+    props = tool.input_schema.get("properties", {})
+    if name.lower() in _POSITIONAL and "position" in props:
+        fix = {"position": name.lower()}
+        if isinstance(value, str):
+            fix["form_name"] = value
+        return ["position", "form_name"], (f"To insert {name.lower()} a form, give position "
+                                           f"and form_name: {_short(fix, 100)}")
+    if _squash(name) == "keepbody" and props.get("keep", {}).get("enum"):
+        return ["keep"], 'To drop the operator and keep the body, give keep: "body"'
+    found: list[str] = []
+    snake, squashed = _snake(name), _squash(name)
+    for real in props:
+        if snake == real or squashed == _squash(real):
+            found.append(real)          # dryRun, dry-run, filePath, newSource
+    for real, aliases in _ALIASES.items():
+        if real in props and real not in found and (snake in aliases or squashed in aliases
+                                                     or squashed in map(_squash, aliases)):
+            found.append(real)
+    if not found:
+        by_key = {_squash(p): p for p in props}
+        found = [by_key[k] for k in difflib.get_close_matches(squashed, list(by_key), n=2,
+                                                               cutoff=0.6)]
+    return found, ""
+
+
+def _type_words(schema: dict) -> str:
+    t = schema.get("type")
+    types = t if isinstance(t, list) else [t] if t else []
+    words = {"array": "a list", "object": "an object", "string": "a string",
+             "integer": "an integer", "number": "a number", "boolean": "true or false",
+             "null": "null"}
+    text = " or ".join(words.get(x, x) for x in types)
+    items = schema.get("items", {}).get("type") if schema.get("type") == "array" else None
+    if items:
+        text = f"a list of {words.get(items, items).split(' ', 1)[-1]}s"
+    return text
+
+
+# Type mistakes with a known cause: the sentence that names the fix.
+def _type_hint(tool: Tool, field: str, value: Any) -> str:
+    props = tool.input_schema.get("properties", {})
+    if field == "path" and isinstance(value, str) and "file_path" in props:
+        return ("path is a node's child indices, e.g. [2, 1] (sexp_show_structure prints "
+                "them); the file goes in file_path")
+    if field == "line" and isinstance(value, str) and value.strip().isdigit():
+        return f"line is a number: give {int(value.strip())}, not a string"
+    if isinstance(value, str) and value.strip().lower() in ("true", "false") \
+            and props.get(field, {}).get("type") == "boolean":
+        return f"{field} is a JSON boolean: give {value.strip().lower()}, not a string"
+    return ""
+
+
+def _validator(tool: Tool):
+    from jsonschema import Draft202012Validator
+
+    cached = _VALIDATORS.get(tool.name)
+    if cached is None or cached[0] is not tool.input_schema:
+        cached = (tool.input_schema, Draft202012Validator(tool.input_schema))
+        _VALIDATORS[tool.name] = cached
+    return cached[1]
+
+
+_VALIDATORS: dict[str, tuple] = {}
+
+
+def _schema_error(tool: Tool, error) -> ToolError:
+    """One jsonschema error as the model reads it: the field, what it must be, the fix; the
+    model's value is never echoed whole."""
+    where = ".".join(str(p) for p in error.absolute_path) or "arguments"
+    field = str(error.absolute_path[0]) if error.absolute_path else where
+    kind, schema = error.validator, error.schema
+    if kind == "type":
+        message = f"{where} must be {_type_words(schema)}"
+        hint = _type_hint(tool, where, error.instance) if where == field else ""
+        if hint:
+            message += f": {hint}"
+    elif kind == "enum":
+        message = f"{where} must be one of {', '.join(map(str, schema['enum']))} (got " \
+                  f"{_short(error.instance)})"
+    elif kind == "minimum" and schema["minimum"] == 1:
+        message = f"{where} must be a positive integer (got {_short(error.instance)})"
+    elif kind == "minimum":
+        message = f"{where} must be at least {schema['minimum']} (got {_short(error.instance)})"
+    elif kind == "maximum":
+        message = f"{where} must be at most {schema['maximum']} (got {_short(error.instance)})"
+    elif kind == "required":
+        missing = error.message.split("'")[1] if "'" in error.message else "?"
+        message = f"{where}: missing required field {missing!r}"
+    elif kind == "additionalProperties":
+        message = f"{where} takes only {', '.join(sorted(schema.get('properties', {})))}"
+    else:
+        message = f"{where} does not fit the tool's schema ({kind})"
+    code = tool.error_codes.get(field, "BAD_INPUT") if kind == "enum" else "BAD_INPUT"
+    return ToolError(code, message, field=field)
+
+
 def validate_arguments(tool: Tool, arguments: Any) -> dict:
-    """Check required fields and top-level types; unknown fields are ignored, as promised."""
+    """The arguments checked against the tool's closed schema, before the tool runs: unknown
+    ones are refused (UNKNOWN_ARGUMENT, naming the closest real ones), then missing ones, then
+    types, enums and bounds (BAD_INPUT naming the field). An optional argument given as null
+    counts as not given. Nothing runs unless all of it holds."""
     if not isinstance(arguments, dict):
         raise ToolError("BAD_INPUT", "arguments must be a JSON object")
     for name, value in arguments.items():
         _no_surrogates(str(name), value)
     schema = tool.input_schema
+    props = schema.get("properties", {})
+    unknown = [str(k) for k in arguments if k not in props]
+    if unknown:
+        raise _unknown_error(tool, unknown, arguments)
     for name in schema.get("required", []):
         if name not in arguments or arguments[name] is None:
             raise ToolError("BAD_INPUT", f"missing required field {name!r}", field=name)
-    props = schema.get("properties", {})
-    for name, value in arguments.items():
-        if name in props and value is not None:
-            _check_value(name, value, props[name])
-    return {k: v for k, v in arguments.items() if k in props or not props}
+    args = {k: v for k, v in arguments.items() if v is not None}
+    errors = sorted(_validator(tool).iter_errors(args),
+                    key=lambda e: (len(e.absolute_path), str(list(e.absolute_path))))
+    if errors:
+        raise _schema_error(tool, errors[0])
+    for name, value in args.items():
+        if isinstance(value, str) and len(value) > MAX_STRING:
+            raise ToolError("BAD_INPUT", f"{name} is longer than the limit of {MAX_STRING} "
+                            "characters", field=name, limit=MAX_STRING)
+    return args
+
+
+def _unknown_error(tool: Tool, unknown: list[str], arguments: dict) -> ToolError:
+    shown = [n if len(n) <= 40 else n[:37] + "..." for n in unknown[:5]]
+    suggestions: dict[str, list[str]] = {}
+    fixes = []
+    for name, label in zip(unknown, shown):
+        found, fix = suggest_argument(tool, name, arguments.get(name))
+        if found:
+            suggestions[label] = found
+        if fix:
+            fixes.append(fix)
+    parts = []
+    for label in shown:
+        if label in suggestions:
+            joint = " + " if label.lower() in _POSITIONAL else " or "
+            parts.append(f"{label!r} (did you mean {joint.join(suggestions[label])}?)")
+        else:
+            parts.append(repr(label))
+    more = f" and {len(unknown) - 5} more" if len(unknown) > 5 else ""
+    what = "nothing was run" if tool.evaluates else "nothing was changed" \
+        if not tool.read_only else "the tool did not run"
+    message = (f"{tool.name} takes no argument {', '.join(parts)}{more}; {what}. "
+               f"Its arguments: {', '.join(sorted(tool.input_schema.get('properties', {}))) or 'none'}")
+    if fixes:
+        message += ". " + "; ".join(fixes)
+    return ToolError("UNKNOWN_ARGUMENT", message, unknown=shown,
+                     did_you_mean=suggestions, field=shown[0])
 
 
 # Source text arguments: refused at once when nested absurdly deep (lispshell.syntax.limits).

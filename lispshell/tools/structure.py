@@ -532,11 +532,26 @@ def _repaired_head(head: str, dialect: str, ctx: ToolContext) -> tuple[str, dict
                                      "edits": edit_summary(head, fixed.edits, in_result=True)}}
 
 
+def _need_node(name: str, args: dict) -> None:
+    """A structural edit names its node. With only a form given, these tools once acted on
+    the whole top-level form: a kill meant for `(+ y 1)` deleted the defun, a slurp pulled the
+    next defun in, and the file still read, so nothing caught it. The whole form is still
+    there for the asking, as path []."""
+    if args.get("target") is None and args.get("path") is None:
+        form = " ".join(str(args[k]) for k in ("form_type", "form_name") if args.get(k))
+        inside = f" inside {address.snippet(form, 40)!r}" if form else ""
+        raise ToolError("BAD_INPUT", f"{name} needs the node it acts on{inside}: give target "
+                        "(its source text, e.g. \"(+ y 1)\") or path (sexp_show_structure "
+                        "prints paths); path [] with form_name is the whole top-level form. "
+                        "Nothing was changed", field="target")
+
+
 def _paredit(name: str, description: str, op, options: dict | None = None):
     """Register one mutating sexp_* tool: resolve the node, run `op`, apply, write."""
     options = options or {}
 
     def handler(args: dict, ctx: ToolContext) -> dict:
+        _need_node(name, args)
         src = _source(args, ctx, writing=True)
         root = editing.parse_source(src)
         resolved = address.resolve(root, src.text, src.dialect, args)
