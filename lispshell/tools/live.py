@@ -106,13 +106,46 @@ def eval_result(res: Any, timeout: float | None = None, text_cap: int = OUTPUT_C
     return out
 
 
-def _check_complete(code: str, lisp: str) -> None:
-    """Refuse code that stops mid-form before asking anyone to approve it."""
+# Problems after which the Lisp would run only part of the code: its reader takes the forms
+# before the stray closer, runs them, then fails (`(defparameter *ec* 42))` bound *ec* and
+# answered "unmatched close parenthesis"; the model retried and ran it twice). Unknown `#`
+# dispatch and character names are left to the Lisp: its readtable may define them.
+_PARTIAL = ("UNMATCHED_CLOSE", "MISMATCH")
+SHOWN_CODE_CAP = 2000    # the repaired code is offered back only when it is this short
+
+
+def _check_complete(code: str, lisp: str, what: str = "nothing was run") -> None:
+    """Refuse code that does not read as exactly the forms it holds, before anyone is asked
+    to approve it and before any of it runs: code that stops mid-form, and code with a closer
+    that closes nothing or the wrong opener. The answer says where, and offers the repair
+    when one is certain or likely."""
     v = validate(code, lisp)
+    if v.complete and not any(p.code in _PARTIAL for p in v.errors):
+        return
     if not v.complete:
-        raise ToolError("INCOMPLETE", "The code stops in the middle of a form (an unclosed "
-                        "delimiter or string); nothing was run. Fix it (validate_syntax helps) "
-                        "and try again.", details=v.text)
+        raise ToolError("INCOMPLETE", f"The code stops in the middle of a form (an unclosed "
+                        f"delimiter or string); {what}. Fix it (validate_syntax helps) and "
+                        "try again.", details=v.text, **_offer_repair(code, lisp))
+    p = next(p for p in v.errors if p.code in _PARTIAL)
+    raise ToolError("UNBALANCED", f"The code does not read as whole forms: line {p.line}, "
+                    f"column {p.col}: {p.message}; {what} (not even the forms before it). "
+                    "Remove or fix that closer and try again.", details=v.text,
+                    line=p.line, col=p.col, **_offer_repair(code, lisp))
+
+
+def _offer_repair(code: str, lisp: str) -> dict:
+    from lispshell.syntax.repair import edit_summary, repair
+
+    try:
+        r = repair(code, lisp)
+    except Exception:        # a repair bug must not hide the refusal itself
+        return {}
+    if not r.edits or r.level == "guess" or not validate(r.text, lisp).ok:
+        return {}
+    offer = {"repair": {"level": r.level, "changes": edit_summary(code, r.edits)}}
+    if len(r.text) <= SHOWN_CODE_CAP:
+        offer["repaired_code"] = r.text
+    return offer
 
 
 def in_package(lisp: str, package: str, code: str) -> str:
@@ -250,7 +283,11 @@ def symbol_value_tool(args: dict, ctx: ToolContext) -> dict:
      "required": ["form"]},
     group="live", read_only=True)
 def macroexpand_tool(args: dict, ctx: ToolContext) -> dict:
-    status, text = _introspect("expand", args["form"], args, ctx)
+    form = args["form"]
+    if form.strip() and len(form) <= LOOKUP_ARG_CAP:   # (else _introspect refuses it)
+        # the answer eval gives, not the image's raw reader error
+        _check_complete(form, ctx.lisp().lisp, "nothing was expanded")
+    status, text = _introspect("expand", form, args, ctx)
     result = {"expansion": text.strip()}
     if status == "not_macro":
         result["note"] = "The form is not a macro call; it is returned unchanged."
