@@ -233,6 +233,17 @@ def find_form(root: Node, source: str, dialect: str, form_type: str | None,
                 matches=[_listing(fi, lines, i, name) for i, fi in enumerate(matches)])
         return matches[index]
     if len(matches) == 1:
+        if line is not None and not _line_is_in(matches[0], root, lines, line):
+            # delete_form {"form_name": "f", "line": 9} deleted f where line 9 is g's
+            at = [fi.label for n in root.code_children
+                  if lines.line(n.start) <= line <= lines.line(max(n.end - 1, n.start))
+                  and (fi := form_info(n, source, dialect))]
+            there = f"line {line} is in {at[0]!r}" if at else f"line {line} is not in it"
+            raise StructureError(
+                "LINE_MISMATCH", f"{what!r} is at lines {lines.line(matches[0].node.start)}-"
+                f"{lines.line(max(matches[0].node.end - 1, 0))}, and {there}: say which is "
+                "meant (drop line, or give the form_name of that line)",
+                form_line=lines.line(matches[0].node.start), **({"line_form": at[0]} if at else {}))
         return matches[0]
     if line is not None:
         containing = [fi for fi in matches
@@ -245,6 +256,17 @@ def find_form(root: Node, source: str, dialect: str, form_type: str | None,
         "AMBIGUOUS", f"{len(matches)} top-level forms match {what!r}",
         matches=[_listing(fi, lines, i, name) for i, fi in enumerate(matches)],
         hint="Add [N] to form_name (0-based), a defmethod's specializers, or 'line'")
+
+
+def _line_is_in(fi: FormInfo, root: Node, lines: LineIndex, line: int) -> bool:
+    """`line` falls within the form, or in the comments and blank lines just above it (which
+    belong to it: delete_form takes its comment block along)."""
+    start, end = lines.line(fi.node.start), lines.line(max(fi.node.end - 1, fi.node.start))
+    if start <= line <= end:
+        return True
+    before = [n for n in root.code_children if n.end <= fi.node.start]
+    above = lines.line(max(before[-1].end - 1, 0)) if before else 0
+    return above < line < start
 
 
 def first_tokens(root: Node) -> list[tuple[Node, tuple | None]]:

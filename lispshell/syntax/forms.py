@@ -3,7 +3,7 @@ symbol references and a module's exports. Pure functions on text and CST, like p
 """
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from lispshell.syntax.address import FormInfo, _unqualified, form_info, normalize
 from lispshell.syntax.cst import LineIndex, Node, StructureError, inner, parse, walk
@@ -11,6 +11,7 @@ from lispshell.syntax.lexer import tokenize
 from lispshell.syntax.paredit import Edit, _ends_in_line_comment, _spacing_for_delete
 from lispshell.syntax.reading import read
 from lispshell.syntax.repair import edit_summary
+from lispshell.syntax import source_checks
 from lispshell.syntax.validate import validate
 
 
@@ -166,18 +167,38 @@ class Prepared:
     text: str
     forms: int
     repaired: dict | None     # what repair did, when it had to: {level, why, form, edits}
+    notes: dict = field(default_factory=dict)   # what else was taken off or made ASCII, said
 
 
-def prepare(new_source, dialect: str, repair=None) -> Prepared:
-    """Validate new source; apply a `certain` or `likely` repair if `repair` gives one, else
-    refuse (a `guess` is refused with its best candidate, so the model can take it or not).
+def prepare(new_source, dialect: str, repair=None, known: str = "") -> Prepared:
+    """Validate new source as the dialect reads it; apply a `certain` or `likely` repair if
+    `repair` gives one, else refuse (a `guess` is refused with its best candidate, so the
+    model can take it or not).
 
+    A Markdown fence around it is taken off, and typographic quotes outside strings made
+    ASCII (when the result reads), each said in `notes`; a `#` dispatch the dialect does not
+    read (`#t` in Common Lisp) is refused, unless `known` (the file's text) already uses it.
     `repair(text, dialect)` returns a `repair.Repair` or None."""
     if not isinstance(new_source, str) or not new_source.strip():
         raise StructureError("BAD_INPUT", "new_source is empty",
                              suggestion="To remove a form use delete_form")
+    notes: dict = {}
+    fence = source_checks.unfence(new_source)
+    if fence is not None:
+        new_source = fence.code
+        notes["fence"] = fence.note()
+        if not new_source.strip():
+            raise StructureError("BAD_INPUT", "new_source holds only a Markdown fence, no code")
     text = new_source.strip("\r\n").rstrip()
     text = _dedent(text)
+    if source_checks.smart_quotes(text, dialect):
+        fixed = source_checks.ascii_quotes(text, dialect)
+        said = source_checks.quote_note(text, dialect)
+        if not validate(fixed, dialect).ok:
+            raise StructureError("INVALID_SOURCE", f"new_source has {said}; nothing was changed. "
+                                 "Write ASCII quotes (\" and ')", best_candidate=fixed[:2000])
+        notes["smart_quotes"] = f"{said}: they were made ASCII (\" and ')"
+        text = fixed
     note = None
     try:
         root = parse(text, dialect)
@@ -205,7 +226,14 @@ def prepare(new_source, dialect: str, repair=None) -> Prepared:
     if n == 0:
         raise StructureError("BAD_INPUT", "new_source has no form, only comments",
                              suggestion="To remove a form use delete_form")
-    return Prepared(text, n, note)
+    foreign = source_checks.foreign_syntax(text, dialect, known)
+    if foreign:
+        first = foreign[0]
+        raise StructureError("INVALID_SOURCE", f"new_source does not read as the file's "
+                             f"dialect: line {first['line']}, column {first['col']}: "
+                             f"{first['message']}; nothing was changed", problems=foreign[:10],
+                             suggestion="Send the form in the file's own syntax")
+    return Prepared(text, n, note, notes)
 
 
 def _dedent(text: str) -> str:

@@ -13,7 +13,7 @@ import copy
 from pathlib import Path
 
 from lispshell.syntax import address, edit as editing, forms, paredit, shapes
-from lispshell.syntax.cst import parse_later, parse_shared
+from lispshell.syntax.cst import LineIndex, parse_later, parse_shared
 from lispshell.syntax.errors import StructureError
 from lispshell.syntax.limits import check_nesting
 from lispshell.syntax.reading import read
@@ -351,16 +351,75 @@ def _form(root, src: editing.Source, args: dict, *, required: bool = True):
 
 def _new_source(args: dict, src: editing.Source, ctx: ToolContext) -> forms.Prepared:
     return forms.prepare(args.get("new_source"), src.dialect,
-                         lambda text, dialect: _repair(text, dialect, ctx))
+                         lambda text, dialect: _repair(text, dialect, ctx), known=src.text)
 
 
 def _repair_note(prep: forms.Prepared) -> dict:
-    """What the model must check when its new_source was repaired: the level, the repaired
-    form as written, and each edit as line:column in that form."""
-    return {"repaired": prep.repaired} if prep.repaired else {}
+    """What the model must check when its new_source was changed: a repair's level, the
+    repaired form as written and each edit as line:column in that form; a fence taken off;
+    quotes made ASCII."""
+    return {**({"repaired": prep.repaired} if prep.repaired else {}), **prep.notes}
 
 
 NEW_SOURCE = {"new_source": {"type": "string", "description": "The complete new form(s)"}}
+
+
+def _definitions(text: str, dialect: str) -> list[address.FormInfo]:
+    """The defining forms of (prepared, parsing) new source."""
+    try:
+        root = forms.parse(text, dialect)
+    except StructureError:
+        return []
+    return [fi for n in root.code_children
+            if (fi := address.form_info(n, text, dialect)) and fi.defining and fi.name]
+
+
+def _base_name(fi: address.FormInfo, dialect: str) -> str:
+    """The name a definition gives, without a method's qualifiers and specializers."""
+    name = fi.name or ""
+    if address._fold(address._unqualified(fi.type), dialect) in ("defmethod",):
+        name = name.split(" ", 1)[0]
+    return address._fold(address._unqualified(name), dialect)
+
+
+def _check_same_definition(fi: address.FormInfo, prep: forms.Prepared, src: editing.Source,
+                           args: dict) -> None:
+    """replace_form replaces a whole definition: new source that does not define the same
+    name (a body sent alone, or another name) would drop the definition, so it is refused
+    unless the model says allow_rename."""
+    if not (fi.defining and fi.name) or args.get("allow_rename"):
+        return
+    new = _definitions(prep.text, src.dialect)
+    if any(_base_name(n, src.dialect) == _base_name(fi, src.dialect) for n in new):
+        return
+    shown = address.snippet(prep.text, 60)
+    if not new:
+        raise ToolError("NOT_A_DEFINITION", f"new_source {shown!r} is not a definition, and "
+                        f"replace_form replaces the whole {fi.label!r}: the file would lose it. "
+                        f"Send the whole ({fi.type} {_base_name(fi, src.dialect)} ...) form; to "
+                        "change one part inside it, use a sexp_* tool with target. "
+                        "allow_rename: true replaces it anyway; nothing was changed")
+    raise ToolError("NOT_A_DEFINITION", f"new_source defines {new[0].label!r}, not "
+                    f"{fi.label!r}: the file would lose {fi.label!r}. To rename it, pass "
+                    "allow_rename: true; nothing was changed")
+
+
+def _duplicates(prep: forms.Prepared, root, src: editing.Source, replaced=None) -> dict:
+    """A note when new source defines what the file already defines (another form than the
+    one replaced): the model should know there are now two."""
+    lines = LineIndex(src.text)
+    have = {}
+    for fi in address.top_level_forms(root, src.text, src.dialect):
+        if fi.defining and fi.name and (replaced is None or fi.node is not replaced.node):
+            have.setdefault(address._fold(fi.label, src.dialect), lines.line(fi.node.start))
+    said = [f"{n.label} (already at line {have[address._fold(n.label, src.dialect)]})"
+            for n in _definitions(prep.text, src.dialect)
+            if address._fold(n.label, src.dialect) in have]
+    if not said:
+        return {}
+    return {"duplicate": "the file already defines " + ", ".join(said) + ": it now has two "
+            "definitions, and the later one wins when it is loaded; replace_form or "
+            "delete_form the old one if that was meant"}
 
 
 @register("replace_form",
@@ -369,16 +428,20 @@ NEW_SOURCE = {"new_source": {"type": "string", "description": "The complete new 
           "repaired.edits say what changed (line:column in repaired.form). A guess is "
           "refused with best_candidate. dry_run previews any edit.",
           _schema(addressing(*SOURCE, *FORM), NEW_SOURCE, addressing("dry_run"),
-                  addressing("expected_hash", explain=True), required=("new_source",)),
+                  addressing("expected_hash", explain=True),
+                  {"allow_rename": {"type": "boolean", "description": "new_source may define "
+                                    "another name (default: refused)"}},
+                  required=("new_source",)),
           group="structure", read_only=False, destructive=True)
 def replace_form(args: dict, ctx: ToolContext) -> dict:
     src = _source(args, ctx, writing=True)
     tree = FormTree(src)
     fi = _form(tree.root, src, args)
     prep = _new_source(args, src, ctx)
+    _check_same_definition(fi, prep, src, args)
     change = editing.apply(src, forms.replace(src.text, fi, prep.text, src.dialect), whole=tree.ok)
     return _finish(src, change, args, ctx, "replace_form", **_repair_note(prep),
-                   **tree.after(change))
+                   **_duplicates(prep, tree.root, src, fi), **tree.after(change))
 
 
 @register("insert_form",
@@ -402,7 +465,7 @@ def insert_form(args: dict, ctx: ToolContext) -> dict:
     ed = forms.insert(src.text, root, anchor, position, prep.text, src.dialect)
     change = editing.apply(src, ed, whole=tree.ok)
     return _finish(src, change, args, ctx, "insert_form", **_repair_note(prep),
-                   **tree.after(change))
+                   **_duplicates(prep, root, src), **tree.after(change))
 
 
 @register("delete_form",
@@ -525,6 +588,13 @@ def _repaired_head(head: str, dialect: str, ctx: ToolContext) -> tuple[str, dict
     left for the paredit op to refuse)."""
     if validate(head, dialect).ok:
         return head, {}
+    bare = head.strip()
+    if bare[:1] in "([{" and bare[1:].strip() and validate(bare[1:], dialect).ok:
+        # "(progn" is the new list's start written with its opener: the head is "progn".
+        # Repairing it to "(progn)" wrapped the target as ((progn) x), labelled certain.
+        return bare[1:].strip(), {"head": f"head {address.snippet(head, 40)!r} was taken as "
+                                          f"{address.snippet(bare[1:], 40)!r}: the new list's "
+                                          "opener is sexp_wrap's to write"}
     fixed = _repair(head, dialect, ctx)
     if fixed is None or not fixed.applies or not validate(fixed.text, dialect).ok:
         return head, {}
