@@ -9,6 +9,7 @@ from __future__ import annotations
 from typing import Any
 
 from lispshell.lisp.introspect import call_form
+from lispshell.syntax import source_checks
 from lispshell.syntax.validate import validate
 from lispshell.tools.registry import ToolContext, ToolError, register
 
@@ -133,6 +134,16 @@ def _check_complete(code: str, lisp: str, what: str = "nothing was run") -> None
                     line=p.line, col=p.col, **_offer_repair(code, lisp))
 
 
+def _check_quotes(code: str, lisp: str, what: str = "nothing was run") -> None:
+    """Typographic quotes outside strings read as parts of symbols: `(format t “x” x)` would
+    run and fail on an unbound `“X`, or worse, succeed on something else."""
+    if source_checks.smart_quotes(code, lisp):
+        fixed = source_checks.ascii_quotes(code, lisp)
+        raise ToolError("SMART_QUOTES", f"The code has {source_checks.quote_note(code, lisp)}; "
+                        f"{what}. Write ASCII quotes (\" and ') and try again.",
+                        **({"repaired_code": fixed} if len(fixed) <= SHOWN_CODE_CAP else {}))
+
+
 def _offer_repair(code: str, lisp: str) -> dict:
     from lispshell.syntax.repair import edit_summary, repair
 
@@ -180,7 +191,11 @@ def eval_tool(args: dict, ctx: ToolContext) -> dict:
                         f"of {EVAL_CODE_CAP:,} for eval; nothing was evaluated. Write it to a "
                         "file and load it with load_file", limit=EVAL_CODE_CAP)
     session = ctx.lisp()
+    fence = source_checks.unfence(code)
+    if fence is not None and fence.code.strip():
+        code = fence.code         # the model meant the code inside: said in the answer
     _check_complete(code, session.lisp)
+    _check_quotes(code, session.lisp)
     if ctx.gate is None:
         raise ToolError("NOT_ALLOWED", "The code was not evaluated: no one is here to confirm "
                                        "evaluations.")
@@ -210,6 +225,8 @@ def eval_tool(args: dict, ctx: ToolContext) -> dict:
     result = eval_result(res, ctx.eval_timeout)
     if package:
         result["evaluated_in"] = package
+    if fence is not None:
+        result["fence"] = fence.note()
     if decision.edited or decision.code != shown:
         result["edited"] = "The person edited the code before it ran: `ran` is what ran."
         result["ran"] = ran

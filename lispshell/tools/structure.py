@@ -12,7 +12,7 @@ from __future__ import annotations
 import copy
 from pathlib import Path
 
-from lispshell.syntax import address, edit as editing, forms, paredit, shapes
+from lispshell.syntax import address, edit as editing, forms, paredit, shapes, source_checks
 from lispshell.syntax.cst import LineIndex, parse_later, parse_shared
 from lispshell.syntax.errors import StructureError
 from lispshell.syntax.limits import check_nesting
@@ -562,9 +562,29 @@ def list_module_exports(args: dict, ctx: ToolContext) -> dict:
           "certain, likely (the indentation decides) or guess.",
           _schema(addressing(*SOURCE)), group="structure", read_only=True)
 def check_syntax(args: dict, ctx: ToolContext) -> dict:
+    from lispshell.tools.syntax_tools import quote_problems, unfenced
+
     src = _source(args, ctx)
-    result = _validate(src.text, src.dialect)
-    if not result["valid"]:
+    inside, notes = unfenced(src.text)
+    if notes and src.path is None:      # the model's own text: it meant the code inside
+        src = editing.from_code(inside, src.dialect)
+    elif notes:                         # a file that really holds the fence: not Lisp
+        result = _validate(src.text, src.dialect)
+        result.update(valid=False, repaired_source=inside, repair_level="likely",
+                      repairs=["the Markdown fence around the file's code removed"],
+                      fence="the file is wrapped in a Markdown fence: repaired_source is the "
+                            "code inside it", hash=src.hash)
+        return result
+    result = {**_validate(src.text, src.dialect), **notes}
+    quotes = quote_problems(src.text, src.dialect) if result["valid"] else []
+    if quotes:
+        result.update(valid=False, errors=quotes,
+                      text="✗ Syntax valid, but not as meant: "
+                      + source_checks.quote_note(src.text, src.dialect),
+                      repaired_source=source_checks.ascii_quotes(src.text, src.dialect),
+                      repairs=[source_checks.quote_note(src.text, src.dialect)
+                               + ": made ASCII"], repair_level="likely")
+    if not result["valid"] and not quotes:
         fixed = _repair(src.text, src.dialect, ctx)
         if fixed is not None and fixed.edits and validate(fixed.text, src.dialect).ok:
             result["repaired_source"] = fixed.text

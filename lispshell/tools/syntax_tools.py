@@ -4,6 +4,7 @@ Pure functions of the text: nothing is evaluated and no Lisp is needed.
 """
 from __future__ import annotations
 
+from lispshell.syntax import source_checks
 from lispshell.syntax.dialects import resolve_dialect
 from lispshell.syntax.repair import TOO_MANY, edit_summary, repair
 from lispshell.syntax.validate import validate
@@ -23,6 +24,26 @@ def _dialect(args, ctx) -> str:
         raise ToolError("BAD_INPUT", str(exc), field="dialect") from None
 
 
+def unfenced(code: str) -> tuple[str, dict]:
+    """The code inside a Markdown fence around all of it, and the note that says so."""
+    fence = source_checks.unfence(code)
+    return (fence.code, {"fence": fence.note()}) if fence is not None else (code, {})
+
+
+def quote_problems(code: str, dialect: str) -> list[dict]:
+    """Typographic quotes outside strings, as problems of the code: it reads, but not as
+    meant (SBCL reads `“x` as a symbol)."""
+    lines = source_checks.LineIndex(code)
+    out = []
+    for offset, char in source_checks.smart_quotes(code, dialect)[:MAX_ERRORS_SHOWN]:
+        line, col = lines.line_col(offset)
+        ascii_quote = '"' if char in "“”" else "'"
+        out.append({"code": "SMART_QUOTE", "message": f"typographic quote {char} outside a "
+                    f"string: the Lisp reads it as part of a symbol; write ASCII {ascii_quote}",
+                    "offset": offset, "line": line, "col": col})
+    return out
+
+
 @register(
     "validate_syntax",
     "Check that code reads (delimiters, strings, comments, # syntax, character names) "
@@ -35,16 +56,27 @@ def _dialect(args, ctx) -> str:
     group="syntax", read_only=True)
 def validate_syntax(args, ctx):
     dialect = _dialect(args, ctx)
-    v = validate(args["code"], dialect)
-    out = {"ok": True, "valid": v.ok, "forms": v.forms, "report": v.text}
+    code, notes = unfenced(args["code"])
+    v = validate(code, dialect)
+    out = {"ok": True, "valid": v.ok, "forms": v.forms, "report": v.text, **notes}
     if not v.ok:
         out["complete"] = v.complete
         out["errors"] = [p.to_dict() for p in v.errors[:MAX_ERRORS_SHOWN]]
-        r = repair(args["code"], dialect)
+        r = repair(code, dialect)
         if r.edits and validate(r.text, dialect).ok:
-            changes = edit_summary(args["code"], r.edits)
+            changes = edit_summary(code, r.edits)
             out["repair"] = {"level": r.level, "edits": changes}
             out["report"] += f"\nRepair ({r.level}: {r.why}): {'; '.join(changes)}"
+    else:
+        quotes = quote_problems(code, dialect)
+        if quotes:
+            out.update(valid=False, errors=quotes,
+                       report="✗ Syntax valid, but not as meant: "
+                       + source_checks.quote_note(code, dialect),
+                       repair={"level": "likely", "code": source_checks.ascii_quotes(code,
+                                                                                     dialect)})
+    if notes:
+        out["report"] += "\nNote: " + notes["fence"]
     return out
 
 
@@ -60,8 +92,16 @@ def validate_syntax(args, ctx):
                     "dialect": _DIALECT}},
     group="syntax", read_only=True)
 def repair_syntax(args, ctx):
-    code = args["code"]
+    code, notes = unfenced(args["code"])
     dialect = _dialect(args, ctx)
+    if not notes and validate(code, dialect).ok and source_checks.smart_quotes(code, dialect):
+        fixed = source_checks.ascii_quotes(code, dialect)
+        return {"ok": True, "changed": True, "valid": validate(fixed, dialect).ok,
+                "level": "likely", "why": source_checks.quote_note(code, dialect)
+                + ": made ASCII", "repaired": fixed, "report": validate(fixed, dialect).text}
+    if notes:
+        # the fence is the first repair: the code inside is what the model meant
+        code = source_checks.ascii_quotes(code, dialect)
     r = repair(code, dialect)
     fixed = r.text
     after = validate(fixed, dialect)
@@ -77,4 +117,6 @@ def repair_syntax(args, ctx):
     if not after.ok and fixed == code:
         out["note"] = (r.why if r.why.startswith(TOO_MANY) else
                        "not a delimiter problem this tool can repair; see the report")
+    if notes:
+        out.update(changed=True, repaired=fixed, **notes)
     return out
