@@ -79,7 +79,7 @@ def test_suggest_fix_returns_closers_as_an_edit_at_the_sentinel():
 def test_suggest_fix_over_whole_forms_places_closers_by_indentation():
     text = "(defn f [x]\n  (let [y 1\n        z 2\n    (+ x y z)))"
     r = call("balance_and_resume", stack=[], sentinel=len(text), mode="suggest-fix",
-             docSlice={"text": text, "start": 100})
+             dialect="clojure", docSlice={"text": text, "start": 100})
     assert r["ok"] and r["balanced"] is False
     assert r["fix"]["edits"] == [{"start": 100 + text.index(" 2") + 2,
                                   "end": 100 + text.index(" 2") + 2, "text": "]"}]

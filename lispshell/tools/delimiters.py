@@ -13,6 +13,7 @@ from lispshell.syntax import delimiters as core
 from lispshell.syntax.delimiters import StackError
 from lispshell.syntax.dialects import CLOSE_CHAR, DELIM_TYPES, OPEN_CHAR, resolve_dialect
 from lispshell.syntax.lexer import LexState
+from lispshell.syntax.errors import StructureError
 from lispshell.tools.registry import ToolError, register
 
 MAX_CURSOR = 1 << 53
@@ -200,6 +201,14 @@ def balance_and_resume(args, ctx):
     mode = args.get("mode")
     if mode not in ("assert-empty", "suggest-fix"):
         raise ToolError("BAD_INPUT", "mode must be assert-empty or suggest-fix", field="mode")
+    if args.get("docSlice") is not None and not (args.get("dialect")
+                                                  or getattr(ctx, "dialect", None)) \
+            and _reads_differently(args, ctx, stack):
+        # The default (Clojure) read balanced CL `(list #\( #| ( |# 1)` as one paren short and
+        # told the model to add a closer: where the dialect decides, it must be said.
+        raise ToolError("BAD_INPUT", "say which dialect the docSlice is: pass dialect (cl, "
+                        "scheme or clojure); characters such as #\\( and \\( and comments "
+                        "such as #| |# read differently in each", field="dialect")
     sl = _Slice(args, ctx)
     if sl.present and mode == "suggest-fix" and not stack and (sl.state is None or sl.state
                                                                 == LexState()):
@@ -217,6 +226,17 @@ def balance_and_resume(args, ctx):
     edits = [{"start": sentinel, "end": sentinel, "text": text}] if text else []
     return {"ok": True, "balanced": not new, "fix": {"edits": edits, "newStack": []},
             **sl.extras()}
+
+
+def _reads_differently(args: dict, ctx, stack: list) -> bool:
+    """Whether the three dialects' readers advance the stack over the slice differently."""
+    seen = set()
+    for dialect in ("cl", "scheme", "clojure"):
+        try:
+            seen.add(tuple(_Slice({**args, "dialect": dialect}, ctx).apply(list(stack))))
+        except StructureError as exc:       # ToolError and the stack's own errors
+            seen.add(exc.code)
+    return len(seen) > 1
 
 
 def _repair_slice(sl: _Slice, sentinel: int) -> dict | None:

@@ -17,7 +17,7 @@ from lispshell.syntax.cst import LineIndex, parse_later, parse_shared
 from lispshell.syntax.errors import StructureError
 from lispshell.syntax.limits import check_nesting
 from lispshell.syntax.reading import read
-from lispshell.syntax.dialects import EXTENSIONS, resolve_dialect
+from lispshell.syntax.dialects import DISPLAY_NAME, EXTENSIONS, resolve_dialect
 from lispshell.syntax.repair import edit_summary, repair
 from lispshell.syntax.validate import validate
 from lispshell import writes
@@ -90,7 +90,16 @@ def _dialect_for(args: dict, ctx: ToolContext, path: Path | None) -> str:
     name = args.get("dialect")
     try:
         if name:
-            return resolve_dialect(name)
+            chosen = resolve_dialect(name)
+            own = writes.name_dialect(path, ctx.extra.get("extensions")) \
+                if path is not None else None
+            if own is not None and own != chosen:
+                # list_module_exports of a .lisp file read as Scheme answered `exports: []`
+                raise ToolError("DIALECT_MISMATCH", f"{path.name} is a {DISPLAY_NAME[own]} "
+                                f"file by its name, and dialect says {name!r}: leave "
+                                "dialect out (the file's name decides)", field="dialect",
+                                file_dialect=own)
+            return chosen
         said = writes.name_dialect(path, ctx.extra.get("extensions")) if path is not None else None
         if said is not None:
             return said
