@@ -229,9 +229,14 @@ def undo(path: Path | None = None, root: Path | None = None) -> dict:
         except files.FileError as exc:
             raise UndoError(exc.code, exc.message) from None
         if files.digest(current) != entry["after"]:
-            raise UndoError("CHANGED_SINCE", f"nothing was undone: {target} changed since "
-                            f"lispshell wrote it (hash {files.digest(current)}, lispshell wrote "
-                            f"{entry['after']})")
+            # Said as "nothing to undo": what the file holds now is not lispshell's, and
+            # undoing its older change would throw away whatever came after it.
+            raise UndoError("CHANGED_SINCE", f"nothing to undo: {target} changed since "
+                            f"lispshell's last change to it ({entry.get('tool') or 'an edit'} at "
+                            f"{time.strftime('%H:%M:%S', time.localtime(entry['time']))}; hash "
+                            f"now {files.digest(current)}, lispshell wrote {entry['after']}), "
+                            "and undoing that change would lose the later one; nothing was "
+                            "changed")
         before = (folder / "before" / entry["id"]).read_bytes()
         try:
             files.write_file(target, before, root, expected=entry["after"], journal=False)

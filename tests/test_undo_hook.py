@@ -187,8 +187,10 @@ def test_undo_is_refused_after_an_outside_change(tmp_path):
     path.write_text("(define (a) 'mine)\n")          # the person's own edit
     refused = call_tool("undo_edit", {"file_path": str(path)}, ctx)
     assert refused["error"]["code"] == "CHANGED_SINCE"
-    assert refused["error"]["message"].startswith(f"nothing was undone: {path} changed since "
-                                                  "lispshell wrote it (hash ")
+    # "nothing to undo" (issue 45): the file's content is not lispshell's to take back
+    assert refused["error"]["message"].startswith(f"nothing to undo: {path} changed since "
+                                                  "lispshell's last change to it (sexp_wrap at ")
+    assert "would lose the later one; nothing was changed" in refused["error"]["message"]
     assert path.read_text() == "(define (a) 'mine)\n"
 
 

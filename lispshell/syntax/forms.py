@@ -310,18 +310,69 @@ def same_symbol(token: str, wanted: str, dialect: str) -> bool:
     return not qualified and _unqualified(token) == wanted
 
 
+def split_qualified(symbol: str, dialect: str) -> tuple[str | None, str]:
+    """(package, name) of `pkg:name`, `pkg::name` (CL) or `ns/name` (Clojure); (None, symbol)
+    for a name without one (keywords and Clojure's `/` itself included)."""
+    if symbol.startswith(":") or dialect == "scheme":
+        return None, symbol
+    seps = ("::", ":") if dialect == "cl" else ("/",)
+    for sep in seps:
+        at = symbol.find(sep, 1)
+        if at > 0 and at + len(sep) < len(symbol):
+            return symbol[:at], symbol[at + len(sep):]
+    return None, symbol
+
+
+def _package_key(name: str, dialect: str) -> str:
+    name = name.strip().strip('"')
+    for p in ("#:", ":", "'"):
+        if name.startswith(p):
+            name = name[len(p):]
+    return name.upper() if dialect == "cl" else name
+
+
+def _package_at(top: Node, src: str, dialect: str) -> str | None:
+    """The package a top-level form switches to: CL `(in-package x)`, Clojure `(ns x ...)`."""
+    lst = inner(top)
+    kids = lst.code_children if lst.kind == "list" else []
+    if len(kids) < 2 or kids[0].kind != "atom":
+        return None
+    head = kids[0].text(src).lower()
+    if (dialect == "cl" and _unqualified(head) == "in-package") or \
+            (dialect == "clojure" and head == "ns"):
+        return _package_key(inner(kids[1]).text(src), dialect)
+    return None
+
+
 def references(src: str, root: Node, dialect: str, symbol: str, limit: int = 200) -> tuple[list, int]:
-    """Every atom naming `symbol` (not in strings, comments or `#_`/`#;` datums)."""
+    """Every atom naming `symbol` (not in strings, comments or `#_`/`#;` datums). A qualified
+    `pkg:name` also counts `pkg::name` and the bare `name` where the file is in `pkg` (after
+    its `in-package` or `ns`): the same symbol, as written in its own package."""
     lines = LineIndex(src)
     hits, total = [], 0
+    package, bare = split_qualified(symbol, dialect)
+    want_pkg = _package_key(package, dialect) if package else None
+    current = None
     for top in root.code_children:
+        switched = _package_at(top, src, dialect)
+        if switched is not None:
+            current = switched
         fi = form_info(top, src, dialect)
         label = fi.label if fi else None
         name_node = inner(fi.lst.code_children[1]) if fi and fi.defining and \
             len(fi.lst.code_children) > 1 else None
         for n in walk(top):
-            if n.kind != "atom" or not same_symbol(n.text(src), symbol, dialect):
+            if n.kind != "atom":
                 continue
+            token = n.text(src)
+            if want_pkg is None:
+                if not same_symbol(token, symbol, dialect):
+                    continue
+            else:
+                pkg, name = split_qualified(token, dialect)
+                if not same_symbol(name, bare, dialect) or \
+                        (_package_key(pkg, dialect) if pkg else current) != want_pkg:
+                    continue
             total += 1
             if len(hits) >= limit:
                 continue

@@ -450,25 +450,79 @@ def load_system_tool(args: dict, ctx: ToolContext) -> dict:
     group="project", read_only=True)
 def find_definition_tool(args: dict, ctx: ToolContext) -> dict:
     answer, _ = call_helper(ctx, "definitions", args["symbol"], args.get("package") or "")
+    said, instead = where_looked(ctx, args, bool(answer.get("error"))
+                                 or not answer.get("definitions"))
+    if instead is not None:
+        answer, _ = call_helper(ctx, "definitions", instead, "")
     if answer.get("error"):
-        raise ToolError("NOT_FOUND", answer["error"])
+        raise ToolError("NOT_FOUND", answer["error"], **said)
     found = [_located(ctx, d, with_form=True) for d in answer.get("definitions") or []]
-    result = {"symbol": answer.get("symbol", args["symbol"]), "definitions": found}
+    result = {"symbol": answer.get("symbol", args["symbol"]), "definitions": found, **said}
     if not found:
         result["note"] = ("The image knows no source location for this symbol (defined at the "
                           "prompt, or built in without sources).")
     return result
 
 
+def homes(ctx: ToolContext, symbol: str) -> dict | None:
+    """Where a name given without a package lives (SBCL): {package, here, meaning, homes},
+    `homes` the other packages' symbols of that name that mean something. None where this
+    is not known (another Lisp, a qualified name, any failure): a hint, never an error."""
+    try:
+        if ctx.lisp().lisp != "sbcl" or ":" in symbol.strip()[1:] or not symbol.strip():
+            return None
+        answer, _ = call_helper(ctx, "homes", symbol.strip(), "")
+    except ToolError:
+        return None
+    return None if answer.get("error") else answer
+
+
+def where_looked(ctx: ToolContext, args: dict, found_nothing: bool) -> tuple[dict, str | None]:
+    """For a look-up without a package: where it looked and where else the name lives, and
+    the one other symbol to answer for instead when this package's found nothing (`who_calls
+    f` from CL-USER answered `calls: []` while DEMO::F had a caller)."""
+    if args.get("package"):
+        return {}, None
+    seen = homes(ctx, args["symbol"])
+    if not seen:
+        return {}, None
+    said = {"looked_in": seen["package"]}
+    others = [h for h in seen.get("homes") or [] if isinstance(h, str)]
+    if others:
+        said["also_in"] = others
+    # a name that means something here was what was asked for, even with nothing found
+    found_nothing = found_nothing and seen.get("meaning") is not True
+    if found_nothing and len(others) == 1:
+        said["note"] = (f"{args['symbol']} found nothing in {seen['package']}; answered for "
+                        f"{others[0]}, the one other symbol of that name that is defined")
+        return said, others[0]
+    if found_nothing and others:
+        said["note"] = (f"{args['symbol']} found nothing in {seen['package']}; the name is "
+                        "defined in the packages of also_in: give package")
+    return said, None
+
+
 def _who(ctx: ToolContext, relation: str, args: dict) -> dict:
     answer, _ = call_helper(ctx, "who", relation, args["symbol"], args.get("package") or "")
-    if answer.get("error"):
-        raise ToolError("NOT_FOUND", answer["error"])
-    entries = answer.get("xref") or []
+    entries = [] if answer.get("error") else answer.get("xref") or []
+    said, instead = where_looked(ctx, args, not entries and not answer.get("scan"))
+    if instead is not None:
+        answer, _ = call_helper(ctx, "who", relation, instead, "")
+        entries = [] if answer.get("error") else answer.get("xref") or []
+    elif answer.get("error"):
+        raise ToolError("NOT_FOUND", answer["error"], **said)
+    # SBCL lists a caller once per call site's entry: DEMO::G came twice
+    seen, unique = set(), []
+    for e in entries:
+        key = json.dumps(e, sort_keys=True)
+        if key not in seen:
+            seen.add(key)
+            unique.append(e)
+    entries = unique
     if answer.get("scan"):    # the image gave the files to scan; the structural reader scans them
         entries = _scan_references(ctx, answer, relation)
     located = [_located(ctx, e, with_form=False) for e in entries[:MAX_XREF]]
-    result = {"symbol": answer.get("symbol", args["symbol"]), relation: located}
+    result = {"symbol": answer.get("symbol", args["symbol"]), relation: located, **said}
     if len(entries) > MAX_XREF:
         result["cut"] = f"{len(entries) - MAX_XREF} more not listed"
     if answer.get("how"):

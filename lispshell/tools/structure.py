@@ -502,6 +502,14 @@ MAX_REF_FILES = 500
           group="structure", read_only=True)
 def find_references(args: dict, ctx: ToolContext) -> dict:
     symbol = args["symbol"].strip()
+    said = {}
+    for prefix in ("#'", "'", "`", "@", "#:"):
+        if symbol.startswith(prefix) and len(symbol) > len(prefix):
+            # `#'f` or `'f` counted 0 where f occurs: the prefix is not part of the name
+            said["searched_for"] = (f"{symbol[len(prefix):]} ({prefix} is a reader prefix, "
+                                    "not part of the name)")
+            symbol = symbol[len(prefix):]
+            break
     if not symbol:
         raise ToolError("BAD_INPUT", "symbol is empty")
     if args.get("file_path") is not None and args.get("code") is None:
@@ -511,11 +519,12 @@ def find_references(args: dict, ctx: ToolContext) -> dict:
         except OSError as exc:
             raise ToolError("BAD_INPUT", f"cannot use {args['file_path']!r}: {exc.strerror}")
         if is_dir:
-            return _references_in_folder(path, args, ctx, symbol)
+            return {**_references_in_folder(path, args, ctx, symbol), **said}
     src = _source(args, ctx)
     tree = FormTree(src)
     hits, total = forms.references(src.text, tree.root, src.dialect, symbol)
-    result = {"symbol": symbol, "count": total, "references": hits}
+    result = {"symbol": symbol, "count": total, "references": hits, **said,
+              **_qualified_note(symbol, src.dialect)}
     if not tree.ok:
         result.update(tree.note(), partial="forms that do not parse were not searched")
     if total > len(hits):
@@ -523,6 +532,14 @@ def find_references(args: dict, ctx: ToolContext) -> dict:
     if src.path is not None:
         result["hash"] = src.hash
     return result
+
+
+def _qualified_note(symbol: str, dialect: str) -> dict:
+    package, name = forms.split_qualified(symbol, dialect)
+    if package is None:
+        return {}
+    return {"counted": f"{symbol} as written with its package, and {name} written bare in "
+                       f"code after (in-package {package}) or (ns {package})"}
 
 
 def _references_in_folder(folder: Path, args: dict, ctx: ToolContext, symbol: str) -> dict:
@@ -545,7 +562,7 @@ def _references_in_folder(folder: Path, args: dict, ctx: ToolContext, symbol: st
         rel = str(p.relative_to(folder)) if p.is_relative_to(folder) else str(p)
         hits.extend({"file": rel, **h} for h in found)
     result = {"symbol": symbol, "count": total, "references": hits,
-              "files_searched": min(len(files), MAX_REF_FILES)}
+              "files_searched": min(len(files), MAX_REF_FILES), **_qualified_note(symbol, "cl")}
     if total > len(hits):
         result["truncated"] = f"showing {len(hits)} of {total}"
     if len(files) > MAX_REF_FILES:

@@ -109,6 +109,28 @@ kept, the rest upcased."
       (error "No symbol named ~A in ~A (nothing was interned)." name
              (package-name (find-pkg package)))))
 
+(defun homes (name package)
+  "Where a name without a package lives: the symbol it names from PACKAGE (or null), and up
+to 20 other symbols of that name that are home in their package and mean something (a
+function, a variable or a class), as PKG::NAME. Never interns."
+  (answering
+    (let* ((sym-name (name-case (string-left-trim ":" name)))
+           (pkg (find-pkg package))
+           (here (lookup name package))
+           (found '()))
+      (dolist (p (list-all-packages))
+        (multiple-value-bind (sym status) (find-symbol sym-name p)
+          (when (and status (eq (symbol-package sym) p) (not (eq sym here))
+                     (not (eq p (find-package "KEYWORD")))    ; a keyword is bound to itself
+                     (or (fboundp sym) (boundp sym) (find-class sym nil)))
+            (pushnew (qualified-name sym) found :test #'string=))))
+      (setf found (sort found #'string<))
+      (json (list :obj :package (package-name pkg)
+                  :here (if here (qualified-name here) :null)
+                  :meaning (if (and here (or (fboundp here) (boundp here) (find-class here nil)))
+                               :true :false)
+                  :homes (cons :arr (subseq found 0 (min 20 (length found)))))))))
+
 ;;; ----------------------------------------------------------------------------- sources
 
 (defparameter *kinds*
