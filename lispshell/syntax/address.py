@@ -220,11 +220,23 @@ def find_form(root: Node, source: str, dialect: str, form_type: str | None,
                if (not form_type or _type_matches(fi.type, form_type, dialect))
                and (not name or folded in fi.keys
                     or lowered in [k.lower() for k in fi.keys])]
-    what = " ".join(x for x in (form_type, form_name) if x)
+    what = snippet(" ".join(x for x in (form_type, form_name) if x), 80)
+    if not matches and name and " " in name.strip():
+        head, rest = name.strip().split(None, 1)
+        named = [fi for fi in top_level_forms(root, source, dialect)
+                 if _type_matches(fi.type, head, dialect)
+                 and _fold(normalize(rest), dialect) in fi.keys]
+        if named:
+            # form_name "defun g" once got did_you_mean ["defun g"], the label just refused
+            raise StructureError(
+                "NOT_FOUND", f"form_name {snippet(name, 60)!r} starts with its definer: "
+                f"give form_name {snippet(rest, 60)!r} (form_type {head!r} if it is needed)",
+                did_you_mean=[normalize(rest)], form_type=named[0].type)
     if not matches:
         raise StructureError("NOT_FOUND", f"no top-level form {what!r}",
                              did_you_mean=_suggest_forms(top_level_forms(root, source, dialect),
-                                                         form_type, name, dialect))
+                                                         form_type, name, dialect)
+                             if len(what) < 80 else [])
     if index is not None:
         if index >= len(matches):
             raise StructureError(
@@ -442,7 +454,7 @@ def find_target(scope: Node, source: str, dialect: str, target: str, line: int |
     where = form.label if form else "the whole file"
     if not matches:
         raise StructureError("NOT_FOUND", f"no node matches target {snippet(target)!r} in {where}",
-                             target=target, searched_within=where,
+                             target=snippet(target, 200), searched_within=where,
                              did_you_mean=_suggest_nodes(candidates, texts, want, scope, source,
                                                          lines))
     if len(matches) > 1 and line is not None:

@@ -6,6 +6,7 @@ read there with read-time evaluation off (see `lispshell.lisp.introspect`).
 """
 from __future__ import annotations
 
+import re
 from typing import Any
 
 from lispshell.lisp.introspect import call_form
@@ -265,6 +266,37 @@ _NAME_EXPLAINED = {"type": "string",
                    "description": "One symbol, e.g. \"mapcar\", \"pkg:name\", \"clojure.string/join\""}
 
 
+def _elsewhere(function: str, args: dict, ctx: ToolContext) -> tuple[str, str, dict]:
+    """A look-up by a name without a package, which also says where else the name lives when
+    the current package's symbol means nothing: "no symbol named G in CL-USER" with no hint
+    sent the model guessing while DEMO::G was defined."""
+    try:
+        status, text = _introspect(function, args["symbol"], args, ctx)
+        failed = None
+    except ToolError as exc:
+        failed, status, text = exc, "", ""
+    if args.get("package") or (failed is not None and failed.code in ("TIMEOUT", "TOO_LARGE",
+                                                                      "BAD_INPUT", "NO_LISP")):
+        if failed is not None:
+            raise failed
+        return status, text, {}
+    from lispshell.tools.project_tools import homes
+
+    seen = homes(ctx, args["symbol"]) if isinstance(args["symbol"], str) else None
+    others = [h for h in (seen or {}).get("homes") or [] if isinstance(h, str)]
+    if seen and others and seen.get("meaning") is not True:
+        hint = (f"{args['symbol']} means nothing in {seen['package']}, where this looked; "
+                f"defined as {', '.join(others[:5])}: give package, or the qualified name")
+        if failed is not None:
+            failed.message += f". {hint}"
+            failed.extra.update(looked_in=seen["package"], also_in=others)
+            raise failed
+        return status, text, {"looked_in": seen["package"], "also_in": others, "note": hint}
+    if failed is not None:
+        raise failed
+    return status, text, {}
+
+
 @register(
     "describe",
     "Describe a symbol in the live image (kind, arglist, documentation) without evaluating "
@@ -273,8 +305,8 @@ _NAME_EXPLAINED = {"type": "string",
      "required": ["symbol"]},
     group="live", read_only=True)
 def describe_tool(args: dict, ctx: ToolContext) -> dict:
-    _, text = _introspect("describe-name", args["symbol"], args, ctx)
-    return {"description": text}
+    _, text, said = _elsewhere("describe-name", args, ctx)
+    return {"description": text, **said}
 
 
 @register(
@@ -284,9 +316,9 @@ def describe_tool(args: dict, ctx: ToolContext) -> dict:
     {"type": "object", "properties": {"symbol": _NAME, "package": _PACKAGE}, "required": ["symbol"]},
     group="live", read_only=True)
 def symbol_value_tool(args: dict, ctx: ToolContext) -> dict:
-    _, text = _introspect("value-of-name", args["symbol"], args, ctx)
+    _, text, said = _elsewhere("value-of-name", args, ctx)
     type_name, _, value = text.partition("\n")
-    return {"type": type_name, "value": value}
+    return {"type": type_name, "value": value, **said}
 
 
 @register(
@@ -311,10 +343,13 @@ def macroexpand_tool(args: dict, ctx: ToolContext) -> dict:
     return result
 
 
+_REGEX_CHARS = re.compile(r"[\^$*+?\[\]\\|(){}]")
+
+
 @register(
     "apropos",
-    "Symbols in the live image whose names contain a pattern (Guile: a regular expression); "
-    "at most 100.",
+    "Symbols in the live image whose names contain a pattern, a plain substring (Guile: a "
+    "regular expression); at most 100.",
     {"type": "object",
      "properties": {"pattern": {"type": "string"},
                     "package": {"type": "string", "description": "Only this CL package or "
@@ -324,4 +359,10 @@ def macroexpand_tool(args: dict, ctx: ToolContext) -> dict:
 def apropos_tool(args: dict, ctx: ToolContext) -> dict:
     _, text = _introspect("apropos*", args["pattern"], args, ctx)
     lines = [ln for ln in text.splitlines() if ln.strip()]
-    return {"symbols": lines}
+    result = {"symbols": lines}
+    if ctx.lisp().lisp != "guile" and _REGEX_CHARS.search(args["pattern"]):
+        # `^def.*x$` answered [] without a word: it was looked for as written
+        result["note"] = ("apropos matches a plain substring of the names, not a regular "
+                          "expression: the pattern was looked for as written; give a piece "
+                          "of the name, e.g. \"def\"")
+    return result

@@ -499,7 +499,36 @@ def call_tool(name: str, arguments: dict, context: ToolContext | None = None) ->
     except Exception as exc:  # a bug of ours: say so plainly, without a traceback
         result = {"ok": False, "error": {"code": "INTERNAL",
                                          "message": f"{name} failed: {type(exc).__name__}: {exc}"}}
-    return _json_safe(result)
+    return _json_safe(_not_echoed(result, arguments))
+
+
+ECHO_CAP = 1000    # an argument longer than this is never sent back whole
+
+
+def _not_echoed(result: dict, arguments: Any) -> dict:
+    """The answer without any long argument echoed whole (a 1 MB form_name came back in its
+    refusal): in an error, wherever it appears; in an ok answer, a field that is the argument
+    itself."""
+    if not isinstance(arguments, dict):
+        return result
+    long = [v for v in arguments.values() if isinstance(v, str) and len(v) > ECHO_CAP]
+    if not long:
+        return result
+
+    def cut(value: Any, anywhere: bool) -> Any:
+        if isinstance(value, str):
+            for arg in long:
+                if value == arg or (anywhere and arg in value):
+                    value = value.replace(arg, f"{arg[:60]}... [{len(arg):,} characters, as "
+                                               "sent]")
+            return value
+        if isinstance(value, dict):
+            return {k: cut(v, anywhere) for k, v in value.items()}
+        if isinstance(value, list):
+            return [cut(v, anywhere) for v in value]
+        return value
+
+    return cut(result, result.get("ok") is False)
 
 
 def result_text(result: dict) -> str:

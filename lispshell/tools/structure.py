@@ -110,6 +110,26 @@ def _dialect_for(args: dict, ctx: ToolContext, path: Path | None) -> str:
     raise ToolError("BAD_INPUT", "say which dialect: pass dialect (cl, scheme or clojure)")
 
 
+def _file_path(raw, ctx: ToolContext) -> Path:
+    """The file a file_path names, with the mistakes that once got "say which dialect" (a
+    directory, a URI, a space around the name) named as what they are."""
+    if isinstance(raw, str) and raw.lower().startswith("file://"):
+        from urllib.parse import unquote, urlparse
+
+        raise ToolError("BAD_INPUT", f"file_path is a URI: give the path itself, "
+                        f"{unquote(urlparse(raw).path)!r}", field="file_path")
+    path = ctx.resolve_path(raw)
+    shown = raw if len(raw) <= 80 else raw[:77] + "..."
+    if raw != raw.strip() and not path.exists():
+        raise ToolError("BAD_INPUT", f"file_path {shown!r} has a space at its start or end, and "
+                        f"no such file exists: did you mean {raw.strip()[:80]!r}?",
+                        field="file_path")
+    if path.is_dir():
+        raise ToolError("BAD_INPUT", f"{shown!r} is a directory: give one Lisp "
+                        "file in it (find_references also searches a folder)", field="file_path")
+    return path
+
+
 def _hashes(ctx: ToolContext) -> dict:
     return ctx.extra.setdefault("structure_hashes", {})
 
@@ -120,9 +140,12 @@ def _source(args: dict, ctx: ToolContext, *, writing: bool = False) -> editing.S
         raise ToolError("BAD_INPUT", "give exactly one of file_path or code")
     if has_code:
         return editing.from_code(args["code"], _dialect_for(args, ctx, None))
-    path = ctx.resolve_path(args["file_path"])
+    path = _file_path(args["file_path"], ctx)
     if writing:
         _may_write(path, args, ctx)
+    if not path.exists() and not path.is_symlink():     # before "say which dialect"
+        raise ToolError("NOT_FOUND", f"no such file: {address.snippet(args['file_path'], 80)!r}",
+                        field="file_path")
     src = editing.load(path, _dialect_for(args, ctx, path), ctx.root)
     known = _hashes(ctx).get(str(path))
     expected = args.get("expected_hash")
