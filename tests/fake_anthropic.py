@@ -228,6 +228,14 @@ def validate_request(body: Any, count_only: bool = False, betas: frozenset = fro
             schema = t.get("input_schema")
             if not isinstance(schema, dict) or schema.get("type") != "object":
                 raise Invalid(f"tools.{i}.custom.input_schema.type: Input should be 'object'")
+            # The API takes JSON Schema draft 2020-12: a schema that is not one is refused.
+            from jsonschema import Draft202012Validator
+            from jsonschema.exceptions import SchemaError
+            try:
+                Draft202012Validator.check_schema(schema)
+            except SchemaError as exc:
+                raise Invalid(f"tools.{i}.custom.input_schema: JSON schema is invalid: "
+                              f"{exc.message}") from None
 
     system = body.get("system")
     if system is not None:

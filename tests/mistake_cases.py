@@ -50,8 +50,9 @@ def _blocks(text: str) -> list[tuple[str, str, str]]:
             for kind, arg, body in _BLOCK.findall(text)]
 
 
-def load(path: Path = CATALOGUE) -> tuple[dict, list[Case]]:
-    """The shared files and image setup (the section `## Shared`), and every case."""
+def load(path: Path = CATALOGUE, *, with_generated: bool = True) -> tuple[dict, list[Case]]:
+    """The shared files and image setup (the section `## Shared`), and every case: the
+    catalogue's own, then the generated ones."""
     sections = re.split(r"^## ", path.read_text(), flags=re.M)[1:]
     shared = {"files": {}, "setup": []}
     cases = []
@@ -80,7 +81,65 @@ def load(path: Path = CATALOGUE) -> tuple[dict, list[Case]]:
         if not case.tool or not case.expect:
             raise ValueError(f"case {title!r} needs a call and an expect block")
         cases.append(case)
-    return shared, cases
+    return shared, cases + (generated() if with_generated else [])
+
+
+# Generated cases: the same mistakes over every tool that can make them, so a tool added
+# later is covered the day it is added (the registry is the list).
+_CAMEL = ("dry_run", "file_path", "form_name", "form_type", "new_source", "expected_hash",
+          "keep_head", "clone_head", "drop_head", "allow_rename", "max_lines", "show_paths")
+_SAMPLE = {"boolean": True, "integer": 2, "string": "g", "array": [0]}
+
+
+def _base(tool) -> dict | None:
+    """Arguments that make a call of `tool` on the shared d.lisp valid, or None to skip it."""
+    props = tool.input_schema.get("properties", {})
+    if tool.group == "delimiters" or tool.name in ("set_sentinel",):
+        return None
+    if "file_path" not in props:
+        return {"code": "(f)"} if "code" in props else None
+    args = {"file_path": "d.lisp"}
+    if "symbol" in props:
+        args["symbol"] = "f"
+    if "form_name" in props:
+        args["form_name"] = "g"
+    if "target" in props:
+        args["target"] = "(+ y 1)"
+    if "new_source" in props:
+        args["new_source"] = "(defun g (y) y)"
+    return args
+
+
+def generated() -> list[Case]:
+    from lispshell.tools.registry import all_tools
+
+    out = []
+    for tool in all_tools():
+        props = tool.input_schema.get("properties", {})
+        base = _base(tool)
+        if base is None:
+            continue
+        for real in _CAMEL:
+            if real not in props:
+                continue
+            camel = real.split("_")[0] + "".join(w.title() for w in real.split("_")[1:])
+            args = dict(base)
+            value = args.pop(real, _SAMPLE.get(props[real].get("type"), "x"))
+            args[camel] = value
+            expect = ["error UNKNOWN_ARGUMENT", f"says {real}"]
+            if "file_path" in base:
+                expect.append("unchanged d.lisp")
+            out.append(Case(f"{tool.name} with {camel} names {real} (generated)", tool.name,
+                            args, expect))
+        if tool.name.startswith("sexp_") and not tool.read_only:
+            args = {k: v for k, v in base.items() if k != "target"}
+            out.append(Case(f"{tool.name} without a target changes nothing (generated)",
+                            tool.name, args, ["error BAD_INPUT target", "unchanged d.lisp"]))
+            out.append(Case(f"{tool.name} given path as a file names file_path (generated)",
+                            tool.name, {**{k: v for k, v in base.items() if k != "file_path"},
+                                        "path": "d.lisp"},
+                            ["error BAD_INPUT file_path"]))
+    return out
 
 
 def _image_value(session, code: str) -> str:

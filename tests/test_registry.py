@@ -60,3 +60,48 @@ def test_resolve_path_stays_inside_root(tmp_path):
         with pytest.raises(ToolError) as info:
             ctx.resolve_path(bad)
         assert info.value.code == "OUTSIDE_ROOT"
+
+
+def test_every_schema_is_closed_and_valid_json_schema():
+    from jsonschema import Draft202012Validator
+
+    for tool in all_tools():
+        assert tool.input_schema.get("additionalProperties") is False, tool.name
+        Draft202012Validator.check_schema(tool.input_schema)
+
+
+@pytest.mark.parametrize("tool, wrong, real", [
+    ("delete_form", "dryRun", "dry_run"), ("sexp_kill", "preview", "dry_run"),
+    ("insert_form", "after", "position"), ("insert_form", "before", "form_name"),
+    ("eval", "pkg", "package"), ("eval", "in_package", "package"),
+    ("describe", "ns", "package"), ("validate_syntax", "lang", "dialect"),
+    ("read_module", "path", "file_path"), ("read_form", "filePath", "file_path"),
+    ("sexp_kill", "n", "count"), ("sexp_slurp_forward", "times", "count"),
+    ("sexp_unwrap", "keep_body", "keep"), ("sexp_kill", "expr", "target"),
+    ("replace_form", "newSource", "new_source"), ("find_references", "name", "symbol"),
+])
+def test_unknown_arguments_are_refused_naming_the_real_one(tool, wrong, real):
+    result = call_tool(tool, {wrong: True})
+    assert result["ok"] is False and result["error"]["code"] == "UNKNOWN_ARGUMENT", result
+    assert real in result["error"]["did_you_mean"][wrong], result
+    assert real in result["error"]["message"]
+
+
+def test_an_unknown_argument_never_reaches_the_handler(temporary_tool):
+    ran = []
+    temporary_tool("_test_closed", lambda args, ctx: ran.append(args) or {},
+                   schema={"type": "object", "properties": {"dry_run": {"type": "boolean"}}})
+    result = call_tool("_test_closed", {"dryRun": True})
+    assert result["error"]["code"] == "UNKNOWN_ARGUMENT" and ran == []
+    assert call_tool("_test_closed", {"dry_run": None})["ok"] is True   # null: not given
+    assert ran == [{}]
+
+
+def test_schema_errors_name_the_field_and_the_fix():
+    r = call_tool("sexp_wrap", {"code": "(f a)", "target": "a", "count": 0})
+    assert r["error"] == {"code": "BAD_INPUT", "field": "count",
+                          "message": "count must be a positive integer (got 0)"}
+    r = call_tool("sexp_wrap", {"code": "(f a)", "target": "a", "wrapper": "angle"})
+    assert r["error"]["message"] == 'wrapper must be one of round, square, curly (got "angle")'
+    r = call_tool("read_form", {"code": "(f a)", "line": "1"})
+    assert "give 1, not a string" in r["error"]["message"]

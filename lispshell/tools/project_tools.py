@@ -511,14 +511,16 @@ def _who(ctx: ToolContext, relation: str, args: dict) -> dict:
         entries = [] if answer.get("error") else answer.get("xref") or []
     elif answer.get("error"):
         raise ToolError("NOT_FOUND", answer["error"], **said)
-    # SBCL lists a caller once per call site's entry: DEMO::G came twice
-    seen, unique = set(), []
+    # SBCL's database has an entry per call site: DEMO::G came twice. Each caller is listed
+    # once, at its first site, with how many it has.
+    firsts: dict = {}
     for e in entries:
-        key = json.dumps(e, sort_keys=True)
-        if key not in seen:
-            seen.add(key)
-            unique.append(e)
-    entries = unique
+        key = (e.get("name"), e.get("file")) if e.get("name") else json.dumps(e, sort_keys=True)
+        if key in firsts:
+            firsts[key]["sites"] = firsts[key].get("sites", 1) + 1
+        else:
+            firsts[key] = dict(e)
+    entries = list(firsts.values())
     if answer.get("scan"):    # the image gave the files to scan; the structural reader scans them
         entries = _scan_references(ctx, answer, relation)
     located = [_located(ctx, e, with_form=False) for e in entries[:MAX_XREF]]
