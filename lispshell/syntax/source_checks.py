@@ -3,8 +3,9 @@
 Stable API:
 
     unfence(text) -> Fence | None
-        A Markdown code fence around the whole text (```lisp ... ```): the code inside and the
-        fence's language tag. The model meant the code inside; callers take it off and say so.
+        A Markdown code fence around the whole text (```lisp ... ```), or only its opening or
+        closing line: the code inside and the fence's language tag. The model meant the code
+        inside; callers take it off and say so.
     smart_quotes(text, dialect) -> list[(offset, char)]
         Typographic quotes (“ ” ‘ ’) outside strings and comments: the Lisp reads them as
         parts of symbols (SBCL reads `“x` as a symbol), so code with them is not what was meant.
@@ -35,16 +36,27 @@ class Fence:
 
     def note(self) -> str:
         tag = f"```{self.lang}" if self.lang else "```"
-        return (f"the text was wrapped in a Markdown fence ({tag} ... ```): the code inside "
-                "it was used; send code without the fence")
+        return (f"the text held a Markdown fence ({tag}): the code inside it was used; send "
+                "code without the fence")
+
+
+# Half a fence: a model cut off, or one that put only the opening line.
+_OPENING = re.compile(r"\A\s*(`{3,}|~{3,})[ \t]*([\w+#.-]*)[ \t]*\n")
+_CLOSING = re.compile(r"\n[ \t]*(`{3,}|~{3,})[ \t]*\s*\Z")
 
 
 def unfence(text: str) -> Fence | None:
-    m = _FENCE.match(text) if isinstance(text, str) and ("```" in text or "~~~" in text) \
-        else None
-    if m is None:
+    if not isinstance(text, str) or not ("```" in text or "~~~" in text):
         return None
-    return Fence(m.group(3), m.group(2))
+    m = _FENCE.match(text)
+    if m is not None:
+        return Fence(m.group(3), m.group(2))
+    opening, closing = _OPENING.match(text), _CLOSING.search(text)
+    if opening is None and closing is None:
+        return None
+    start = opening.end() if opening else 0
+    end = closing.start() if closing and closing.start() >= start else len(text)
+    return Fence(text[start:end], opening.group(2) if opening else "")
 
 
 _SMART = "“”‘’"
