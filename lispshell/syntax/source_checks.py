@@ -114,6 +114,18 @@ _OWN_SPELLING = {
 def foreign_syntax(text: str, dialect: str, known: str = "") -> list[dict]:
     r = read(text, dialect)
     out = []
+    if dialect == "clojure":
+        # Clojure reads Scheme's #t as a tagged literal: "No reader function for tag t"
+        lines = LineIndex(text)
+        for tok in r.tokens:
+            word = text[tok.start:tok.end]
+            if tok.kind == "prefix" and word.lower() in _OWN_SPELLING["clojure"] and \
+                    not re.search(re.escape(word) + r"(?![\w-])", known):
+                line, col = lines.line_col(tok.start)
+                own = _OWN_SPELLING["clojure"][word.lower()]
+                out.append({"line": line, "col": col, "text": word, "fix": own,
+                            "message": f"{word} is not Clojure syntax (a tagged literal with no "
+                                       f"reader): write {own}"})
     for p in r.problems:
         if p.code not in ("BAD_DISPATCH", "BAD_CHARACTER"):
             continue
