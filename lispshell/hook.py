@@ -20,7 +20,8 @@ import sys
 
 from lispshell.syntax.dialects import EXTENSIONS    # a table, no other imports
 
-APPLIED_LEVELS = ("certain", "likely")
+# The hook writes what `Repair.applies`: certain repairs, and likely ones whose rule's measured
+# precision clears the bar (lispshell/syntax/rules.py).
 
 
 def _say(payload: dict) -> int:
@@ -109,11 +110,12 @@ def run(stdin: str) -> int:
                                        "than one edit's damage. Fix the delimiters yourself "
                                        "(`lispshell check --diff` shows candidates)."})
     from lispshell.syntax.repair import edit_summary
+    from lispshell.syntax.rules import label as rule_label
 
     r = assess(text, dialect)
     fixed, edits, level = r.text, r.edits, r.level
     changes = edit_summary(text, edits)
-    if level in APPLIED_LEVELS and validate(fixed, dialect).ok and edits:
+    if r.applies and validate(fixed, dialect).ok:
         refused = _not_ours(Path(os.path.realpath(path)), root)
         if refused:
             return _say({"decision": "block",
@@ -133,8 +135,10 @@ def run(stdin: str) -> int:
     if not changes:               # nothing to propose: an unterminated string or comment...
         return _say({"decision": "block",
                      "reason": where + f"Not repaired ({r.why}): fix it yourself."})
+    what = "a guess" if level == "guess" else \
+        f"{level} but not sure enough to write unattended ({rule_label(r.rule)})"
     return _say({"decision": "block",
-                 "reason": where + f"Not repaired, a guess ({r.why}); best guess: "
+                 "reason": where + f"Not repaired, {what} ({r.why}); best guess: "
                                    f"{'; '.join(changes)}. Fix the delimiters yourself."})
 
 

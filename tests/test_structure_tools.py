@@ -449,9 +449,19 @@ def test_new_source_ending_in_a_comment_does_not_swallow_the_line():
 
 def test_sexp_wrap_repairs_an_unbalanced_head_and_says_so(tmp_path, ctx):
     f = write(tmp_path / "w.lisp", b"(defun f (x)\n  (g x))\n")
+    # A likely repair whose rule does not clear the bar for writing unattended (a place
+    # mid-line fits as well: `(h) x`) is offered, not written; sent back, it is used.
     r = call(ctx, "sexp_wrap", file_path="w.lisp", form_name="f", target="(g x)",
              head="let ((y (h x))")
+    assert r["ok"] is False and r["error"]["code"] == "INVALID_SOURCE", r
+    assert r["error"]["best_candidate"] == "let ((y (h x)))" and "L06" in r["error"]["message"]
+    assert f.read_text() == "(defun f (x)\n  (g x))\n"
+    r = call(ctx, "sexp_wrap", file_path="w.lisp", form_name="f", target="(g x)",
+             head=r["error"]["best_candidate"])
     assert r["ok"], r
-    assert r["repaired"] == {"level": "likely", "why": "the indentation decides",
-                             "head": "let ((y (h x)))", "edits": ["1:15 inserted ')'"]}
     assert f.read_text() == "(defun f (x)\n  (let ((y (h x))) (g x)))\n"
+    # A repair that clears the bar is written and said.
+    r = call(ctx, "sexp_wrap", file_path="w.lisp", form_name="f", target="(h x)",
+             head="when (p")
+    assert r["ok"], r
+    assert r["repaired"]["level"] in ("certain", "likely") and r["repaired"]["head"] == "when (p)"

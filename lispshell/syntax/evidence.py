@@ -1163,6 +1163,12 @@ def weigh(text: str, chunk: list, edits: list, dialect: str) -> Verdict:
         chosen, why = _choose(text, chunk, edits, [], after_heads, pairs, dialect, why)
         if chosen is not edits:
             return Verdict(GUESS, chosen, why, [edits], rule="G12")
+    if same_line_rivals(text, chunk, edits, dialect):
+        # the same level, but another rule: a closer could as well have stood mid-line on
+        # its line (a closer dropped mid-line reads the same). `check --fix=likely` writes
+        # it; what writes unattended (the hook, the form tools) asks more (rules.UNATTENDED)
+        return Verdict(LIKELY, edits, "the indentation decides, though a place mid-line on "
+                       "the same line fits as well", rule="L06")
     return Verdict(LIKELY, edits, "the indentation decides", rule="L01")
 
 

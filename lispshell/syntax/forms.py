@@ -210,7 +210,9 @@ def prepare(new_source, dialect: str, repair=None, known: str = "") -> Prepared:
             extra = {k: v for k, v in exc.extra.items() if k in ("line", "col")}
             message = f"new_source is not valid: {exc.message}; nothing was changed"
             if reads:
-                message += (f". A repair would only be a guess ({fixed.why}): best_candidate "
+                sure = "only be a guess" if fixed.level == "guess" else \
+                    f"be {fixed.level}, not sure enough to write unattended (rule {fixed.rule})"
+                message += (f". A repair would {sure} ({fixed.why}): best_candidate "
                             "has it; send it back if it is what you meant")
                 extra.update(level=fixed.level, best_candidate=fixed.text.strip("\r\n"),
                              candidate_edits=edit_summary(text, fixed.edits),

@@ -67,8 +67,11 @@ class Repair:
 
     @property
     def applies(self) -> bool:
-        """Do the tools (and `check --fix=likely`) apply it: certain or likely, and a change."""
-        return self.level in (CERTAIN, LIKELY) and bool(self.edits)
+        """Is it written with no one asked (the form tools, the Claude Code hook): a change,
+        decided by a rule whose measured precision clears the bar (`rules.unattended`).
+        `check --fix=likely` writes every likely repair: the person chose it."""
+        return bool(self.edits) and self.level in (CERTAIN, LIKELY) and \
+            rules.unattended(self.rule)
 
     # repair() answered (text, edits, confident) before it had levels: keep that working
     def __iter__(self):

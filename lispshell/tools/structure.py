@@ -665,8 +665,14 @@ def _repaired_head(head: str, dialect: str, ctx: ToolContext) -> tuple[str, dict
                                           f"{address.snippet(bare[1:], 40)!r}: the new list's "
                                           "opener is sexp_wrap's to write"}
     fixed = _repair(head, dialect, ctx)
-    if fixed is None or not fixed.applies or not validate(fixed.text, dialect).ok:
+    if fixed is None or not fixed.edits or not validate(fixed.text, dialect).ok:
         return head, {}
+    if not fixed.applies:
+        raise ToolError("INVALID_SOURCE", f"head does not read, and its repair is "
+                        f"{fixed.level}, not sure enough to write unattended ({fixed.why}; "
+                        f"rule {fixed.rule}): nothing was changed. best_candidate has it; send "
+                        "it as head if it is what you meant", best_candidate=fixed.text,
+                        candidate_edits=edit_summary(head, fixed.edits))
     return fixed.text, {"repaired": {"level": fixed.level, "why": fixed.why, "head": fixed.text,
                                      "edits": edit_summary(head, fixed.edits, in_result=True)}}
 
