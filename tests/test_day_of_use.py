@@ -199,3 +199,19 @@ def test_a_nested_level_lists_and_invokes_the_outer_levels_restarts():
         assert s.eval("(defun nope-fn (x) (* x 10))", keep_levels=True).level == 2
         retried = s.invoke_restart(1)          # level 1's CONTINUE, from level 2
         assert retried.values == ["(10)"] and retried.level == 0 == s.level, retried
+
+
+def test_guile_who_calls_finds_a_caller_in_a_file_loaded_with_load(tmp_path):
+    from lispshell.tools.gate import EvalGate
+    from lispshell.tools.registry import ToolContext, call_tool
+
+    source = tmp_path / "callers.scm"
+    source.write_text("(define (lispshell-test-callee x) (* x 2))\n\n"
+                      "(define (lispshell-test-caller)\n  (lispshell-test-callee 21))\n")
+    with LispSession("guile") as s:
+        ctx = ToolContext(session=lambda: s, gate=EvalGate("yolo"), root=tmp_path,
+                          eval_timeout=60.0)
+        assert call_tool("load_file", {"file_path": str(source)}, ctx)["ok"]
+        found = call_tool("who_calls", {"symbol": "lispshell-test-callee"}, ctx)
+    assert found["ok"], found
+    assert [(c["line"], c["in"]) for c in found["calls"]] == [(4, "define lispshell-test-caller")], found

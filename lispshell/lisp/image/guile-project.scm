@@ -175,6 +175,11 @@
       (string-prefix? (%site-dir) file)
       (string-contains file "/share/guile/")))
 
+(define loaded-files '())
+;; Files `load-file` loaded (`,load`, the model's load_file): one without a define-module
+;; puts its definitions in a module that has no file of its own, whose callers would not be
+;; scanned otherwise.
+
 (define (who relation name module-text)
   (answering
    (call-with-values (lambda () (lookup name module-text))
@@ -182,8 +187,9 @@
        (let ((files (delete-duplicates
                      (filter (lambda (f) (and f (not (system-file? f))
                                               (file-exists? f)))
-                             (map (lambda (m) (absolute (module-filename m)))
-                                  (loaded-modules))))))
+                             (append (map (lambda (m) (absolute (module-filename m)))
+                                          (loaded-modules))
+                                     (reverse loaded-files))))))
          (json (list 'obj 'symbol (symbol->string sym) 'relation relation
                      'names (list 'arr (symbol->string sym))
                      'scan (cons 'arr files)
@@ -237,6 +243,7 @@
                              #:opts '(#:warnings (unbound-variable macro-use-before-definition
                                                   arity-mismatch format duplicate-case-datum
                                                   bad-case-datum)))
+               (set! loaded-files (cons (absolute path) (delete (absolute path) loaded-files)))
                (save-module-excursion (lambda () (load-compiled go)))
                (set! finished #t))
              (lambda (key . args)
