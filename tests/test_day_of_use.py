@@ -215,3 +215,74 @@ def test_guile_who_calls_finds_a_caller_in_a_file_loaded_with_load(tmp_path):
         found = call_tool("who_calls", {"symbol": "lispshell-test-callee"}, ctx)
     assert found["ok"], found
     assert [(c["line"], c["in"]) for c in found["calls"]] == [(4, "define lispshell-test-caller")], found
+
+
+def test_abort_in_a_form_at_a_level_leaves_it_and_says_so():
+    with LispSession("sbcl") as s:
+        assert s.eval("(car 1)", keep_levels=True).level == 1
+        left = s.eval("(abort)", keep_levels=True)
+        assert left.level == 0 == s.level, left
+        assert left.error.type == "LISPSHELL-ABORTED" and "top level" in left.error.message
+        # a level's own restart 0, invoked from the level inside it, comes back to it
+        s.eval("(car 1)", keep_levels=True)
+        assert s.eval("(cdr 1)", keep_levels=True).level == 2
+        assert s.invoke_restart(0).level == 1
+
+
+def test_rough_edges_at_the_sbcl_prompt(tmp_path):
+    from pty_shell import Shell
+
+    sh = Shell(tmp_path, "--lisp", "sbcl", "--no-llm", "--no-project")
+    try:
+        sh.expect("CL-USER>")
+        sh.submit("(defun lispshell-test-fact (n) (if (< n 2) 1 (* n (lispshell-test-fact (1- n)))))")
+        sh.expect("CL-USER>")
+        sh.submit(",who-calls lispshell-test-fact")
+        sh.expect("no location (typed at the prompt")
+        sh.submit(",inspect (make-hash-table)")
+        sh.expect("(empty: no entries)")
+        sh.submit('(error "first line~%second line")')
+        sh.expect("[1] CL-USER>")
+        sh.submit(",bt")
+        sh.expect("(SIMPLE-ERROR: first line second line)")     # the whole message
+        sh.submit("(abort)")
+        sh.expect("; Back at the top level")
+        assert "[1]" not in sh.expect("CL-USER>")
+    finally:
+        sh.close()
+
+
+def test_guile_bt_offers_only_what_guile_has(tmp_path):
+    from pty_shell import Shell
+
+    sh = Shell(tmp_path, "--lisp", "guile", "--no-llm", "--no-project")
+    try:
+        sh.expect("(guile-user)>")
+        sh.submit("(define (lispshell-test-g x) (car x))")
+        sh.submit("(lispshell-test-g 5)")
+        sh.expect("wrong-type-arg")
+        sh.expect("(guile-user)>")
+        sh.submit(",bt")
+        sh.expect("Backtrace of the last error")
+        shown = sh.expect("(guile-user)>")
+        assert ",frame N: its locals" in shown
+        assert ",eval-in-frame" not in shown and ",invoke" not in shown, shown
+    finally:
+        sh.close()
+
+
+def test_disconnect_with_a_child_open_names_the_command_that_comes_back(tmp_path):
+    from pty_shell import Shell
+
+    srv = Server("guile", tmp_path).start()
+    sh = Shell(tmp_path, "--lisp", "sbcl", "--no-llm", "--no-project")
+    try:
+        sh.expect("CL-USER>")
+        sh.submit(",connect " + srv.url)
+        sh.expect("Connected to " + srv.url)
+        sh.submit(",disconnect")
+        sh.expect(f"(,connect {srv.url} connects again)")
+        sh.expect("Now on sbcl")
+    finally:
+        sh.close()
+        srv.kill()

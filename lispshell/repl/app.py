@@ -250,9 +250,12 @@ class Repl:
             return None
         await asyncio.get_running_loop().run_in_executor(None, session.close)
         del self.sessions[self.key]
-        self.renderer.notice(f"Disconnected from {session.url}; the image keeps running there "
-                             "(,reconnect connects again).")
         rest = [k for k in self.sessions]
+        # ,reconnect acts on the current connection: with another one current, it is
+        # ,connect URL that comes back here.
+        again = f",connect {session.url}" if rest else ",reconnect"
+        self.renderer.notice(f"Disconnected from {session.url}; the image keeps running there "
+                             f"({again} connects again).")
         if rest:
             self.key = rest[-1]
             self.lisp = self.sessions[self.key].lisp

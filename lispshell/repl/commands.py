@@ -227,7 +227,11 @@ async def _inspect(repl, arg: str):
         label, _, value = part.partition("\t")
         table.add_row(str(n), label, value)
     if not parts:
-        table.add_row("", "", Text("(no parts: an atom)", style="dim"))
+        # An empty hash table, vector or list has no parts either, and is no atom.
+        empty = any(w in kind.upper() for w in ("HASH", "TABLE", "MAP", "SET", "VECTOR",
+                                                  "ARRAY", "STRING", "LIST", "CONS"))
+        table.add_row("", "", Text("(empty: no entries)" if empty else "(no parts: an atom)",
+                                   style="dim"))
     repl._inspect_shown = ((repl.key, id(session), session.generation), len(parts))
     repl.renderer.last = [table]
     if not repl.renderer.page_if_tall([table], body):

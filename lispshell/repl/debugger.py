@@ -67,7 +67,8 @@ async def _bt(repl, arg: str):
     head = Text(f"Backtrace at level {level}" if level else "Backtrace of the last error",
                 style="bold")
     if err is not None:
-        head.append(f" ({err.type}: {err.message.splitlines()[0] if err.message else ''})",
+        message = " ".join((err.message or "").split())     # whole, on one line
+        head.append(f" ({err.type}: {message[:300]}{'...' if len(message) > 300 else ''})",
                     style="red")
     lines = [head]
     for f in frames:
@@ -78,8 +79,11 @@ async def _bt(repl, arg: str):
         lines.append(line)
     if not frames:
         lines.append(Text("  (no frames of yours)", style=STYLE_DIM))
+    # What this Lisp offers: a level that waits has it all; the last error's frames of a
+    # Lisp whose errors unwind (Guile) only their locals.
     lines.append(Text(",frame N: its locals · ,eval-in-frame N FORM · ,source N · "
-                      ",invoke N: a restart · ,abort · ,top", style=STYLE_DIM))
+                      ",invoke N: a restart · ,abort · ,top" if level else
+                      ",frame N: its locals", style=STYLE_DIM))
     repl.renderer.last = lines
     if not repl.renderer.page_if_tall(lines, "\n".join(t.plain for t in lines)):
         repl.renderer.print(*lines, sep="\n")

@@ -110,7 +110,8 @@ async def _who(repl, arg: str, tool: str, key: str, usage: str):
         return
     lines = []
     for p in places:
-        where = p.get("at") or ":".join(str(p[k]) for k in ("file", "line") if p.get(k))
+        where = p.get("at") or ":".join(str(p[k]) for k in ("file", "line") if p.get(k)) \
+            or "no location (typed at the prompt, or compiled without a file)"
         lines.append(Text(f"{where}: ", style="dim") + Text(str(p.get("name") or p.get("caller")
                                                               or p.get("text") or "")))
     if result.get("note"):

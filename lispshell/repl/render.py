@@ -162,6 +162,8 @@ class Renderer:
             self.notice("Interrupted.")
         elif result.timed_out:
             self.notice(err.message if err is not None else "Evaluation timed out.")
+        elif err is not None and err.type == "LISPSHELL-ABORTED":
+            self.notice(err.message)        # (abort) in the code: where it went, not an error
         elif err is not None:
             self.error(err, result.level)
         elif not result.values:

@@ -17,6 +17,9 @@
    terminal (MAIN), so that their output streams line by line while answers do not.")
 (defvar *evaluating* nil "True while user code runs: only then does an interrupt unwind.")
 (defvar *level* 0 "The debug levels open: errors waiting, each inside the one before.")
+(defvar *invoking* nil
+  "True from an I request (,invoke) invoking a restart until an eval's ABORT catches it: a
+   level's restart 0 only comes back to the level it names; (abort) typed there leaves it.")
 (defvar *outermost-abort* nil
   "The ABORT restart of the eval that opened the first level: where the restarts a level
    lists end (what lies beyond it is the stock REPL's, which lispshell never leaves to).")
@@ -264,6 +267,7 @@
                                (*evaluating* t))
                           ;; Returns only when the restart did not transfer control: it
                           ;; needs a value (none was given), or it simply returned.
+                          (setf *invoking* t)
                           (let ((why (handler-case (progn (invoke-restart-interactively restart) nil)
                                        (error (e) (safe-string (lambda () (princ-to-string e)))))))
                             (list "LISPSHELL-RESTART-DID-NOT-RUN"
@@ -291,6 +295,7 @@
   "Evaluate CODE and print its values; NIL, (type message backtrace) if it failed, or
    :UNWOUND when its restarts were offered and a later request unwound it."
   (at-column-0)
+  (setf *invoking* nil)
   (multiple-value-bind (in io) (terminal-io-streams marker)
   (let* ((*standard-input* in) (*standard-output* *user-out*) (*error-output* *user-out*)
          (*trace-output* *user-out*) (*terminal-io* io) (*query-io* io) (*debug-io* io)
@@ -331,6 +336,10 @@
                             (*print-level* (or *print-level* 1000)))
                         (prin1 v *out*))))))))
         (declare (ignore result))
+        (when (and aborted (plusp *level*) (not (shiftf *invoking* nil)))
+          ;; (abort) in a form typed at a level leaves that level, as at SBCL's debugger
+          ;; (a level's restart 0, ,invoke'd from the level inside, only comes back here)
+          (return-from run-eval :leave-level))
         (when aborted
           (list "LISPSHELL-ABORTED"
                 (if (plusp *level*)
@@ -340,6 +349,12 @@
 
 (defun answer-eval (code history marker state)
   (let ((err (run-eval code history marker state)))
+    (when (eq err :leave-level)
+      (throw 'abort-eval (list "LISPSHELL-ABORTED"
+                               (if (> *level* 1)
+                                   (format nil "Back at debug level ~d." (1- *level*))
+                                   "Back at the top level; the error's stack is gone.")
+                               nil)))
     (when (consp err)
       (write-error err marker))))
 
