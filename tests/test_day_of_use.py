@@ -286,3 +286,14 @@ def test_disconnect_with_a_child_open_names_the_command_that_comes_back(tmp_path
     finally:
         sh.close()
         srv.kill()
+
+
+def test_a_load_note_without_a_position_belongs_to_the_file_loaded(tmp_path):
+    from lispshell.tools.project_tools import _diagnostic
+    from lispshell.tools.registry import ToolContext
+
+    ctx = ToolContext(session=lambda: LispSession("sbcl"), root=tmp_path)   # never started
+    note = {"severity": "style-warning", "message": "undefined function: FOO", "file": None,
+            "offset": None, "form_path": []}
+    line = _diagnostic(ctx, note, str(tmp_path / "demo.lisp"))
+    assert line == f"{tmp_path / 'demo.lisp'}: style-warning: undefined function: FOO", line

@@ -272,7 +272,7 @@ def _unclosed_opener(path: str, dialect: str) -> tuple[str, dict] | None:
     return message, {"line": outer["line"], "column": outer["col"]}
 
 
-def _diagnostic(ctx: ToolContext, note: dict) -> str:
+def _diagnostic(ctx: ToolContext, note: dict, loaded: str = "") -> str:
     """`path:line:col: severity: message` (path and position as far as the image knew them)."""
     note = dict(note)
     message = str(note.get("message", ""))
@@ -288,7 +288,9 @@ def _diagnostic(ctx: ToolContext, note: dict) -> str:
             note.update(position, offset=None, form_path=None)
     located = _located(ctx, note, with_form=False)
     message = " ".join(message.split())
-    where = located.get("at") or located.get("file") or "?"
+    # A note of the whole compilation (SBCL's undefined functions, said at its end) has no
+    # position: it belongs to the file loaded, not to "?".
+    where = located.get("at") or located.get("file") or loaded or "?"
     return f"{where}: {note.get('severity', 'warning')}: {message}"
 
 
@@ -374,7 +376,7 @@ def _gate(ctx: ToolContext, shown: str) -> None:
 
 
 def _load_answer(ctx: ToolContext, answer: dict, res: Any, what: dict) -> dict:
-    diagnostics = [_diagnostic(ctx, n) for n in answer.get("notes") or []]
+    diagnostics = [_diagnostic(ctx, n, what.get("file", "")) for n in answer.get("notes") or []]
     result: dict[str, Any] = dict(what)
     result["finished"] = bool(answer.get("finished"))
     if diagnostics:
