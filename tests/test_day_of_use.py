@@ -297,3 +297,12 @@ def test_a_load_note_without_a_position_belongs_to_the_file_loaded(tmp_path):
             "offset": None, "form_path": []}
     line = _diagnostic(ctx, note, str(tmp_path / "demo.lisp"))
     assert line == f"{tmp_path / 'demo.lisp'}: style-warning: undefined function: FOO", line
+
+
+def test_eval_in_a_frame_without_debug_information_falls_back_to_eval():
+    with LispSession("sbcl") as s:
+        r = s.eval("(defun lispshell-test-caller () (list :got (lispshell-test-missing 2)))")
+        r = s.eval("(lispshell-test-caller)", keep_levels=True)
+        assert r.level == 1 and "undefined" in s.backtrace()[0].call.lower()
+        answer = s.eval_in_frame(0, "(+ 40 2)")
+        assert answer.error is None and answer.values == ["42"], answer

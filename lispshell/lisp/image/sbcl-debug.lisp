@@ -125,7 +125,11 @@
         ((string= op "eval")
          (handler-case
              (let ((form (let ((*read-eval* t)) (read-from-string rest t nil :start end))))
-               (dolist (v (multiple-value-list (sb-di:eval-in-frame frame form)))
+               (dolist (v (multiple-value-list
+                           ;; A frame without debug information (an undefined function's):
+                           ;; plain EVAL, as SBCL's own debugger falls back to.
+                           (handler-case (sb-di:eval-in-frame frame form)
+                             (sb-di:debug-condition () (eval form)))))
                  (seg marker #\V) (terpri *out*)
                  (let ((*print-circle* t) (*print-level* (or *print-level* 1000)))
                    (prin1 v *out*))))
