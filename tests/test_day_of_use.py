@@ -306,3 +306,30 @@ def test_eval_in_a_frame_without_debug_information_falls_back_to_eval():
         assert r.level == 1 and "undefined" in s.backtrace()[0].call.lower()
         answer = s.eval_in_frame(0, "(+ 40 2)")
         assert answer.error is None and answer.values == ["42"], answer
+
+
+def test_load_of_a_file_that_signals_waits_in_a_level_and_says_what_was_loaded(tmp_path):
+    from pty_shell import Shell
+
+    demo = tmp_path / "loading.lisp"
+    demo.write_text("(defun lispshell-test-before (x) (* x 2))\n\n"
+                    "(error \"during load ~a\" 42)\n\n"
+                    "(defun lispshell-test-after (x) (* x 3))\n")
+    sh = Shell(tmp_path, "--lisp", "sbcl", "--no-llm", "--no-project")
+    try:
+        sh.expect("CL-USER>")
+        sh.submit(f",load {demo}")
+        sh.expect("during load 42")
+        sh.expect(f"Loading {demo} stopped at {demo}:3: the forms before it are loaded")
+        sh.expect("[1] CL-USER>")
+        sh.submit("(lispshell-test-before 21)")      # loaded, and callable inside the level
+        sh.expect("42")
+        sh.submit(",abort")
+        sh.expect("CL-USER>")
+        sh.submit("(fboundp 'lispshell-test-after)")
+        sh.expect("NIL")
+        sh.submit(f",load {demo.with_name('missing.lisp')}")
+        sh.expect("not loaded: ")
+        sh.expect("no such file")
+    finally:
+        sh.close()

@@ -290,9 +290,10 @@ def test_load_commands_in_the_repl(tmp_path):
         sh.submit("(demo:greet)")
         sh.expect('"hello 42"')
         sh.submit(f",load {extra}")
-        sh.expect(":TOP-LEVEL-OUTPUT")          # the file's own output, streamed
+        # the compiler's diagnostics, then the file's own output as it loads, streamed
         sh.expect(f"{extra}:{line_of(extra, '(unused 1)')}:{col_of(extra, '(unused 1)')}: "
                   "style-warning: The variable UNUSED is defined but never used.")
+        sh.expect(":TOP-LEVEL-OUTPUT")
         sh.expect(f"Loaded {extra} (1 style-warning).")
         sh.submit("(demo::tripled 2)")
         sh.expect("6")

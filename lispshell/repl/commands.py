@@ -276,7 +276,76 @@ def _load(repl, arg: str):
         repl.renderer.notice("Usage: ,load FILE (compiles where the Lisp compiles, then loads)")
         return None
     from pathlib import Path
-    return _project_tool(repl, "load_file", {"file_path": str(Path(arg.strip()).expanduser())})
+    path = str(Path(arg.strip()).expanduser())
+    session = repl.session
+    if session is not None and getattr(getattr(session, "dialect", None), "levels", False):
+        return _load_where_errors_wait(repl, session, path)
+    return _project_tool(repl, "load_file", {"file_path": path})
+
+
+async def _load_where_errors_wait(repl, session, path: str) -> None:
+    """`,load` on SBCL: compiled (each diagnostic shown), then loaded as a form of the
+    person's, so that an error while loading waits in a debug level with its frames, as
+    SLIME's C-c C-l leaves it in SLDB; the person is told where loading stopped and that what
+    came before it is loaded."""
+    import asyncio
+    from pathlib import Path
+
+    from lispshell.lisp.dialects import string_literal
+    from lispshell.lisp.session import PERSON_VALUE_CAP
+    from lispshell.tools.project_tools import compile_only
+    from lispshell.tools.registry import ToolContext, ToolError
+
+    file = Path(path).resolve()
+    if not file.is_file():
+        repl.renderer.print(Text(f"; not loaded: {path}: no such file: {path}", style="red"))
+        return
+    if not session.ready and not await repl._wait_until_ready(session):
+        return
+    ctx = ToolContext(session=lambda: session, root=None, eval_timeout=None,
+                      extra={"on_output": repl.renderer.output})
+    try:
+        with repl._on_sigint(session.interrupt):
+            compiled = await asyncio.to_thread(compile_only, ctx, file)
+    except ToolError as exc:
+        repl.renderer.finish_line()
+        repl.renderer.print(Text(f"; not loaded: {path}: {exc.message}", style="red"))
+        return
+    repl.renderer.finish_line()
+    for line in compiled["diagnostics"]:
+        style = "red" if ": error: " in line else "yellow" if ": warning: " in line else "dim"
+        repl.renderer.print(Text(line, style=style))
+    fasl = compiled.get("fasl")
+    if not fasl:
+        repl.renderer.print(Text(f"; not loaded: {path}: "
+                                 f"{compiled.get('error') or 'it did not compile'}", style="red"))
+        return
+    fasl = string_literal(fasl)
+    code = f"(unwind-protect (load {fasl}) (when (probe-file {fasl}) (delete-file {fasl})))"
+    before = session.level
+    with repl._on_sigint(lambda: repl.interrupt(session)):
+        result = await asyncio.to_thread(session.eval, code, timeout=None,
+                                         on_output=repl.renderer.output, keep_levels=True,
+                                         value_cap=PERSON_VALUE_CAP,
+                                         on_input=repl.input_line.reader())
+    repl._after_eval()
+    if result.error is None:
+        repl.renderer.finish_line()
+        repl.renderer.notice(f"Loaded {path} ({compiled['summary']}"
+                             + ("; it compiled with errors" if compiled["compile_failed"] else "")
+                             + ").")
+        return
+    repl.renderer.result(result, True)
+    if session.level > before:
+        where = ""
+        try:
+            frames = await asyncio.to_thread(session.backtrace)
+            where = next((f.source for f in frames if f.source.startswith(f"{file}:")), "")
+        except Exception:      # the level is there either way; only the line is missing
+            pass
+        repl.renderer.notice(f"Loading {path} stopped" + (f" at {where}" if where else "")
+                             + ": the forms before it are loaded, the rest is not. The error "
+                             f"waits in debug level {session.level} (,invoke N, ,abort).")
 
 
 def _load_system(repl, arg: str):

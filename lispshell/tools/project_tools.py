@@ -404,6 +404,23 @@ def _load_answer(ctx: ToolContext, answer: dict, res: Any, what: dict) -> dict:
     return result
 
 
+def compile_only(ctx: ToolContext, path: Path) -> dict:
+    """The person's `,load` at a Lisp whose errors wait in a level (SBCL): the file compiled,
+    its diagnostics as `load_file` gives them, and `fasl`, the compiled file the REPL then loads
+    as a form of theirs (so an error while loading waits, as SLIME's C-c C-l). The fasl is the
+    caller's to delete. Raises ToolError."""
+    answer, res = call_helper(ctx, "compile-file-only", str(path))
+    notes = answer.get("notes") or []
+    counts: dict[str, int] = {}
+    for note in notes:
+        counts[note.get("severity", "warning")] = counts.get(note.get("severity", "warning"), 0) + 1
+    return {"fasl": answer.get("fasl"), "error": answer.get("error"),
+            "compile_failed": bool(answer.get("compile_failed")),
+            "diagnostics": [_diagnostic(ctx, n, str(path)) for n in notes],
+            "summary": ", ".join(f"{n} {k}{'s' if n > 1 else ''}" for k, n in counts.items())
+            or "no warnings"}
+
+
 @register(
     "load_file",
     "Load a source file into the live image (compiled where the dialect compiles), after "

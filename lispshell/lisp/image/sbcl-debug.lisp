@@ -52,14 +52,46 @@
    prompt, or SBCL's own without sources)."
   (safe-string
    (lambda ()
-     (let* ((fun (sb-di:debug-fun-fun (sb-di:frame-debug-fun frame)))
+     (let* ((fun (and (not (toplevel-frame-p frame))
+                      (sb-di:debug-fun-fun (sb-di:frame-debug-fun frame))))
             (source (and fun (introspect "FIND-DEFINITION-SOURCE" fun)))
             (path (and source (introspect "DEFINITION-SOURCE-PATHNAME" source)))
             (offset (and source (introspect "DEFINITION-SOURCE-CHARACTER-OFFSET" source))))
-       (if (and path (probe-file path))
-           (format nil "~a:~d" (namestring (truename path))
-                   (if offset (form-start-line path offset) 1))
-           "")))))
+       (cond ((toplevel-frame-p frame) (or (toplevel-frame-source frame) ""))
+             ((and path (probe-file path))
+              (format nil "~a:~d" (namestring (truename path))
+                      (if offset (form-start-line path offset) 1)))
+             (t ""))))))
+
+(defun toplevel-frame-p (frame)
+  "A [toplevel] frame: a file's top-level forms being loaded, several compiled as one."
+  (ignore-errors (eq (sb-di::debug-fun-kind (sb-di:frame-debug-fun frame)) :toplevel)))
+
+(defun toplevel-frame-source (frame)
+  "\"path:line\" of the top-level form a [toplevel] frame was running when it stopped (the
+   form the load stopped at), from its code location; NIL when unknown."
+  (ignore-errors
+   (let* ((location (sb-di:frame-code-location frame))
+          (tlf (sb-di:code-location-toplevel-form-offset location))
+          (source (sb-di:code-location-debug-source location))
+          (path (sb-c::debug-source-namestring source))
+          (starts (sb-c::debug-source-start-positions source))
+          (offset (if (and starts (< tlf (length starts)))
+                      (aref starts tlf)
+                      (toplevel-form-offset path tlf))))
+     (when (and path offset (probe-file path))
+       (format nil "~a:~d" (namestring (truename path)) (form-start-line path offset))))))
+
+(defun toplevel-form-offset (path n)
+  "Where the reader starts the Nth (from 0) top-level form of PATH (a fasl records no start
+   positions): its forms skipped with *READ-SUPPRESS*, so nothing is interned or evaluated."
+  (let ((text (with-open-file (in path :external-format :utf-8)
+                (let ((s (make-string (file-length in))))
+                  (subseq s 0 (read-sequence s in)))))
+        (pos 0))
+    (let ((*read-suppress* t))
+      (dotimes (i n pos)
+        (setf pos (nth-value 1 (read-from-string text nil nil :start pos)))))))
 
 (defun form-start-line (path offset)
   "The 1-based line where the top-level form read from character OFFSET of PATH begins. SBCL

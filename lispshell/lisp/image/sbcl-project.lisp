@@ -250,6 +250,26 @@ Redefinition warnings are dropped: reloading an edited file redefines everything
                 :notes (cons :arr (reverse notes))
                 :package (package-name *package*)))))
 
+(defun compile-file-only (path)
+  "LOAD-FILE's first half, for the person's ,load (lispshell/repl/commands.py): the diagnostics
+   and the fasl, kept for the REPL to load as a form of theirs, so that an error while loading
+   waits in a debug level as any error of theirs does (SLIME's C-c C-l)."
+  (let ((notes '()) (fasl (temp-fasl)) (output nil) (failure nil) (error-text :null))
+    (handler-case
+        (collecting-notes (notes)
+          (multiple-value-bind (out warnings-p failure-p) (compile-file path :output-file fasl)
+            (declare (ignore warnings-p))
+            (setf output out failure failure-p)))
+      (error (c)
+        (setf error-text (handler-case (format nil "~A: ~A" (type-of c) c)
+                           (serious-condition () (string (type-of c)))))))
+    (when (and (not output) (probe-file fasl)) (delete-file fasl))
+    (json (list :obj :fasl (if output (namestring output) :null)
+                :compile_failed (if failure :true :false)
+                :error error-text
+                :notes (cons :arr (reverse notes))
+                :package (package-name *package*)))))
+
 (defun quickload-missing (condition tried)
   "With Quicklisp in the image, the system CONDITION (ASDF's missing component) names is
 installed and loaded by ql:quickload, as quickload itself does for a missing dependency, and
