@@ -187,33 +187,27 @@ class TerminalConfirm:
         self.announce = announce or (lambda msg: console.print(Text("; " + msg, style="bold yellow")))
 
     def __call__(self, code: str, index: int = 1, total: int = 1) -> Decision:
+        return self._asked(code, "evaluation", lambda: self.ask(code, index, total))
+
+    def confirm_edit(self, edit) -> Decision:
+        """EvalGate's `confirm_edit`: the whole diff of a change to a file that runs at start,
+        then yes or no (no 'always': each such change is its own decision)."""
+        return self._asked(edit.question_text(), "change", lambda: self.ask_edit(edit))
+
+    def _asked(self, text: str, what: str, question) -> Decision:
+        """The answer to `question()` (a coroutine run on the REPL's loop), called from the
+        tool's worker thread; a refusal no one made when no terminal can show it."""
         loop = self.loop
         if loop is None or not loop.is_running():
-            return Decision(False, code, "No terminal is available to confirm this evaluation.",
+            return Decision(False, text, f"No terminal is available to confirm this {what}.",
                             by_person=False)
         try:
             on_loop = asyncio.get_running_loop() is loop
         except RuntimeError:
             on_loop = False
         if on_loop:  # would deadlock: the question needs the loop we are blocking
-            return Decision(False, code, "The confirmation could not be shown.", by_person=False)
-        return asyncio.run_coroutine_threadsafe(self.ask(code, index, total), loop).result()
-
-    def confirm_edit(self, edit) -> Decision:
-        """EvalGate's `confirm_edit`: the whole diff of a change to a file that runs at start,
-        then yes or no (no 'always': each such change is its own decision)."""
-        text = edit.question_text()
-        loop = self.loop
-        if loop is None or not loop.is_running():
-            return Decision(False, text, "No terminal is available to confirm this change.",
-                            by_person=False)
-        try:
-            on_loop = asyncio.get_running_loop() is loop
-        except RuntimeError:
-            on_loop = False
-        if on_loop:
             return Decision(False, text, "The confirmation could not be shown.", by_person=False)
-        return asyncio.run_coroutine_threadsafe(self.ask_edit(edit), loop).result()
+        return asyncio.run_coroutine_threadsafe(question(), loop).result()
 
     async def ask_edit(self, edit) -> Decision:
         from lispshell.show import visible

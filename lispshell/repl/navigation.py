@@ -24,8 +24,9 @@ from lispshell.repl.commands import Command
 MACROEXPAND_STEPS = 20      # a macro that expands into itself stops here
 
 
-async def _look(repl, tool: str, args: dict) -> dict | None:
-    """Call a look-up tool for the person; None (said) when it failed."""
+async def _look(repl, tool: str, args: dict, gate=None) -> dict | None:
+    """Call a look-up tool for the person; None (said) when it failed. `gate`: for a tool
+    that changes the image or runs code, the person typed it (lispshell/repl/observe.py)."""
     from lispshell.tools.registry import ToolContext, call_tool
 
     session = repl.session or repl.start_session(repl.lisp)
@@ -33,7 +34,7 @@ async def _look(repl, tool: str, args: dict) -> dict | None:
         return None
     if not session.ready and not await repl._wait_until_ready(session):
         return None
-    ctx = ToolContext(session=lambda: session, root=None, dialect=repl.dialect,
+    ctx = ToolContext(session=lambda: session, gate=gate, root=None, dialect=repl.dialect,
                       eval_timeout=60.0, output_cap=1 << 20)
     with repl._on_sigint(session.interrupt):
         result = await asyncio.to_thread(call_tool, tool, args, ctx)

@@ -25,25 +25,13 @@ from lispshell.repl.commands import Command
 TREE_CALLS = 2000          # calls a ,trace-log prints (the newest); the log keeps 10,000
 
 
-async def _call(repl, tool: str, args: dict, *, gate=None) -> dict | None:
-    """Run an observing tool for the person; None (said) when it failed."""
+async def _call(repl, tool: str, args: dict) -> dict | None:
+    """Run an observing tool for the person (no gate: they typed it); None (said) when it
+    failed."""
+    from lispshell.repl.navigation import _look
     from lispshell.tools.gate import EvalGate
-    from lispshell.tools.registry import ToolContext, call_tool
 
-    session = repl.session or repl.start_session(repl.lisp)
-    if session is None:
-        return None
-    if not session.ready and not await repl._wait_until_ready(session):
-        return None
-    ctx = ToolContext(session=lambda: session, gate=gate or EvalGate("yolo"), root=None,
-                      dialect=repl.dialect, eval_timeout=60.0, output_cap=1 << 20)
-    with repl._on_sigint(session.interrupt):
-        result = await asyncio.to_thread(call_tool, tool, args, ctx)
-    if not result.get("ok"):
-        err = result.get("error") or {}
-        repl.renderer.notice(f"{err.get('message') or err.get('code') or 'no answer'}")
-        return None
-    return result
+    return await _look(repl, tool, args, gate=EvalGate("yolo"))
 
 
 async def _record(repl, code: str, result: dict, tool: str, tool_input: dict) -> None:
