@@ -184,3 +184,19 @@ def test_a_repl_command_given_to_e_is_explained_not_evaluated(lisp):
     r = run("--lisp", lisp, "-e", ",help")
     assert r.returncode == 2 and r.stdout == ""
     assert ",help is a REPL command" in r.stderr and "Traceback" not in r.stderr
+
+
+@pytest.mark.parametrize("lisp,define,call,frame", [
+    ("sbcl", "(defun f (x) (car x)) (defun g (x) (1+ (f x)))", "(g 5)", "(F 5)"),
+    ("guile", "(define (f x) (car x)) (define (g x) (+ 1 (f x)))", "(g 5)", "(f 5)"),
+    ("clojure", "(defn f [x] (first x)) (defn g [x] (inc (f x)))", "(g 5)", "user/f"),
+])
+def test_an_uncaught_error_prints_the_user_s_frames(lisp, define, call, frame):
+    r = run("--lisp", lisp, "-e", define, "-e", call)
+    assert r.returncode == 1, r
+    lines = r.stderr.splitlines()
+    at = lines.index("Backtrace (innermost first):")
+    frames = lines[at + 1:]
+    assert any(frame in line for line in frames), r.stderr
+    assert len([f for f in frames if f.startswith("  ")]) <= 13
+    assert "%lispshell" not in r.stderr.lower() and "lispshell.loop" not in r.stderr

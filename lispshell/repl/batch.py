@@ -46,6 +46,22 @@ class _Printer:
         self.err.flush()
 
 
+BATCH_FRAMES = 12          # an uncaught error's frames printed, innermost first
+
+
+def _frames(err, printer: _Printer) -> None:
+    """The error's frames, innermost first and bounded, as `sbcl --script` and `guile -c`
+    print a backtrace (the loops already leave lispshell's own frames out)."""
+    frames = list(getattr(err, "backtrace", None) or [])
+    if not frames:
+        return
+    printer.error("Backtrace (innermost first):")
+    for line in frames[:BATCH_FRAMES]:
+        printer.error("  " + line)
+    if len(frames) > BATCH_FRAMES:
+        printer.error(f"  ... {len(frames) - BATCH_FRAMES} more frames")
+
+
 def show_result(result, printer: _Printer, streamed: bool) -> bool:
     """Print one EvalResult; True when the form succeeded."""
     if not streamed and result.output:
@@ -61,8 +77,8 @@ def show_result(result, printer: _Printer, streamed: bool) -> bool:
     elif result.timed_out:
         printer.error("lispshell: " + (err.message if err is not None else "evaluation timed out"))
     elif err is not None:
-        # No backtrace here: a script's reader wants the error, the REPL shows the frames.
         printer.error(f"{err.type}: {err.message}" if err.type else err.message)
+        _frames(err, printer)
     else:
         printer.finish_line()
         for value in result.values:
