@@ -97,7 +97,11 @@ def test_load_file_reports_each_warning_at_its_line_and_column(sbcl_project):
 def test_load_file_with_a_read_error_says_where_and_does_not_load(sbcl_project):
     root, session = sbcl_project
     broken = root / "src" / "broken.lisp"
-    broken.write_text('(in-package "DEMO")\n(defun fine () 1)\n(defun bad (x)\n  (+ x #<nope>))\n')
+    # In a package of its own making: whether an earlier test (in this worker) loaded the
+    # demo system does not matter.
+    broken.write_text('(defpackage "LISPSHELL-TEST-BROKEN" (:use "CL"))\n'
+                      '(in-package "LISPSHELL-TEST-BROKEN")\n(defun fine () 1)\n'
+                      '(defun bad (x)\n  (+ x #<nope>))\n')
     loaded = call_tool("load_file", {"file_path": str(broken)}, ctx(session, root))
     assert loaded["ok"] is False
     error = loaded["error"]
@@ -106,7 +110,8 @@ def test_load_file_with_a_read_error_says_where_and_does_not_load(sbcl_project):
     [diagnostic] = [d for d in error["diagnostics"] if "read error" in d]
     assert diagnostic.startswith(f"{broken}:{line_of(broken, '#<nope>')}:")
     assert "illegal sharp macro character" in diagnostic
-    assert session.eval("(not (null (fboundp 'demo::fine)))").values == ["NIL"]
+    assert session.eval('(let ((p (find-package "LISPSHELL-TEST-BROKEN"))) '
+                        '(and p (fboundp (find-symbol "FINE" p))))').values == ["NIL"]
 
 
 def test_load_file_goes_through_the_gate(sbcl_project):
