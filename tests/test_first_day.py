@@ -60,10 +60,22 @@ def test_a_broken_init_file_is_reported_and_the_repl_still_starts(tmp_path, shel
     r = _run("-e", "(list (boundp '*before*) (+ 1 2))", home=tmp_path)
     assert r.returncode == 0 and r.stdout == "(T 3)\n", r.stderr
     assert "loading ~/.sbclrc failed: SIMPLE-ERROR: broken rc 7" in r.stderr
+    assert f"broken rc 7 (at {tmp_path / '.sbclrc'}:2:1)" in r.stderr     # where, too
     sh = shell("--lisp", "sbcl", "--no-project", env={"HOME": str(tmp_path)})
     sh.expect("Loading ~/.sbclrc failed: SIMPLE-ERROR: broken rc 7")
     sh.submit("(* 6 7)")
     sh.expect("42")
+
+
+def test_what_init_files_print_is_shown_in_the_repl(tmp_path, shell):
+    (tmp_path / ".sbclrc").write_text('(format t "hello from my sbclrc~%")\n')
+    (tmp_path / ".guile").write_text('(display "hello from my guile init")(newline)\n')
+    sh = shell("--lisp", "sbcl", "--no-project", env={"HOME": str(tmp_path)})
+    sh.expect("hello from my sbclrc")
+    sh.submit(",lisp guile")
+    sh.expect("hello from my guile init")
+    # a batch run's standard output is the script's: not there
+    assert _run("-e", "(+ 1 2)", home=tmp_path).stdout == "3\n"
 
 
 def test_a_guile_program_serving_its_own_repl_with_spawn_server(tmp_path):

@@ -48,6 +48,7 @@ import codecs
 import errno
 import math
 import os
+import re
 import secrets
 import select
 import signal
@@ -997,8 +998,12 @@ def init_failure(session) -> str:
     if report is None or report.error is None:
         return ""
     name = {"sbcl": "~/.sbclrc", "guile": "~/.guile"}.get(session.lisp, "an init file")
-    return (f"loading {name} failed: {report.error}; the Lisp started without the rest of it "
-            "(--no-init skips init files)")
+    # SBCL's LOAD says where the failing form starts, on *ERROR-OUTPUT* (kept as output).
+    m = re.search(r'While evaluating the form\s+starting at line (\d+), column (\d+)\s+of\s+'
+                  r'#?P?"([^"]+)"', report.output or "")
+    where = f" (at {m[3]}:{m[1]}:{int(m[2]) + 1})" if m else ""
+    return (f"loading {name} failed: {report.error}{where}; the Lisp started without the rest "
+            "of it (--no-init skips init files)")
 
 
 def make_session(lisp: str, config: dict) -> LispSession:

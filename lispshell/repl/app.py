@@ -158,6 +158,10 @@ class Repl:
             self._start_failed[lisp] = str(exc)
             self.print_notice(f"The Lisp did not start: {exc}")
             return
+        report = session.init_report
+        printed = (report.output if report is not None else "").strip("\n")
+        if printed:           # what ~/.sbclrc or ~/.guile printed, as their own REPL shows it
+            self.print_above(Text(printed + "\n", end=""), soft_wrap=True)
         if init_failure(session):
             self.print_notice(init_failure(session)[:1].upper() + init_failure(session)[1:] + ".")
 
