@@ -22,7 +22,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-from lispshell.syntax.dialects import DISPLAY_NAME
+from lispshell.syntax.dialects import DISPLAY_NAME, resolve_dialect
 from lispshell.syntax.reading import LineIndex, read
 
 _FENCE = re.compile(r"\A\s*(`{3,}|~{3,})[ \t]*([\w+#.-]*)[^\n]*\n(.*?)\n?[ \t]*\1[ \t]*\s*\Z",
@@ -112,6 +112,7 @@ _OWN_SPELLING = {
 
 
 def foreign_syntax(text: str, dialect: str, known: str = "") -> list[dict]:
+    dialect = resolve_dialect(dialect)      # "sbcl" is "cl" here
     r = read(text, dialect)
     out = []
     if dialect == "clojure":

@@ -145,6 +145,17 @@ def _check_quotes(code: str, lisp: str, what: str = "nothing was run") -> None:
                         **({"repaired_code": fixed} if len(fixed) <= SHOWN_CODE_CAP else {}))
 
 
+def _check_foreign(code: str, lisp: str) -> None:
+    """Another dialect's literal (`#t` in Common Lisp): the reader stops there, after running
+    the forms before it. Only literals with a known spelling in this dialect are refused; an
+    unknown `#` dispatch may be the image's own reader macro."""
+    foreign = [f for f in source_checks.foreign_syntax(code, lisp) if "fix" in f]
+    if foreign:
+        f = foreign[0]
+        raise ToolError("FOREIGN_SYNTAX", f"line {f['line']}, column {f['col']}: "
+                        f"{f['message']}; nothing was run", problems=foreign[:10])
+
+
 def _offer_repair(code: str, lisp: str) -> dict:
     from lispshell.syntax.repair import edit_summary, repair
 
@@ -197,6 +208,7 @@ def eval_tool(args: dict, ctx: ToolContext) -> dict:
         code = fence.code         # the model meant the code inside: said in the answer
     _check_complete(code, session.lisp)
     _check_quotes(code, session.lisp)
+    _check_foreign(code, session.lisp)
     if ctx.gate is None:
         raise ToolError("NOT_ALLOWED", "The code was not evaluated: no one is here to confirm "
                                        "evaluations.")
