@@ -333,3 +333,13 @@ def test_load_of_a_file_that_signals_waits_in_a_level_and_says_what_was_loaded(t
         sh.expect("no such file")
     finally:
         sh.close()
+
+
+def test_completion_ranks_common_and_public_names_first():
+    with LispSession("sbcl") as s:
+        assert s.completions(":te")[:2] == [":test", ":test-not"]
+        ext = s.completions("sb-ext:")
+        assert ext and not ext[0].startswith("sb-ext:%")
+        percent = [i for i, c in enumerate(ext) if c.startswith("sb-ext:%")]
+        assert not percent or min(percent) > max(i for i, c in enumerate(ext)
+                                                 if not c.startswith("sb-ext:%")), ext

@@ -409,9 +409,35 @@
     (let* ((plain (lambda (c) (let ((n (subseq c (or (and colon (+ colon (if internal 2 1))) 0))))
                                 (and (>= (length n) (length name))
                                      (string-equal name n :end2 (length name))))))
-           (sorted (stable-sort (sort out #'string<)
-                                (lambda (a b) (and (funcall plain a) (not (funcall plain b)))))))
+           (keywords (and (eql colon 0) (common-keywords)))
+           (rank (lambda (c)
+                   ;; plain prefixes first; among them the keywords Common Lisp's own
+                   ;; functions take (:test before :telugu), and SBCL's %internals last
+                   (+ (if (funcall plain c) 0 10)
+                      (cond ((and keywords (gethash (string-upcase (subseq c 1)) keywords)) 0)
+                            ((find #\% c) 2)
+                            (t 1)))))
+           (sorted (stable-sort (sort out #'string<) #'< :key rank)))
       (if (> (length sorted) 500) (subseq sorted 0 500) sorted))))
+
+(defvar *common-keywords* nil)
+
+(defun common-keywords ()
+  "The names of the keyword arguments COMMON-LISP's functions take (:TEST, :KEY, :START...),
+   worked out once: completing `:te` offers them before the rest of the keyword package."
+  (or *common-keywords*
+      (let ((table (make-hash-table :test 'equal)))
+        (do-external-symbols (s "COMMON-LISP")
+          (when (fboundp s)
+            (let ((after-key nil))
+              (dolist (p (ignore-errors (sb-kernel:%fun-lambda-list (fdefinition s))))
+                (cond ((eq p '&key) (setf after-key t))
+                      ((member p lambda-list-keywords) (setf after-key nil))
+                      (after-key
+                       (let ((var (if (consp p) (first p) p)))
+                         (setf (gethash (symbol-name (if (consp var) (first var) var)) table)
+                               t))))))))
+        (setf *common-keywords* table))))
 
 (defun system-names (prefix)
   "ASDF systems whose names match PREFIX as symbols do (COMPOUND-MATCH-P: the REPL filters
