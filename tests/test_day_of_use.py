@@ -343,3 +343,22 @@ def test_completion_ranks_common_and_public_names_first():
         percent = [i for i, c in enumerate(ext) if c.startswith("sb-ext:%")]
         assert not percent or min(percent) > max(i for i, c in enumerate(ext)
                                                  if not c.startswith("sb-ext:%")), ext
+
+
+def test_load_system_in_an_untrusted_project_names_trust(tmp_path):
+    import shutil
+    from pathlib import Path
+
+    from pty_shell import Shell
+
+    root = tmp_path / "asdf-demo"
+    shutil.copytree(Path(__file__).parent / "projects" / "asdf-demo", root)
+    sh = Shell(tmp_path, "--project", str(root), "--no-llm")
+    try:
+        sh.expect("not trusted yet")
+        sh.expect("CL-USER>")
+        sh.submit(",load-system demo")
+        sh.expect("not loaded: demo")
+        sh.expect(",trust trusts it and restarts the Lisp with them")
+    finally:
+        sh.close()

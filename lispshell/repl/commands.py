@@ -264,6 +264,12 @@ async def _project_tool(repl, tool: str, args: dict) -> None:
     what = args.get("file_path") or args.get("name")
     if failed:
         repl.renderer.print(Text(f"; not loaded: {what}: {failed.get('message', '')}", style="red"))
+        project = repl.config.get("project") or {}
+        if tool == "load_system" and project.get("trusted") is False:
+            # The likely why: an untrusted project's systems are never put on the registry.
+            repl.renderer.notice(f"The project in {project.get('root', 'this directory')} is "
+                                 "not trusted, so its systems are not on ASDF's registry: "
+                                 ",trust trusts it and restarts the Lisp with them.")
     else:
         repl.renderer.notice(f"Loaded {what} ({result.get('summary', 'no warnings')}).")
     if body.get("dependencies"):
