@@ -362,3 +362,9 @@ def test_load_system_in_an_untrusted_project_names_trust(tmp_path):
         sh.expect(",trust trusts it and restarts the Lisp with them")
     finally:
         sh.close()
+
+
+def test_clojure_keeps_lispshells_own_names_out_of_user():
+    with LispSession("clojure") as s:
+        r = s.eval("(map str (keys (ns-interns 'user)))")
+    assert r.values == ["()"], r

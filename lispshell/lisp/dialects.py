@@ -214,10 +214,13 @@ CLOJURE = Dialect(
     project_file="clojure-project.clj", observe_file="clojure-observe.clj",
     code_length=_utf16_units,
     # The error helpers first: a top-level `do` compiles its forms one at a time, so the loop
-    # can name lispshell.errors/describe.
+    # can name lispshell.errors/describe. The loop is compiled in a namespace of its own: the
+    # classes its `proxy`s make are interned where they are compiled, never in `user`.
     _bootstrap=lambda loop, nonce: (
         "(do (binding [*ns* *ns*] (load-string "
-        + string_literal(image_code("clojure-errors.clj")) + ")) (" + loop + f' "{nonce}"))\n'),
+        + string_literal(image_code("clojure-errors.clj")) + ")) "
+        "((binding [*ns* (create-ns (quote lispshell.loop))] (clojure.core/refer (quote clojure.core)) "
+        "(eval (read-string " + string_literal(loop) + f'))) "{nonce}"))\n'),
     _introspect_call=lambda setup, fn, lits, mark: (
         '(do (when-not (and (find-ns (quote lispshell.introspect)) '
         f'(ns-resolve (quote lispshell.introspect) (quote {fn})) '
