@@ -37,19 +37,20 @@ def test_an_image_arglist_decides_where_a_closer_dropped_mid_line_goes(sessions,
     define, dialect, damaged, original = CASES[lisp]
     session = sessions[lisp]
     assert session.eval(define).error is None
-    # without the image the line-end repair fits everything repair knows: applied
+    # Without the image the line end fits everything repair knows, and so does the place
+    # mid-line (L06): offered, not written with no one asked (its rule is under the bar).
     alone = call_tool("replace_form", {"code": "(foo)\n", "dialect": dialect, "line": 1,
                                        "new_source": damaged}, ToolContext())
-    assert alone["ok"] and alone["repaired"]["level"] == "likely"
-    assert alone["code"] == damaged + ")\n"
-    # with it, `area` takes 2 arguments, and the one other place on the line keeps every
-    # shape: the shapes decide, and the original comes back
+    assert alone["ok"] is False and alone["error"]["code"] == "INVALID_SOURCE", alone
+    assert alone["error"]["best_candidate"] == damaged + ")"
+    assert "rule L06" in alone["error"]["message"]
+    # With it, `area` takes 2 arguments, and the one other place on the line keeps every
+    # shape: the shapes decide, and the candidate offered is the original.
     ctx = ToolContext(session=lambda: session)
     r = call_tool("replace_form", {"code": "(foo)\n", "dialect": dialect, "line": 1,
                                    "new_source": damaged}, ctx)
-    assert r["ok"] and r["repaired"]["level"] == "likely", r
-    assert "the running image's arglist" in r["repaired"]["why"]
-    assert r["code"] == original + "\n"
+    assert r["ok"] is False and r["error"]["best_candidate"] == original, r
+    assert "the running image's arglist" in r["error"]["message"]
     check = call_tool("check_syntax", {"code": damaged, "dialect": dialect}, ctx)
     assert check["repair_level"] == "likely" and check["repaired_source"] == original
     assert session.eval("(+ 1 2)").values == ["3"]       # the look-ups left it as it was

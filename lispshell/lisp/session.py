@@ -387,6 +387,12 @@ class LispSession(Session):
             self._kill_child()
         _live_sessions.discard(self)
 
+    def kill_now(self) -> None:
+        """End the child at once, from a signal handler: SIGKILL to its process group, no
+        wait (no lock, no reaping: the process that started it is leaving)."""
+        self._closed = True
+        self._kill_child(reap=False)
+
     def _kill_child(self, reap: bool = True) -> None:
         child = self._child
         if child is None:

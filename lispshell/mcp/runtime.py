@@ -97,6 +97,13 @@ class LiveImage:
         if session is not None:
             session.close()
 
+    def end_now(self) -> None:
+        """The server leaves at once (a signal): a child Lisp is killed, not waited for (the
+        system reaps it once the server is gone); a connection's image is left as it is."""
+        kill = getattr(self._session, "kill_now", None)
+        if kill is not None:
+            kill()
+
 
 class Runtime:
     def __init__(self, options: Options, config: dict):
@@ -171,6 +178,10 @@ class Runtime:
     def close(self) -> None:
         if self.image is not None:
             self.image.close()
+
+    def end_now(self) -> None:
+        if self.image is not None:
+            self.image.end_now()
 
 
 def _syntax_dialect(lisp: str | None) -> str | None:
