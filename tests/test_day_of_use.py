@@ -368,3 +368,21 @@ def test_clojure_keeps_lispshells_own_names_out_of_user():
     with LispSession("clojure") as s:
         r = s.eval("(map str (keys (ns-interns 'user)))")
     assert r.values == ["()"], r
+
+
+def test_a_connections_prompt_says_which_image(tmp_path):
+    from pty_shell import Shell
+
+    srv = Server("guile", tmp_path).start()
+    sh = Shell(tmp_path, "--lisp", "sbcl", "--no-llm", "--no-project")
+    try:
+        sh.expect("CL-USER>")
+        sh.submit(",connect " + srv.url)
+        sh.expect("Connected to " + srv.url)
+        sh.expect(f"guile:{srv.port} (guile-user)>")
+        sh.submit(",lisp sbcl")
+        sh.expect("Switched to sbcl")
+        assert f"guile:{srv.port}" not in sh.expect("CL-USER>")   # the child's: no connection
+    finally:
+        sh.close()
+        srv.kill()

@@ -314,9 +314,15 @@ class Repl:
         return (self.session.package if self.session is not None else "") or _starting_package(self.lisp)
 
     def prompt_message(self):
-        level = self.session.level if self.session is not None else 0
+        session = self.session
+        level = session.level if session is not None else 0
+        # An image reached over a connection says which (`swank:4005 CL-USER>`): the same
+        # package at a child's prompt is a different image.
+        target = getattr(session, "target", None) if session is not None else None
+        where = [("ansicyan", f"{target.scheme}:{target.port or target.path.rsplit('/', 1)[-1]} ")] \
+            if target is not None and getattr(session, "is_connection", False) else []
         at = [("bold ansired", f"[{level}] ")] if level else []
-        return at + [("bold ansigreen", self.package), ("", "> ")]
+        return where + at + [("bold ansigreen", self.package), ("", "> ")]
 
     def toolbar(self):
         session = self.session
