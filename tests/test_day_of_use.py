@@ -69,11 +69,14 @@ SWJ = '(cl:symbol-value (cl:find-symbol "*SWJ*" "COMMON-LISP-USER"))'
 
 
 def _interrupt_until_done(session, future, deadline):
-    """Ctrl-C, again until the eval answers (an interrupt sent before the form runs is lost)."""
+    """Ctrl-C, again until the eval answers (an interrupt sent before the form runs is lost).
+    Each waits 5 s for the answer: a second interrupt sent while the first one's level is on
+    its way (a loaded machine) lands in another thread, and that thread's debugger is not
+    what is tested here."""
     while not future.done():
         assert time.monotonic() < deadline, "the interrupt never landed"
         session.interrupt()
-        concurrent.futures.wait([future], timeout=0.5)
+        concurrent.futures.wait([future], timeout=5)
     return future.result()
 
 
