@@ -12,8 +12,9 @@ its name does. Three answers, decided here and nowhere else (`check`):
   directories (`[gate] mode`, `[llm] base_url`, trust records, Guile load-path files).
 - `NOT_LISP_SOURCE`: a name that does not say a dialect lispshell reads (`.lisp .cl .asd .lsp
   .scm .ss .sld .sls .clj .cljs .cljc .edn .bb`, the Lisp init files by name, or an extension
-  the person's `[files] extensions` maps to a dialect), or a dialect argument that contradicts
-  the name (the text would be edited as one Lisp and loaded as another).
+  the person's `[files] extensions` maps to a dialect). A `dialect` argument that contradicts
+  the name is the tools' own `DIALECT_MISMATCH` (tools/structure.py `_dialect_for`), for reads
+  and writes alike.
 - A file that runs without the person loading it (`Verdict.startup` says why): the Lisp init
   files (`~/.sbclrc`, `~/.guile`, ...), any Lisp file in a dot-directory (a program's config
   under `~/.config`), `.asd` files (ASDF evaluates them while it looks for systems), Clojure's
@@ -27,7 +28,7 @@ import os
 from dataclasses import dataclass
 from pathlib import Path
 
-from lispshell.syntax.dialects import CL, CLOJURE, EXTENSIONS, SCHEME
+from lispshell.syntax.dialects import CL, EXTENSIONS, SCHEME
 
 VCS_DIRS = frozenset({".git", ".hg", ".svn", ".bzr", "_darcs", ".jj", ".pijul", "CVS",
                       ".fslckout", ".fossil-settings"})
@@ -175,12 +176,12 @@ def _other_names(path: Path, st: os.stat_result, root: Path) -> list[Path]:
     return found
 
 
-def check(path: Path, *, dialect: str | None = None, root: Path | None = None,
+def check(path: Path, *, root: Path | None = None,
           extensions: dict | None = None, project_startup: frozenset = frozenset()) -> Verdict:
-    """May the model write `path` (absolute, resolved), given as `dialect`? Raises WriteRefused;
+    """May the model write `path` (absolute, resolved)? Raises WriteRefused;
     else the file's dialect and, for a file that runs at start, why. A file with several names
     (hard links, rewritten in place) is judged by every name: one of them may be `.git/config`."""
-    verdict = _check_name(path, dialect, root, extensions, project_startup)
+    verdict = _check_name(path, root, extensions, project_startup)
     try:
         st = os.stat(path)
     except OSError:
@@ -196,7 +197,7 @@ def check(path: Path, *, dialect: str | None = None, root: Path | None = None,
                            "the write would change cannot be told. Nothing was changed.")
     for other in others:
         try:
-            theirs = _check_name(other, None, root, extensions, project_startup)
+            theirs = _check_name(other, root, extensions, project_startup)
         except WriteRefused as exc:
             raise WriteRefused(exc.code, f"{visible(str(path))} is also named "
                                f"{visible(str(other))} (a hard link): {exc.message}") from None
@@ -206,7 +207,7 @@ def check(path: Path, *, dialect: str | None = None, root: Path | None = None,
     return verdict
 
 
-def _check_name(path: Path, dialect: str | None, root: Path | None, extensions: dict | None,
+def _check_name(path: Path, root: Path | None, extensions: dict | None,
                 project_startup: frozenset) -> Verdict:
     from lispshell.show import visible
 
@@ -223,10 +224,6 @@ def _check_name(path: Path, dialect: str | None, root: Path | None, extensions: 
                            f"write only files whose name says a Lisp ({known}, the Lisp init "
                            "files, or an extension in the person's [files] extensions). "
                            "Nothing was changed.")
-    if dialect is not None and dialect != said:
-        raise WriteRefused("NOT_LISP_SOURCE", f"{shown} is {_DISPLAY[said]} source by its name, "
-                           f"not {_DISPLAY.get(dialect, dialect)}: leave dialect out (the name "
-                           "decides) or name another file. Nothing was changed.")
     if path.name in INIT_FILES:
         return Verdict(said, f"{path.name} is a Lisp init file: it runs at every start")
     if path.name in STARTUP_NAMES:
@@ -244,5 +241,3 @@ def _check_name(path: Path, dialect: str | None, root: Path | None, extensions: 
         return Verdict(said, "the project loads it at start (user.clj requires it)")
     return Verdict(said)
 
-
-_DISPLAY = {CL: "Common Lisp", SCHEME: "Scheme", CLOJURE: "Clojure"}

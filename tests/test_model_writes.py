@@ -28,7 +28,7 @@ ATTACKS = [
     (".claude/commands/x.lisp", "(print 1)\n", {"new_source": "(run-program)"},
      "PROTECTED_PATH"),
     ("src/a.lisp", "(defun f () 1)\n", {"dialect": "clojure", "new_source": "(defn g [] 2)"},
-     "NOT_LISP_SOURCE"),
+     "DIALECT_MISMATCH"),
 ]
 
 
@@ -46,7 +46,7 @@ def test_the_file_tools_refuse_what_is_not_lisp_source(tmp_path, name, text, arg
                         ("replace_form", {"line": 1})):
         result = call_tool(tool, {"file_path": name, **args, **extra}, _ctx(tmp_path, yolo))
         assert result["ok"] is False and result["error"]["code"] == code, result
-        assert "Nothing was changed" in result["error"]["message"]
+        assert "Nothing was changed" in result["error"]["message"] or code == "DIALECT_MISMATCH"
     assert target.read_text() == text
 
 

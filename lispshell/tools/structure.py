@@ -167,16 +167,11 @@ def _may_write(path: Path, args: dict, ctx: ToolContext) -> writes.Verdict:
     """lispshell.writes' verdict on the model writing `path`; its refusals as ToolErrors."""
     from lispshell import project
 
-    given = args.get("dialect")
-    try:
-        given = resolve_dialect(given) if given else None
-    except ValueError as exc:
-        raise ToolError("BAD_INPUT", str(exc))
     startup: frozenset = frozenset()
     if writes.name_dialect(path, ctx.extra.get("extensions")) == "clojure":
         startup = project.startup_files(project.clojure_project(path.parent, ctx.root))
     try:
-        return writes.check(path, dialect=given, root=ctx.root,
+        return writes.check(path, root=ctx.root,
                             extensions=ctx.extra.get("extensions"), project_startup=startup)
     except writes.WriteRefused as exc:
         raise ToolError(exc.code, exc.message)
