@@ -69,10 +69,8 @@ SWJ = '(cl:symbol-value (cl:find-symbol "*SWJ*" "COMMON-LISP-USER"))'
 
 
 def _interrupt_until_done(session, future, deadline):
-    """Ctrl-C, again until the eval answers (an interrupt sent before the form runs is lost).
-    Each waits 5 s for the answer: a second interrupt sent while the first one's level is on
-    its way (a loaded machine) lands in another thread, and that thread's debugger is not
-    what is tested here."""
+    """Ctrl-C, again until the eval answers (one sent before lispshell sent the form is not
+    sent at all). Each waits 5 s for the answer: one level is what is tested here."""
     while not future.done():
         assert time.monotonic() < deadline, "the interrupt never landed"
         session.interrupt()
@@ -100,6 +98,37 @@ def test_a_form_resumed_over_swank_can_be_interrupted_again(tmp_path):
         assert session.eval("(+ 1 2)").values == ["3"]
     finally:
         srv.kill()            # a form still running there ends with its image
+        session.close()
+        pool.shutdown(wait=True)
+
+
+def test_ctrl_c_over_swank_lands_in_its_own_eval_even_before_the_eval_begins(tmp_path):
+    """Swank's own `(:emacs-interrupt t)` breaks into "the newest worker thread": before the
+    eval's thread begins (a loaded machine) that is another request's, or the REPL thread.
+    Here another request of the connection sleeps, and Ctrl-C comes the moment the eval is
+    sent: it must stop the eval, and no other thread's debugger may open."""
+    srv = Server("swank", tmp_path).start()
+    session = connect_session(srv.url, {})
+    pool = concurrent.futures.ThreadPoolExecutor(1)
+    try:
+        session._unwanted.add(session._rex("(cl:sleep 600)", "COMMON-LISP-USER"))
+        sent = session._rex
+
+        def rex_then_interrupt(form, package, thread=None):
+            rid = sent(form, package, thread)
+            if "swank-eval" in form:
+                session._send_interrupt()
+            return rid
+
+        session._rex = rex_then_interrupt
+        r = pool.submit(session.eval, "(loop (sleep 0.1))", keep_levels=True).result(120)
+        session._rex = sent
+        assert r.level == 1 and "Interrupt" in r.error.message, r
+        assert session.other_debuggers == [] and "another thread" not in r.output, r
+        session.top()
+        assert session.eval("(+ 1 2)").values == ["3"]
+    finally:
+        srv.kill()
         session.close()
         pool.shutdown(wait=True)
 

@@ -33,6 +33,7 @@ from __future__ import annotations
 import re
 import secrets
 import select
+import threading
 import time
 from pathlib import Path
 
@@ -136,7 +137,11 @@ class Session(Connection):
         self._current_thread: object = Symbol("t")
         self._interrupt_at: float | None = None
         self._running = False
+        self._request: str | None = None   # the id of the eval running at the top level
+        self._threaded = True
         self._next_id = 0
+        self._unwanted: set[int] = set()    # requests whose answers nobody waits for
+        self._id_lock = threading.Lock()
         self._notes: list[str] = []      # other threads' debuggers, not yet told
         self._returns: dict = {}         # answers to requests not waited for yet (a level's)
         self._sldb: list[dict] = []      # the levels kept: thread, Swank's level, pending rid
@@ -167,13 +172,19 @@ class Session(Connection):
                      f'(cl:load (cl:make-string-input-stream {string_literal(image_code("sbcl-loop.lisp"))})) '
                      f'(cl:load (cl:make-string-input-stream {string_literal(image_code("sbcl-debug.lisp"))})) '
                      f'(cl:load (cl:make-string-input-stream {string_literal(image_code("sbcl-swank.lisp"))})))) '
-                     '(cl:funcall (cl:find-symbol "PACKAGE-LABEL" "%LISPSHELL") cl:*package*))')
+                     '(cl:list (cl:funcall (cl:find-symbol "PACKAGE-LABEL" "%LISPSHELL") '
+                     'cl:*package*) (cl:typep (cl:symbol-value (cl:find-symbol '
+                     '"*EMACS-CONNECTION*" "SWANK")) (cl:find-symbol "MULTITHREADED-CONNECTION" '
+                     '"SWANK"))))')
             rid = self._rex(setup, "COMMON-LISP-USER")
             ok, value = self._wait_return(rid, deadline)
-            if not ok or not isinstance(value, str):
+            if not ok or not isinstance(value, list) or not isinstance(value[0], str):
                 raise ConnectError(f"{self.url}: the Swank server could not load lispshell's "
                                    f"helpers: {value}")
-            self.package = value
+            self.package = value[0]
+            # One thread serving everything (:fd-handler, :sigio): no thread is free to run
+            # interrupt-request while an eval runs, so Ctrl-C goes as Swank's own interrupt.
+            self._threaded = not _nil(value[1])
         except ConnectError:
             self._drop()
             raise
@@ -218,10 +229,12 @@ class Session(Connection):
                 raise Lost(exc.strerror or str(exc)) from None
 
     def _rex(self, form: str, package: str, thread: object = None) -> int:
-        self._next_id += 1
         thread = self._thread_text(Symbol("t") if thread is None else thread)
-        self._send_raw(f"(:emacs-rex {form} {string_literal(package)} {thread} {self._next_id})")
-        return self._next_id
+        with self._id_lock:          # Ctrl-C's interrupt is sent from another thread
+            self._next_id += 1
+            rid = self._next_id
+        self._send_raw(f"(:emacs-rex {form} {string_literal(package)} {thread} {rid})")
+        return rid
 
     @staticmethod
     def _thread_text(thread) -> str:
@@ -333,6 +346,9 @@ class Session(Connection):
     def _keep_return(self, m) -> None:
         """An answer to a request nobody waits for now: a level's pending eval, read while
         something else was asked, is taken from here when its level ends."""
+        if m[-1] in self._unwanted:
+            self._unwanted.discard(m[-1])
+            return
         pending = {lv["rid"] for lv in self._sldb}
         if m[-1] in pending or len(self._returns) < 64:
             self._returns[m[-1]] = self._outcome(m)
@@ -340,6 +356,7 @@ class Session(Connection):
     # -- eval ---------------------------------------------------------------------------------
     def _eval_ended(self) -> None:
         self._running = False
+        self._request = None
 
     def _eval_locked(self, code, timeout, answer, history, value_cap, started) -> EvalResult:
         keep = self._keep_levels and history
@@ -349,6 +366,7 @@ class Session(Connection):
                 f"{'t' if keep else 'nil'} {string_literal(request)})")
         # At a level, the form goes to the thread waiting in it: it runs inside the error.
         thread = self._sldb[-1]["thread"] if self._sldb else None
+        self._request = request
         rid = self._rex(form, self.package or "COMMON-LISP-USER", thread)
         self._running = True
         deadline = None if timeout is None else started + timeout
@@ -716,10 +734,17 @@ class Session(Connection):
     def _send_interrupt(self) -> None:
         if self._interrupt_at is None:
             self._interrupt_at = time.monotonic()
-        # t: the connection's newest worker thread; at a level, the thread waiting in it
-        thread = self._thread_text(self._sldb[-1]["thread"]) if self._sldb else "t"
         try:
-            self._send_raw(f"(:emacs-interrupt {thread})")
+            if self._sldb:       # at a level, the thread waiting in it runs what is sent
+                self._send_raw(f"(:emacs-interrupt {self._thread_text(self._sldb[-1]['thread'])})")
+            elif self._threaded and self._request is not None:
+                # Never Swank's `t` ("the newest worker thread"): before the request's thread
+                # begins, or beside another eval's, that is someone else's thread.
+                self._unwanted.add(self._rex(
+                    f"(%lispshell::interrupt-request {string_literal(self._request)})",
+                    "COMMON-LISP-USER"))
+            else:
+                self._send_raw("(:emacs-interrupt t)")
         except Lost:
             pass
 

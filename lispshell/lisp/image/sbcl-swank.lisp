@@ -92,6 +92,40 @@
 
 (defun swank-request () *swank-request*)
 
+;;; Ctrl-C names the request to interrupt, never "Swank's newest worker thread": that one may
+;;; be another eval's, or none yet when the request has not begun (a loaded machine), and
+;;; Swank then breaks into its REPL thread. An interrupt that arrives before its request began
+;;; waits here and breaks in as the request begins.
+(defvar *request-lock* (sb-thread:make-mutex :name "lispshell requests"))
+(defvar *request-threads* '() "(request . thread) for each lispshell request running.")
+(defvar *interrupt-pending* nil "A request interrupted before it began.")
+
+(defun swank-break ()
+  (funcall (find-symbol "INVOKE-OR-QUEUE-INTERRUPT" "SWANK")
+           (symbol-function (find-symbol "SIMPLE-BREAK" "SWANK"))))
+
+(defun interrupt-request (request)
+  "Break into REQUEST's thread as Swank's :emacs-interrupt would; T if it was running."
+  (let ((thread (sb-thread:with-mutex (*request-lock*)
+                  (or (cdr (assoc request *request-threads* :test #'equal))
+                      (progn (setf *interrupt-pending* request) nil)))))
+    (when thread
+      (funcall (find-symbol "QUEUE-THREAD-INTERRUPT" "SWANK") thread
+               (symbol-function (find-symbol "SIMPLE-BREAK" "SWANK")))
+      t)))
+
+(defun call-as-request (request function)
+  (let ((entry (cons request sb-thread:*current-thread*)) (pending nil))
+    (sb-thread:with-mutex (*request-lock*)
+      (push entry *request-threads*)
+      (when (and request (equal *interrupt-pending* request))
+        (setf *interrupt-pending* nil pending t)))
+    (unwind-protect
+         (progn (when pending (swank-break))
+                (funcall function))
+      (sb-thread:with-mutex (*request-lock*)
+        (setf *request-threads* (delete entry *request-threads*))))))
+
 (defun swank-eval (code package-name history value-cap &optional debug request)
   "CODE's forms evaluated in PACKAGE-NAME. An error comes back as its type, message and
    frames: (package :values value...) or (package :error type message frame...); with DEBUG
@@ -111,7 +145,8 @@
                                  (unless (and debug (typep c 'error))
                                    (throw 'abort-eval (cons :error (describe-condition c)))))))
                 (cons :values (mapcar (lambda (v) (capped-value v value-cap))
-                                      (eval-forms code history)))))))
+                                      (call-as-request
+                                       request (lambda () (eval-forms code history)))))))))
       (ignore-errors (finish-output out))
       (list* (package-label *package*)
              (if (eq (first result) :error)
