@@ -41,7 +41,7 @@ from dataclasses import dataclass, field
 from functools import lru_cache, partial
 from typing import NamedTuple
 
-from lispshell.syntax import shapes
+from lispshell.syntax import rules, shapes
 from lispshell.syntax.dialects import CL, CLOJURE, SCHEME, delimiter_chars
 from lispshell.syntax.lexer import tokenize
 
@@ -95,9 +95,21 @@ class Judged(NamedTuple):
 class Verdict:
     level: str
     edits: list
-    why: str
+    rule: str                # the code of the rule that decided it (lispshell/syntax/rules.py)
+    trace: tuple = ()        # the rules that fired, in order (rules.Step), the deciding one too
     rivals: list = field(default_factory=list)     # other edit lists that fit as well
-    rule: str = ""           # the code of the rule that decided it (lispshell/syntax/rules.py)
+
+    @property
+    def why(self) -> str:
+        return rules.why(self.trace)
+
+
+def decided(level: str, edits: list, rule: str, detail: str = "", rivals=(),
+             before=(), after=()) -> Verdict:
+    """A verdict decided by `rule` (naming `detail`), after the steps `before` and followed
+    by the tie-breaks `after` (rules.Step each)."""
+    return Verdict(level, edits, rule, (*before, rules.Step(rule, detail), *after),
+                   list(rivals))
 
 
 def apply_edits(text: str, edits: list[dict]) -> str:
@@ -1049,13 +1061,13 @@ def weigh(text: str, chunk: list, edits: list, dialect: str) -> Verdict:
     """The level of a repair (`edits` against `text`) of one chunk (see the module doc)."""
     edits = [dict(e) for e in edits]
     if len(edits) > MAX_EDITS or len(chunk) > MAX_TOKENS:
-        return Verdict(GUESS, edits, "too much to weigh", rule="G01")
+        return decided(GUESS, edits, "G01")
     vt = virtual(text, chunk, edits)
     best = judge(vt)
     if not edits:
-        return Verdict(CERTAIN, edits, "nothing to repair", rule="C00")
+        return decided(CERTAIN, edits, "C00")
     if not best.reads:
-        return Verdict(GUESS, edits, "no repair found that reads", rule="G02")
+        return decided(GUESS, edits, "G02")
     closers = delimiter_chars(dialect)[1::2]          # ")", ")]" or ")]}"
     only = len(edits) == 1 and _no_rival(text, chunk, edits[0], best, closers)
     # The only one-edit repair that reads is still no repair when it leaves a form no program
@@ -1063,8 +1075,9 @@ def weigh(text: str, chunk: list, edits: list, dialect: str) -> Verdict:
     # do not overrule it: a local may shadow a function's name.
     problems = shape_problems(text, vt, dialect, _edit_points(vt, edits), counts=not only)
     if only and not problems:
-        return Verdict(CERTAIN, edits, "no other one-edit repair reads", rule="C01")
+        return decided(CERTAIN, edits, "C01")
     if problems:
+        shape = (rules.Step("G06", problems[0]),)     # the first step of every shape rule
         better, rivals = _reshape(text, chunk, edits, best, dialect, closers)
         if better is not edits and not rivals[1:] and not best.disagreements and \
                 not judge(virtual(text, chunk, better)).disagreements and \
@@ -1081,11 +1094,11 @@ def weigh(text: str, chunk: list, edits: list, dialect: str) -> Verdict:
             alike = _alike_lines(text, chunk, better, _same_line_moves(
                 text, chunk, better, best, dialect, closers))
             if alike is not None:
-                return Verdict(GUESS, alike, f"form shape: {problems[0]}; the lines before "
-                               "it, written alike, choose another", [better, edits], rule="G03")
+                return decided(GUESS, alike, "G03", "choose another", [better, edits],
+                                before=shape)
             if _alike_lines(text, chunk, better, [edits]) is not None:
-                return Verdict(GUESS, better, f"form shape: {problems[0]}; the indentation's "
-                               "placement is written like the lines before it", [edits], rule="G03")
+                return decided(GUESS, better, "G03", "are written like the indentation's "
+                                "placement", [edits], before=shape)
             # nor one that leaves an `if` without the else a second closer moved on the line
             # gives it (`(if (not (list? lst) (list lst lst`: `(list lst) lst`), not right
             # after an operator (`(if (member) 'fubar ...)`)
@@ -1095,12 +1108,8 @@ def weigh(text: str, chunk: list, edits: list, dialect: str) -> Verdict:
                     text, chunk, better, judge(virtual(text, chunk, better)), dialect, closers)
                 if not any(e["start"] in heads for e in trial if e not in better)])
             if fuller is not None:
-                return Verdict(GUESS, fuller, f"form shape: {problems[0]}; a second closer "
-                               "moved on the line gives an `if` its else, which it has far "
-                               "more often than not", [better, edits], rule="G04")
-            return Verdict(LIKELY, better, f"the shapes decide: the indentation's placement "
-                           f"breaks one ({problems[0]}), and so does every other place on the "
-                           "line but this one", [edits], rule="L02")
+                return decided(GUESS, fuller, "G04", rivals=[better, edits], before=shape)
+            return decided(LIKELY, better, "L02", problems[0], [edits])
         if better is not edits and _library_broken(text, chunk, better, dialect):
             # the one move breaks the library's counts: closers moved together may keep
             # them (`(prewalk (fn [x] (if (seq? x) (macroexpand x) x)) form)`, two after the
@@ -1108,13 +1117,11 @@ def weigh(text: str, chunk: list, edits: list, dialect: str) -> Verdict:
             for n in (2, 3):
                 for trial in _to_one_place(text, chunk, edits, best, dialect, n=n):
                     if not _library_broken(text, chunk, trial, dialect):
-                        return Verdict(GUESS, trial, f"form shape: {problems[0]}; the "
-                                       "library's argument counts choose closers moved "
-                                       "together", [better] + rivals[:2], rule="G05")
-        return Verdict(GUESS, better, f"form shape: {problems[0]}", rivals, rule="G06")
+                        return decided(GUESS, trial, "G05", rivals=[better] + rivals[:2],
+                                        before=shape)
+        return decided(GUESS, better, "G06", problems[0], rivals)
     if not all(in_trail(text, chunk, e) for e in edits):
-        return Verdict(GUESS, edits, "a closer in the middle of a line: indentation cannot "
-                       "place it", rule="G07")
+        return decided(GUESS, edits, "G07")
     if best.disagreements:
         if _stray_end(chunk, edits):
             return _weigh_stray_end(text, chunk, edits, best, dialect)
@@ -1122,91 +1129,86 @@ def weigh(text: str, chunk: list, edits: list, dialect: str) -> Verdict:
         if spaced and not _blank_before_closer(text, edits) and \
                 not _inner_blanks(text, chunk, edits):
             # the form is loosely indented, but the space still says where a closer was
-            return Verdict(GUESS, spaced[0], "the result disagrees with the indentation; a "
-                           "space after an opener: the closer dropped there",
-                           [edits] + spaced[1:], rule="G08")
+            return decided(GUESS, spaced[0], "G08", rivals=[edits] + spaced[1:],
+                            after=(rules.Step("L03"),))
         # a loosely indented form says nothing of a tie on its last line: what the calls
         # mean still may (`(run-test (sxpath '(@ name) tree expected` under a misindented
         # line)
-        why = "the result disagrees with the indentation"
+        loose = (rules.Step("G08"),)
         ties, after_heads, pairs = _open_tail_ties(text, chunk, edits, best, dialect, closers)
-        return _break_tie(text, chunk, edits, ties, after_heads, pairs, dialect, why) \
-            if ties or after_heads or pairs else Verdict(GUESS, edits, why, rule="G08")
+        return _break_tie(text, chunk, edits, ties, after_heads, pairs, dialect, loose) \
+            if ties or after_heads or pairs else decided(GUESS, edits, "G08")
     rivals = _trail_rivals(text, chunk, edits, best, dialect, closers)
     if rivals:
-        return Verdict(GUESS, edits, "another placement fits the indentation as well", rivals, rule="G09")
+        return decided(GUESS, edits, "G09", rivals=rivals)
     spaced = _same_line_moves(text, chunk, edits, best, dialect, closers, after_opener=True)
     if spaced and (_blank_before_closer(text, edits) or _inner_blanks(text, chunk, edits)):
         # `#{ :a :b }`: a blank after the opener and one before the closer, the line end
-        return Verdict(GUESS, edits, "a space after an opener, and the author writes blanks "
-                       "inside lists elsewhere too (before a closer, after another opener)",
-                       spaced, rule="G10")
+        return decided(GUESS, edits, "G10", rivals=spaced)
     if spaced:
         # `(fn [ body` reads as `(fn [body])` too, but the space says where the closer was
         level = LIKELY if len(spaced) == 1 and _shapes_decide(text, chunk, spaced[0], dialect,
                                                               closers) else GUESS
-        return Verdict(level, spaced[0], "a space after an opener: the closer dropped there",
-                       [edits] + spaced[1:], rule="L03")
+        return decided(level, spaced[0], "L03", rivals=[edits] + spaced[1:])
     ties, after_heads, pairs = _open_tail_ties(text, chunk, edits, best, dialect, closers)
     if ties:
-        return _break_tie(text, chunk, edits, ties, after_heads, pairs, dialect,
-                          "the closers after the last one left are all missing, and one of "
-                          "them may have stood earlier on its line: that reads, agrees with "
-                          "the indentation and keeps every shape as well")
+        return _break_tie(text, chunk, edits, ties, after_heads, pairs, dialect)
     if after_heads or pairs:
         # no tie, but the library calls an operator with nothing where the line end gives it
         # arguments: `(value (missing-arg :type t` in a defstruct is `(value (missing-arg)
         # :type t)` as likely as not (the text may define its own missing-arg); or two
         # closers mid-line give calls the counts the text's others have
-        why = "the closers after the last one left are all missing, and the indentation " \
-            "places them at the line's end"
-        chosen, why = _choose(text, chunk, edits, [], after_heads, pairs, dialect, why)
+        chosen, chose = _choose(text, chunk, edits, [], after_heads, pairs, dialect)
         if chosen is not edits:
-            return Verdict(GUESS, chosen, why, [edits], rule="G12")
+            return decided(GUESS, chosen, "G12", rivals=[edits], after=chose)
     if same_line_rivals(text, chunk, edits, dialect):
         # the same level, but another rule: a closer could as well have stood mid-line on
         # its line (a closer dropped mid-line reads the same). `check --fix=likely` writes
         # it; what writes unattended (the hook, the form tools) asks more (rules.UNATTENDED)
-        return Verdict(LIKELY, edits, "the indentation decides, though a place mid-line on "
-                       "the same line fits as well", rule="L06")
-    return Verdict(LIKELY, edits, "the indentation decides", rule="L01")
+        return decided(LIKELY, edits, "L06")
+    return decided(LIKELY, edits, "L01")
 
 
-def _break_tie(text, chunk, edits, ties, after_heads, pairs, dialect, why) -> Verdict:
+def _break_tie(text, chunk, edits, ties, after_heads, pairs, dialect, before=()) -> Verdict:
     """A guess among `edits` and its ties on its last line (`_open_tail_ties`), the one
     `_choose` chooses."""
-    chosen, why = _choose(text, chunk, edits, ties, after_heads, pairs, dialect, why)
-    return Verdict(GUESS, chosen, why, [t for t in [edits] + ties if t is not chosen][:3], rule="G11")
+    chosen, chose = _choose(text, chunk, edits, ties, after_heads, pairs, dialect)
+    return decided(GUESS, chosen, "G11", rivals=[t for t in [edits] + ties
+                                                  if t is not chosen][:3],
+                    before=before, after=chose)
 
 
-def _choose(text, chunk, edits, ties, after_heads, pairs, dialect, why):
-    """(repair, why) among `edits`, its ties and the weaker candidates of
-    `_open_tail_ties`: the one the library's argument counts choose (a closer right after an
-    operator the library calls with nothing among them: `(missing-arg) :type list`), else
-    the one shaped like the lines before it (`_sibling_tie_break`), else the one the text's
-    other calls choose (two closers moved to one place among them, not a call of nothing),
-    else `edits`."""
-    chosen, why = _library_tie_break(text, chunk, edits, ties + after_heads + pairs,
-                                     dialect, why)
-    if chosen is edits and dialect == CL:
-        chosen, why = _keyword_tie_break(text, chunk, edits, ties + pairs, dialect, why)
-    if chosen is edits and dialect == CL:
-        chosen, why = _stream_tie_break(text, chunk, edits, ties + pairs, why)
-    if chosen is edits:
-        chosen, why = _rest_tie_break(text, chunk, edits, ties + pairs, dialect, why)
-    if chosen is edits:
-        chosen, why = _sibling_tie_break(text, chunk, edits, ties + after_heads + pairs, why)
-    if chosen is edits:
-        chosen, why = _kin_tie_break(text, chunk, edits, ties + after_heads + pairs, dialect,
-                                     why)
-    if chosen is edits and (ties or pairs):
-        chosen, why = _usage_tie_break(text, chunk, edits, ties + pairs, dialect, why,
-                                       weak=pairs)
-    if chosen is edits:
-        chosen, why = _else_tie_break(text, chunk, edits, ties + after_heads + pairs, why)
-    if chosen is edits:
-        chosen, why = _fold_tie_break(text, chunk, edits, ties + pairs, dialect, why)
-    return chosen, why
+def _choose(text, chunk, edits, ties, after_heads, pairs, dialect):
+    """(repair, the tie-break steps that chose it) among `edits`, its ties and the weaker
+    candidates of `_open_tail_ties`: the tie-break rules T01-T09 (rules.py) in that order,
+    each given the candidates it weighs; the first that prefers one over `edits` decides
+    (its step is returned, () when none does and `edits` stands). T01 the library's
+    argument counts (a closer right after an operator the library calls with nothing among
+    them: `(missing-arg) :type list`), T02 and T03 CL's standard keywords and printers'
+    streams, T04 `apply`'s rest list, T05 the lines before it, T06 the file's forms of its
+    kind, T07 the text's other calls (two closers moved to one place among them, not a call
+    of nothing; only with ties or pairs), T08 an `if`'s else, T09 a fold's two arguments."""
+    everyone = ties + after_heads + pairs
+    breaks = (
+        ("T01", lambda: _library_tie_break(text, chunk, edits, everyone, dialect)),
+        ("T02", lambda: dialect == CL and _keyword_tie_break(text, chunk, edits,
+                                                              ties + pairs, dialect)),
+        ("T03", lambda: dialect == CL and _stream_tie_break(text, chunk, edits, ties + pairs)),
+        ("T04", lambda: _rest_tie_break(text, chunk, edits, ties + pairs, dialect)),
+        ("T05", lambda: _sibling_tie_break(text, chunk, edits, everyone)),
+        ("T06", lambda: _kin_tie_break(text, chunk, edits, everyone, dialect)),
+        ("T07", lambda: bool(ties or pairs) and _usage_tie_break(text, chunk, edits,
+                                                                 ties + pairs, dialect,
+                                                                 weak=pairs)),
+        ("T08", lambda: _else_tie_break(text, chunk, edits, everyone)),
+        ("T09", lambda: _fold_tie_break(text, chunk, edits, ties + pairs, dialect)),
+    )
+    for code, tie_break in breaks:
+        found = tie_break()
+        if found:
+            chosen, detail = found
+            return chosen, (rules.Step(code, detail),)
+    return edits, ()
 
 
 def _full_ifs(text, chunk, trial) -> int:
@@ -1254,12 +1256,10 @@ def _nearest_over(trials: list, score, mine) -> list | None:
     return min(better, key=_nearness) if better else None
 
 
-def _else_tie_break(text, chunk, edits, others, why):
-    """Among repairs that tie, the one `_with_else` chooses."""
+def _else_tie_break(text, chunk, edits, others):
+    """T08: among repairs that tie, the one `_with_else` chooses, else None."""
     chosen = _with_else(text, chunk, edits, others)
-    if chosen is None:
-        return edits, why
-    return chosen, f"{why}; an `if` has an else far more often than not"
+    return None if chosen is None else (chosen, "")
 
 
 # Operators that fold their arguments, legal with one (`(/ x)` is x's reciprocal, `(logand x)`
@@ -1276,8 +1276,8 @@ def _folds_of_one(text: str, vt: list[_V], dialect: str) -> int:
                for head, *args in _closed_lists(text, vt))
 
 
-def _fold_tie_break(text, chunk, edits, others, dialect, why):
-    """Among repairs that tie, the nearest one that gives a folding operator (`logand`, `/`)
+def _fold_tie_break(text, chunk, edits, others, dialect):
+    """T09: among repairs that tie, the nearest one that gives a folding operator (`logand`, `/`)
     two arguments or more where the indentation's placement gives it one (`(logand
     (elf-symbol-info sym #xf` is `(logand (elf-symbol-info sym) #xf)`). Not a shape: SBCL
     and Guile write `(logior fop-list-base-opcode)` six times, `(/ x)` for a reciprocal."""
@@ -1287,9 +1287,7 @@ def _fold_tie_break(text, chunk, edits, others, dialect, why):
     mine = folds(edits)
     # none to mend: the ties are not walked
     chosen = _nearest_over(others, lambda trial: -folds(trial), -mine) if mine else None
-    if chosen is None:
-        return edits, why
-    return chosen, f"{why}; a fold takes two arguments or more"
+    return None if chosen is None else (chosen, "")
 
 
 def _library_broken(text, chunk, trial, dialect) -> list:
@@ -1298,8 +1296,8 @@ def _library_broken(text, chunk, trial, dialect) -> list:
     return shape_problems(text, vt, dialect, _edit_points(vt, trial), library=True)
 
 
-def _library_tie_break(text, chunk, edits, ties, dialect, why):
-    """Among repairs that tie, one that keeps the argument counts of the library
+def _library_tie_break(text, chunk, edits, ties, dialect):
+    """T01: among repairs that tie, one that keeps the argument counts of the library
     (`shapes.library_arity`: `(sxpath '(@ name) tree expected)` calls (sxml xpath)'s sxpath,
     which takes one, with three; `(OutputStreamWriter. os enc opts)` a constructor that takes
     two at most) over the indentation's placement when that breaks them. Still a guess: the
@@ -1308,9 +1306,8 @@ def _library_tie_break(text, chunk, edits, ties, dialect, why):
     if problems:
         for trial in ties:
             if not _library_broken(text, chunk, trial, dialect):
-                return trial, f"{why}; the library's argument counts choose another " \
-                              f"({problems[0]})"
-    return edits, why
+                return trial, problems[0]
+    return None
 
 
 def _closed_lists(text: str, vt: list[_V]):
@@ -1367,62 +1364,62 @@ def _handed(text: str, vt: list[_V], takers: dict, named) -> tuple[int, int]:
     return given, stray
 
 
-def _handing_tie_break(text, chunk, edits, ties, why, takers, named, reason):
+def _handing_tie_break(text, chunk, edits, ties, takers, named):
     """Among repairs that tie, the one that hands an operator of `takers` the variable it
-    takes (`_handed`) where the indentation's placement hands it to another list."""
+    takes (`_handed`) where the indentation's placement hands it to another list; else
+    None."""
     base, stray = _handed(text, virtual(text, chunk, edits), takers, named)
     if not stray:
-        return edits, why
+        return None
     chosen = []
     for trial in ties:
         given, left = _handed(text, virtual(text, chunk, trial), takers, named)
         if given > base and left < stray:
             chosen.append(trial)
-    return (chosen[0], f"{why}; {reason}") if len(chosen) == 1 else (edits, why)
+    return (chosen[0], "") if len(chosen) == 1 else None
 
 
-def _stream_tie_break(text, chunk, edits, ties, why):
-    """A CL printer takes the stream the indentation's placement gives to another call: a
+def _stream_tie_break(text, chunk, edits, ties):
+    """T03: a CL printer takes the stream the indentation's placement gives to another call: a
     function that takes a stream prints to it (`(princ (reconstruct-s-immediate value)
     stream)` in a printer `(value stream dstate)`, not `(princ (reconstruct-s-immediate value
     stream))`)."""
-    return _handing_tie_break(text, chunk, edits, ties, why, _STREAM_AT,
-                              lambda name: "stream" in name, "a printer takes the stream")
+    return _handing_tie_break(text, chunk, edits, ties, _STREAM_AT,
+                              lambda name: "stream" in name)
 
 
-def _rest_tie_break(text, chunk, edits, ties, dialect, why):
-    """`apply` takes last the rest parameter the indentation's placement gives to another
+def _rest_tie_break(text, chunk, edits, ties, dialect):
+    """T04: `apply` takes last the rest parameter the indentation's placement gives to another
     call last: arguments gathered into a list are handed on as one (`(apply #'make-instance
     (find-class class) initargs)` in a method of `(class &rest initargs)`)."""
     words = _REST_WORDS[dialect]
     rest = {text[b.start:b.end].lower() for a, b in zip(chunk, chunk[1:])
             if b.code == "a" and text[a.start:a.end].lower() in words}
     if not rest:
-        return edits, why
-    return _handing_tie_break(text, chunk, edits, ties, why, {"apply": -1},
-                              rest.__contains__, "apply takes the rest list last")
+        return None
+    return _handing_tie_break(text, chunk, edits, ties, {"apply": -1}, rest.__contains__)
 
 
-def _keyword_tie_break(text, chunk, edits, ties, dialect, why):
-    """Among repairs that tie, the one that gives a standard function the keyword arguments
+def _keyword_tie_break(text, chunk, edits, ties, dialect):
+    """T02: among repairs that tie, the one that gives a standard function the keyword arguments
     it takes, which the indentation's placement gives to an operator nothing here knows:
     `(position type (generic-function-encapsulations gf) :key #'car)`, not `(position type
     (generic-function-encapsulations gf :key #'car))`. Still a guess: the text's own
     function may take :key too."""
     base, stray = _standard_keywords_given(text, virtual(text, chunk, edits), dialect)
     if not stray:
-        return edits, why
+        return None
     scored = [(_standard_keywords_given(text, virtual(text, chunk, trial), dialect)[0], trial)
               for trial in ties]
     best = max((n for n, _ in scored), default=0)
     chosen = [trial for n, trial in scored if n == best]
     if best > base and len(chosen) == 1:
-        return chosen[0], f"{why}; the standard function takes the keyword arguments"
-    return edits, why
+        return chosen[0], ""
+    return None
 
 
-def _usage_tie_break(text, chunk, edits, ties, dialect, why, weak=()):
-    """Among repairs that tie, the one whose calls take the argument counts the text's other
+def _usage_tie_break(text, chunk, edits, ties, dialect, weak=()):
+    """T07: among repairs that tie, the one whose calls take the argument counts the text's other
     calls of the same functions take, when it agrees with them more often than the
     indentation's placement does: `(edge graph comb (combination-fun comb) "label" "fun")` on
     the line before says `(edge graph comb (combination-args comb "label" "args"` lost a
@@ -1433,7 +1430,7 @@ def _usage_tie_break(text, chunk, edits, ties, dialect, why, weak=()):
     `(deref-future ref timeout-ms timeout-val)`, and transducers' arities call `(f)`, `(f
     ret)` and `(f ret x)`."""
     if _several_arities(text, chunk, dialect):
-        return edits, why
+        return None
     seen = text_calls(text, dialect)
     start, end = chunk[0].start, chunk_end(text, chunk)
     damaged = text_calls(text[start:end], dialect).uses       # the lists it closes already
@@ -1467,9 +1464,7 @@ def _usage_tie_break(text, chunk, edits, ties, dialect, why, weak=()):
     scored = [(agreement(trial), -i, trial) for i, trial in enumerate([edits] + ties)
               if not (any(trial is t for t in weak) and _clojure_arities(chunk, dialect))]
     best, _, chosen = max(scored, key=lambda s: s[:2])
-    if chosen is not edits:
-        return chosen, f"{why}; the text's other calls choose another"
-    return edits, why
+    return None if chosen is edits else (chosen, "")
 
 
 def line_shape(vt: list[_V], line: int, top: bool = False) -> tuple | None:
@@ -1542,16 +1537,14 @@ def _siblings(vt: list[_V], line: int, most: int = _SIBLINGS) -> list[int]:
     return found
 
 
-def _sibling_tie_break(text, chunk, edits, ties, why):
-    """Among repairs that tie, the one whose line is shaped like the lines right before it in
+def _sibling_tie_break(text, chunk, edits, ties):
+    """T05: among repairs that tie, the one whose line is shaped like the lines right before it in
     the same list, when the indentation's placement is shaped like none: rows of a table, the
     clauses of a macro, the fields of an instruction format are written alike (`(rn :fields
     (list (byte 5 5) (byte 5 16)) :type 'simd-copy-reg)` on the line before says where
     `(rd :fields (list (byte 1 30) (byte 5 0 :type 'sized-reg` lost its closers)."""
     chosen = _alike_lines(text, chunk, edits, ties)
-    if chosen is not None:
-        return chosen, f"{why}; the lines before it, written alike, choose another"
-    return edits, why
+    return None if chosen is None else (chosen, "")
 
 
 class _L(NamedTuple):
@@ -1595,19 +1588,19 @@ def _last_line_shapes(text: str, dialect: str) -> dict:
     return out
 
 
-def _kin_tie_break(text, chunk, edits, ties, dialect, why):
-    """Among repairs that tie on the form's last line, the one whose last line is shaped like
+def _kin_tie_break(text, chunk, edits, ties, dialect):
+    """T06: among repairs that tie on the form's last line, the one whose last line is shaped like
     the last lines of the file's other forms with its operator, when the indentation's
     placement is shaped like none of them: a family of definitions is written alike
     (`(define-syntax-rule (if>? arg ...)\n  (compare:if-rel? (1) (-1 0) arg ...))` beside
     `(compare:if-rel? (-1) (0 1) arg ...))` in SRFI 67's compare.scm)."""
     if chunk[0].col != 0 or len(chunk) < 2 or chunk[1].code not in "axA":
-        return edits, why
+        return None
     head = text[chunk[1].start:chunk[1].end]
     kin = [shape for start, (h, shape) in _last_line_shapes(text, dialect).items()
            if h == head and start != chunk[0].start and shape]
     if len(kin) < 2:
-        return edits, why
+        return None
     last = max(v.line for v in virtual(text, chunk, []))
 
     def alike(trial) -> int:
@@ -1615,14 +1608,11 @@ def _kin_tie_break(text, chunk, edits, ties, dialect, why):
         return sum(shape == mine for shape in kin) if mine and telling(mine) else 0
 
     if alike(edits):
-        return edits, why
+        return None
     scored = [(alike(trial), trial) for trial in ties]
     best = max((n for n, _ in scored), default=0)
     chosen = [trial for n, trial in scored if n == best]
-    if best >= 2 and len(chosen) == 1:
-        return chosen[0], f"{why}; the file's other forms of its kind, written alike, " \
-                          "choose another"
-    return edits, why
+    return (chosen[0], "") if best >= 2 and len(chosen) == 1 else None
 
 
 def _alike_lines(text, chunk, edits, others) -> list | None:
@@ -1861,7 +1851,7 @@ def _weigh_stray_end(text, chunk, edits, best: Judged, dialect) -> Verdict:
     closes), or moving the closer at the end to a line end where a line after it says a form
     closes (a closer dropped there, and one too many written at the end)."""
     if len(edits) != 1:
-        return Verdict(GUESS, edits, "the result disagrees with the indentation", rule="G08")
+        return decided(GUESS, edits, "G08")
     k = len(chunk)
     while k and chunk[k - 1].code in ")]}":
         k -= 1
@@ -1880,7 +1870,7 @@ def _weigh_stray_end(text, chunk, edits, best: Judged, dialect) -> Verdict:
                           for p in _trail_spots(text, chunk, line - 1, after_opener=False)
                           for ch in closers)
     if len(trials) > MAX_CHECKS:
-        return Verdict(GUESS, edits, "the result disagrees with the indentation", rule="G08")
+        return decided(GUESS, edits, "G08")
     rivals = []
     for trial in trials:
         trial = sorted(trial, key=lambda x: (x["start"], x["end"]))
@@ -1888,10 +1878,8 @@ def _weigh_stray_end(text, chunk, edits, best: Judged, dialect) -> Verdict:
                  max_bad=best.disagreements - 1) is not None:
             rivals.append(trial)
     if rivals:
-        return Verdict(GUESS, edits, "the closer one too many may be an earlier one: "
-                       "removing that agrees better with the indentation", rivals[:3], rule="G13")
-    return Verdict(LIKELY, edits, "a closer after a complete form; no other removal agrees "
-                   "better with the indentation", rule="L04")
+        return decided(GUESS, edits, "G13", rivals=rivals[:3])
+    return decided(LIKELY, edits, "L04")
 
 
 def _fits(text, chunk, trial, best: Judged, dialect, *, max_bad: int = 0, shape=True):

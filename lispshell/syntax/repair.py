@@ -4,6 +4,7 @@ Stable API:
 
     r = repair(text, dialect)          # a `Repair`
     r.text, r.edits, r.level           # level: "certain" | "likely" | "guess"
+    r.rule, r.trace, r.why             # the deciding rule, the rules that fired, their reason
     r.rivals                           # for a guess: other edit lists that fit as well
     describe_edits(text, r.edits)      # each edit as line:column and the closer added/removed
 
@@ -57,9 +58,14 @@ class Repair:
     text: str
     edits: list
     level: str
-    why: str = ""                 # one line: what decided the level
-    rivals: list = field(default_factory=list)   # guess: other edit lists that fit as well
     rule: str = ""                # the deciding rule's code (lispshell/syntax/rules.py)
+    trace: tuple = ()             # the rules that fired, in order (rules.Step), `rule` too
+    rivals: list = field(default_factory=list)   # guess: other edit lists that fit as well
+
+    @property
+    def why(self) -> str:
+        """One line: what decided the level, derived from the trace (`rules.why`)."""
+        return rules.why(self.trace)
 
     @property
     def confident(self) -> bool:
@@ -132,7 +138,13 @@ class _Outcome:
     ambiguous: bool = False     # some edit had a equally good alternative position
 
 
-TOO_MANY = "too many delimiter problems to repair"
+TOO_MANY = rules.TOO_MANY
+
+
+def _decided(text: str, edits: list, level: str, rule: str, detail: str = "",
+             rivals=(), before=()) -> Repair:
+    """A repair `rule` decided (naming `detail`), after the steps `before`."""
+    return Repair(text, edits, level, rule, (*before, rules.Step(rule, detail)), list(rivals))
 
 
 def repair(text: str, dialect: str, *, arity=None) -> Repair:
@@ -150,26 +162,26 @@ def repair(text: str, dialect: str, *, arity=None) -> Repair:
         evidence.IMAGE_ARITY.reset(token)
     if found.rule in rules.DISABLED and found.level in rules.WRITES and found.edits:
         # a rule turned off (bench/repair_corpus.py --disable) writes nothing unattended
-        return dataclasses.replace(found, level=GUESS, why=f"{found.why} (rule {found.rule} "
-                                   "is disabled)")
+        return dataclasses.replace(found, level=GUESS,
+                                   trace=(*found.trace, rules.Step("off", found.rule)))
     return found
 
 
 def _repair(text: str, dialect: str) -> Repair:
     reading = read(text, dialect)
     if reading.ok:
-        return Repair(text, [], CERTAIN, "the text reads", rule="C00")
+        return _decided(text, [], CERTAIN, "C00")
     codes = {p.code for p in reading.problems}
     if "UNTERMINATED_STRING" in codes and codes <= {"UNTERMINATED_STRING", "UNCLOSED"}:
         closed = _close_string(text, dialect, reading)
         if closed is not None:
             return closed
     if any(p.code not in _DELIMITER_PROBLEMS for p in reading.problems):
-        return Repair(text, [], GUESS, "not a delimiter problem", rule="G14")
+        return _decided(text, [], GUESS, "G14")
     n = limits.stray_closers(reading.tokens)
     if n > limits.MAX_UNMATCHED:
-        return Repair(text, [], GUESS, f"{TOO_MANY} ({n:,} closers that close nothing, over the "
-                      f"limit of {limits.MAX_UNMATCHED:,}): fix the first ones and repair again", rule="G15")
+        return _decided(text, [], GUESS, "G15", f"{n:,} closers that close nothing, over the "
+                        f"limit of {limits.MAX_UNMATCHED:,}")
     toks = _annotate(text, reading.tokens, dialect)
     edits: list = []
     verdicts: list = []          # (the chunk's edits, its verdict)
@@ -204,13 +216,13 @@ def _repair(text: str, dialect: str) -> Repair:
     edits = _merge_inserts(edits)
     new_text = apply_edits(text, edits)
     if not validate(new_text, dialect).ok:
-        return Repair(new_text, edits, GUESS, "no repair found that reads", rule="G02")
+        return _decided(new_text, edits, GUESS, "G02")
     if wrapped:
         # the indentation of a body at column 0 says nothing about where its forms end
-        return Repair(new_text, edits, GUESS, "a form whose body sits at column 0", rule="G16")
+        return _decided(new_text, edits, GUESS, "G16")
     level = evidence.weakest(vd.level for vd in verdicts)
     decided = next((vd for vd in verdicts if vd.level == level), None)
-    why = decided.why if decided is not None else ""
+    trace = decided.trace if decided is not None else ()
     rule = decided.rule if decided is not None else ""
     rivals = []
     for k, vd in enumerate(verdicts):
@@ -222,8 +234,9 @@ def _repair(text: str, dialect: str) -> Repair:
         rivals.extend(_merge_inserts(sorted(rest + r + wrapper_edits,
                                             key=lambda e: (e["start"], e["end"])))
                       for r in vd.rivals)
-    return Repair(new_text, edits, level if edits else GUESS, why, rivals[:3],
-                  rule=rule if edits else "G02")
+    if not edits:
+        return _decided(new_text, edits, GUESS, "G02", before=trace)
+    return Repair(new_text, edits, level, rule, trace, rivals[:3])
 
 
 MAX_STRING_TRIALS = 60        # strings tried for a missing closing quote (each a re-read)
@@ -269,11 +282,8 @@ def _close_string(text: str, dialect: str, reading) -> Repair | None:
     if bad:
         return None         # no place the code agrees with: the reader's own report stands
     if not rivals:
-        return Repair(fixed, edits, LIKELY, "a string left open: its closing quote at the end "
-                      "of its first line is the only place after which the code reads and "
-                      "agrees with the indentation", rule="L05")
-    return Repair(fixed, edits, GUESS, "a string left open: the indentation does not single "
-                  "out where it closes", rivals, rule="G17")
+        return _decided(fixed, edits, LIKELY, "L05")
+    return _decided(fixed, edits, GUESS, "G17", rivals=rivals)
 
 
 def _swallowed_forms(text: str, tokens) -> int:
@@ -482,7 +492,7 @@ def _repair_chunk(text: str, chunk: list[_Tok], dialect: str) -> evidence.Verdic
         # reshuffle, and among equal ones the one that adds no odd line wins)
         candidates.append((not balanced, len(out.edits), misindented, out, indent))
     if not candidates:
-        return evidence.Verdict(GUESS, [], "no repair found", rule="G02")
+        return evidence.decided(GUESS, [], "G02")
     candidates.sort(key=lambda c: c[:3])
     best = candidates[0]
     best_key = best[:3]
@@ -495,20 +505,19 @@ def _repair_chunk(text: str, chunk: list[_Tok], dialect: str) -> evidence.Verdic
         edits = _refine(text, chunk, edits, dialect)
     edits = [{k: v for k, v in e.items() if not k.startswith("_")} for e in edits]
     verdict = evidence.weigh(text, chunk, edits, dialect)
-    if verdict.level == GUESS and verdict.why.startswith("form shape"):
+    if verdict.level == GUESS and verdict.trace[0].code == "G06":     # a shape it breaks
         verdict = _shape_keeping(text, chunk, candidates, verdict, dialect)
     if verdict.level != GUESS and _hole_by_style(text, chunk):
-        return evidence.Verdict(GUESS, verdict.edits, "a blank line with blanks on it after "
-                                "the form: a dropped closer's line or the file's own, only "
-                                "the file's style says", verdict.rivals, rule="G18")
+        return evidence.decided(GUESS, verdict.edits, "G18", rivals=verdict.rivals,
+                                 before=verdict.trace)
     if verdict.level != GUESS:
         # the search itself may have found another repair that scores the same: a rival if
         # it passes the same tests
         for c in rivals:
             other = [{k: v for k, v in e.items() if not k.startswith("_")} for e in c[3].edits]
             if evidence.also_fits(text, chunk, other, verdict.edits, dialect):
-                return evidence.Verdict(GUESS, verdict.edits, "two repairs fit as well",
-                                        [other], rule="G19")
+                return evidence.decided(GUESS, verdict.edits, "G19", rivals=[other],
+                                         before=verdict.trace)
     return verdict
 
 
@@ -538,9 +547,9 @@ def _shape_keeping(text, chunk, candidates, verdict, dialect):
         mine = cost(edits)
         if mine is not None and (found is None or mine < found) and \
                 evidence.same_forms(text, chunk, edits, verdict.edits):
-            return evidence.Verdict(GUESS, edits, verdict.why + "; a placement the "
-                                    "indentation ranks lower keeps every shape",
-                                    [verdict.edits] + verdict.rivals[:2], rule="G20")
+            return evidence.decided(GUESS, edits, "G20",
+                                     rivals=[verdict.edits] + verdict.rivals[:2],
+                                     before=verdict.trace)
     return verdict
 
 
