@@ -30,7 +30,7 @@ def test_case(blocks):
     r = repair(damaged, dialect)
     assert (r.text, r.level) == (expected, level), r.why
     assert apply_edits(damaged, r.edits) == r.text
-    if r.edits:
+    if r.edits and r.rule != "G02":       # G02: no repair found that reads
         assert validate(r.text, dialect).ok
     if "also" in blocks:
         assert blocks["also"][1] in [apply_edits(damaged, e) for e in r.rivals]

@@ -36,6 +36,7 @@ from __future__ import annotations
 
 import re
 from collections import Counter
+from contextlib import contextmanager
 from contextvars import ContextVar
 from dataclasses import dataclass, field
 from functools import lru_cache, partial
@@ -125,7 +126,59 @@ def apply_edits(text: str, edits: list[dict]) -> str:
 
 # --- the chunk after some edits, without re-lexing it ------------------------------------------
 
+# One structure walk per candidate: inside `walks()` (one chunk's repair, repair._repair_chunk)
+# a candidate's virtual tokens and what `judge` reads from them are built once, and every rule
+# that weighs the candidate shares them (the search, weigh's tests, the tie-breaks each ask for
+# the same candidates again: about three walks of each before). Keyed by the texts' and
+# chunk's identities, alive for the whole scope, and the edits in their order (two closers
+# inserted at one place are read in the order given). Bounded: a chunk with more candidates
+# than that starts over rather than hold every walk of a 20,000-token form.
+_WALKS: ContextVar = ContextVar("walks", default=None)
+_MAX_WALKS = 512
+
+
+@contextmanager
+def walks():
+    """The scope inside which candidates' walks are kept and shared (see `_WALKS`)."""
+    token = _WALKS.set({})
+    try:
+        yield
+    finally:
+        _WALKS.reset(token)
+
+
+def _walk(text: str, chunk: list, edits: list) -> list | None:
+    """The memo entry [virtual tokens, Judged or None] of a candidate, None outside
+    `walks()`."""
+    memo = _WALKS.get()
+    if memo is None:
+        return None
+    key = (id(text), id(chunk), tuple((e["start"], e["end"], e["text"]) for e in edits))
+    entry = memo.get(key)
+    if entry is None:
+        if len(memo) >= _MAX_WALKS:
+            memo.clear()
+        entry = memo[key] = [tuple(_virtual(text, chunk, edits)), None]
+    return entry
+
+
 def virtual(text: str, chunk: list, edits: list) -> list[_V]:
+    """The chunk's tokens after `edits` (a fresh list: callers may keep or change it)."""
+    entry = _walk(text, chunk, edits)
+    return _virtual(text, chunk, edits) if entry is None else list(entry[0])
+
+
+def judged(text: str, chunk: list, edits: list) -> Judged:
+    """`judged(text, chunk, edits)`, shared inside `walks()`."""
+    entry = _walk(text, chunk, edits)
+    if entry is None:
+        return judge(_virtual(text, chunk, edits))
+    if entry[1] is None:
+        entry[1] = judge(entry[0])
+    return entry[1]
+
+
+def _virtual(text: str, chunk: list, edits: list) -> list[_V]:
     inserts: dict[int, str] = {}
     deleted, replaced = set(), {}
     for e in edits:
@@ -1063,7 +1116,7 @@ def weigh(text: str, chunk: list, edits: list, dialect: str) -> Verdict:
     if len(edits) > MAX_EDITS or len(chunk) > MAX_TOKENS:
         return decided(GUESS, edits, "G01")
     vt = virtual(text, chunk, edits)
-    best = judge(vt)
+    best = judged(text, chunk, edits)
     if not edits:
         return decided(CERTAIN, edits, "C00")
     if not best.reads:
@@ -1080,7 +1133,7 @@ def weigh(text: str, chunk: list, edits: list, dialect: str) -> Verdict:
         shape = (rules.Step("G06", problems[0]),)     # the first step of every shape rule
         better, rivals = _reshape(text, chunk, edits, best, dialect, closers)
         if better is not edits and not rivals[1:] and not best.disagreements and \
-                not judge(virtual(text, chunk, better)).disagreements and \
+                not judged(text, chunk, better).disagreements and \
                 _shapes_decide(text, chunk, better, dialect, closers, problems) and \
                 not _library_broken(text, chunk, better, dialect):
             # the library's counts never make a repair likely, but one that breaks them is
@@ -1105,7 +1158,7 @@ def weigh(text: str, chunk: list, edits: list, dialect: str) -> Verdict:
             heads = _heads(text, chunk)
             fuller = _with_else(text, chunk, better, [
                 trial for trial in _same_line_moves(
-                    text, chunk, better, judge(virtual(text, chunk, better)), dialect, closers)
+                    text, chunk, better, judged(text, chunk, better), dialect, closers)
                 if not any(e["start"] in heads for e in trial if e not in better)])
             if fuller is not None:
                 return decided(GUESS, fuller, "G04", rivals=[better, edits], before=shape)
@@ -1884,7 +1937,7 @@ def _weigh_stray_end(text, chunk, edits, best: Judged, dialect) -> Verdict:
 
 def _fits(text, chunk, trial, best: Judged, dialect, *, max_bad: int = 0, shape=True):
     vt = virtual(text, chunk, trial)
-    j = judge(vt)
+    j = judged(text, chunk, trial)
     if not j.reads or j.forms != best.forms or j.key == best.key or j.disagreements > max_bad:
         return None
     if shape and shape_problems(text, vt, dialect, _edit_points(vt, trial)):
@@ -1894,14 +1947,14 @@ def _fits(text, chunk, trial, best: Judged, dialect, *, max_bad: int = 0, shape=
 
 def same_forms(text, chunk, edits: list, other: list) -> bool:
     """Do two repairs of a chunk leave as many top-level forms (column 0 says how many)?"""
-    return judge(virtual(text, chunk, edits)).forms == judge(virtual(text, chunk, other)).forms
+    return judged(text, chunk, edits).forms == judged(text, chunk, other).forms
 
 
 def disagreements_if_kept(text, chunk, edits: list, dialect: str) -> int | None:
     """How many lines disagree with the indentation after a repair that reads and leaves
     every form it touches a possible shape; None when it does not."""
     vt = virtual(text, chunk, edits)
-    j = judge(vt)
+    j = judged(text, chunk, edits)
     if not j.reads or shape_problems(text, vt, dialect, _edit_points(vt, edits)):
         return None
     return j.disagreements
@@ -1910,7 +1963,7 @@ def disagreements_if_kept(text, chunk, edits: list, dialect: str) -> int | None:
 def also_fits(text, chunk, other: list, edits: list, dialect: str) -> bool:
     """Does `other`, a different repair of the same size, pass every test `edits` passed
     for `likely` (trails, indentation, shapes) with a different result?"""
-    best = judge(virtual(text, chunk, edits))
+    best = judged(text, chunk, edits)
     return all(in_trail(text, chunk, e) for e in other) and \
         _fits(text, chunk, other, best, dialect) is not None
 
@@ -1970,7 +2023,7 @@ def _no_rival(text, chunk, e, best: Judged, closers: str) -> bool:
             checks += 1
             if checks > MAX_CHECKS:
                 return False
-            j = judge(virtual(text, chunk, trial))
+            j = judged(text, chunk, trial)
             if j.reads and j.forms == best.forms and j.key != best.key:
                 return False
     return True
@@ -1984,7 +2037,7 @@ def _trail_rivals(text, chunk, edits, best: Judged, dialect, closers) -> list:
             continue    # a changed closer stays; so does one placed mid-line on purpose
         others = edits[:idx] + edits[idx + 1:]
         base_vt = virtual(text, chunk, others)
-        base = judge(base_vt)
+        base = judged(text, chunk, others)
         # only the first line the rest disagrees with, or the end, can take it (a line the
         # rest agrees with would disagree once a form closes or stays open there)
         lines = {base_vt[-1].line if base_vt else 0}
@@ -2013,7 +2066,7 @@ def same_line_rivals(text: str, chunk: list, edits: list, dialect: str) -> list:
     read, agree with the indentation as well and leave no impossible shape. This is the
     ambiguity `likely` accepts (indentation says nothing about the middle of a line);
     `bench/repair_corpus.py --midline-ties` counts it."""
-    return _same_line_moves(text, chunk, edits, judge(virtual(text, chunk, edits)), dialect,
+    return _same_line_moves(text, chunk, edits, judged(text, chunk, edits), dialect,
                             delimiter_chars(dialect)[1::2])
 
 
@@ -2118,7 +2171,7 @@ def _line_by_line_moves(text, chunk, edits, best: Judged, dialect, closers) -> l
     closers mid-line)."""
     def problems(trial):
         vt = virtual(text, chunk, trial)
-        j = judge(vt)
+        j = judged(text, chunk, trial)
         if not j.reads or j.forms != best.forms or j.disagreements > best.disagreements:
             return None
         return len(shape_problems(text, vt, dialect, _edit_points(vt, trial)))
@@ -2226,8 +2279,8 @@ def _shapes_decide(text, chunk, chosen: list, dialect, closers, broken=()) -> bo
     if any(e["start"] in heads and not any(p.startswith(f"({heads[e['start']]} ")
                                            for p in broken) for e in moved):
         return False
-    judged = judge(virtual(text, chunk, chosen))
-    return not _trail_rivals(text, chunk, chosen, judged, dialect, closers)
+    best = judged(text, chunk, chosen)
+    return not _trail_rivals(text, chunk, chosen, best, dialect, closers)
 
 
 def _same_line_moves(text, chunk, edits, best: Judged, dialect, closers,

@@ -453,6 +453,11 @@ def _balanced(chunk) -> bool:
 # --- one chunk -------------------------------------------------------------------------------------
 
 def _repair_chunk(text: str, chunk: list[_Tok], dialect: str) -> evidence.Verdict:
+    with evidence.walks():        # one walk per candidate, shared by the search and the rules
+        return _search_and_weigh(text, chunk, dialect)
+
+
+def _search_and_weigh(text: str, chunk: list[_Tok], dialect: str) -> evidence.Verdict:
     candidates = []
     holes = _closer_holes(text, chunk)
 
@@ -594,7 +599,7 @@ def _best_removal(text: str, chunk: list[_Tok], plain: _Outcome) -> _Outcome | N
     if e["start"] == e["end"] or e["text"]:
         return None
     edits = [{k: v for k, v in e.items() if not k.startswith("_")}]
-    judged = evidence.judge(evidence.virtual(text, chunk, edits))
+    judged = evidence.judged(text, chunk, edits)
     if not judged.reads or not judged.disagreements:
         return None
     char = text[e["start"]:e["end"]]
@@ -604,7 +609,7 @@ def _best_removal(text: str, chunk: list[_Tok], plain: _Outcome) -> _Outcome | N
               if t.start < e["start"] and text[t.start:t.end] == char]
     best = (judged.disagreements, None)
     for trial in trials:
-        j = evidence.judge(evidence.virtual(text, chunk, trial))
+        j = evidence.judged(text, chunk, trial)
         if j.reads and j.forms == judged.forms and j.disagreements <= best[0] and \
                 (best[1] is not None or j.disagreements < best[0]):
             best = (j.disagreements, trial)
