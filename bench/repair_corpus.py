@@ -82,6 +82,13 @@ UNTUNED_JARS = ("core.match", "data.json", "core.async", "tools.reader", "math.c
 CORPUS = "tuned"
 
 
+def sbcl_source(dialect: str) -> bool | None:
+    """The tuned corpus's Common Lisp is SBCL's own source, a path under an SBCL source tree
+    (shapes.is_sbcl_source), whose internal definers' shapes then apply, in a lone form as in
+    its file; elsewhere `repair` recognises it from the text (None)."""
+    return True if CORPUS == "tuned" and dialect == "cl" else None
+
+
 def _package_files(package: str, suffix: str) -> list[str]:
     try:
         listed = subprocess.run(["dpkg", "-L", package], capture_output=True, text=True,
@@ -363,12 +370,14 @@ def main(argv=None):
                 text, start = where
                 before, after = text[:start], text[start + len(orig):]
                 r = repair(before + dmg + after, dialect,
-                           arity=cl_arity if dialect == "cl" else None)
+                           arity=cl_arity if dialect == "cl" else None,
+                           sbcl_source=sbcl_source(dialect))
                 exact = r.text == text
                 got = r.text[len(before):len(r.text) - len(after)] \
                     if r.text.startswith(before) and r.text.endswith(after) else None
             else:
-                r = repair(dmg, dialect, arity=cl_arity if dialect == "cl" else None)
+                r = repair(dmg, dialect, arity=cl_arity if dialect == "cl" else None,
+                           sbcl_source=sbcl_source(dialect))
                 exact, got = r.text == orig, r.text
             ours.append((exact, r.level,
                          exact or _same_code(r.text, text if in_file and where else orig,

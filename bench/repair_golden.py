@@ -37,7 +37,7 @@ def answers(per_class: int, seed: int) -> list[dict]:
     cases = repair_corpus.make_cases(per_class, seed)
     for cls in repair_corpus.CLASSES:
         for n, (dialect, _orig, damaged, _where) in enumerate(cases.get(cls, [])):
-            r = repair(damaged, dialect)
+            r = repair(damaged, dialect, sbcl_source=repair_corpus.sbcl_source(dialect))
             out.append({"case": f"{cls}/{n}", "dialect": dialect, "damaged": _digest(damaged),
                         "repaired": _digest(r.text), "level": r.level, "rule": r.rule})
     return out

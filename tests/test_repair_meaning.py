@@ -14,11 +14,17 @@ from lispshell.syntax.lexer import tokenize
 from lispshell.syntax.repair import _annotate, repair
 
 
-def _shape_problems(form: str, dialect: str) -> list:
-    """What the shape rules say of a form as it stands, every list of it looked at."""
+def _shape_problems(form: str, dialect: str, sbcl: bool = False) -> list:
+    """What the shape rules say of a form as it stands, every list of it looked at; sbcl:
+    read as SBCL's own source, where its internal definers have shapes (shapes.py)."""
     tokens, _ = tokenize(form, dialect)
-    vt = evidence.virtual(form, _annotate(form, tokens, dialect), [])
-    return evidence.shape_problems(form, vt, dialect, set(range(len(vt))))
+    with shapes.sbcl_source(sbcl):
+        vt = evidence.virtual(form, _annotate(form, tokens, dialect), [])
+        return evidence.shape_problems(form, vt, dialect, set(range(len(vt))))
+
+
+# SBCL's internal definers: their shapes apply in SBCL's own source only
+_SBCL_DEFINERS = ("(defknown", "(define-alien-routine", "(define-vop", "(deftransform")
 
 
 def _in_file(head: str, form: str, tail: str, dialect: str, k: int = 3):
@@ -84,7 +90,8 @@ def _around(text: str, form: str) -> tuple[str, str, str]:
                "          #:getter js-module))", 3),
 ])
 def test_a_shape_decides_the_tie(dialect, form, k):
-    assert repair(_drop(form, k), dialect).text == form
+    sbcl = form.startswith(_SBCL_DEFINERS)
+    assert repair(_drop(form, k), dialect, sbcl_source=sbcl).text == form
 
 
 @pytest.mark.parametrize("head,args,bad", [
@@ -491,7 +498,10 @@ def test_a_texts_calls_of_a_static_method_fix_no_count():
      "  (proper-sequence string-designator) string (flushable))", 3),
 ])
 def test_defknown_takes_argument_types_and_a_result_type(form, k):
-    assert repair(_drop(form, k), "cl").text == form
+    assert repair(_drop(form, k), "cl", sbcl_source=True).text == form
+    # in SBCL's source, which says so by its package
+    text = '(in-package "SB-C")\n\n' + form + "\n"
+    assert repair(text.replace(form, _drop(form, k)), "cl").text == text
 
 
 @pytest.mark.parametrize("form,bad", [
@@ -506,7 +516,10 @@ def test_defknown_takes_argument_types_and_a_result_type(form, k):
     ("(declaim (ftype (sfunction (t) t g) f))", True),  # sfunction is function's shape
 ])
 def test_defknown_and_sfunction_shapes(form, bad):
-    assert bool(_shape_problems(form, "cl")) == bad
+    assert bool(_shape_problems(form, "cl", sbcl=True)) == bad
+    if form.startswith("(defknown"):
+        # anywhere else a defknown is a definer nothing here knows: no shape of its own
+        assert _shape_problems(form, "cl") == []
 
 
 def test_a_case_lambdas_clauses_define_its_counts():
@@ -803,7 +816,7 @@ def test_the_library_knows_sbcls_exported_macros():
      "                source-transform-transitive))", 3),
 ])
 def test_a_block_comment_indented_in_a_list_is_inside_it(form, k):
-    r = repair(_drop(form, k), "cl")
+    r = repair(_drop(form, k), "cl", sbcl_source=form.startswith(_SBCL_DEFINERS))
     assert r.text == form, (r.level, r.why, r.text)
 
 
@@ -869,8 +882,10 @@ def test_a_vops_generator_and_an_instructions_emitter_are_code():
     # there takes three arguments at most
     form = "(define-vop (foo)\n  (:args (x :scs (any-reg)))\n  (:generator 3\n" \
            "    (inst b? (if not-p :ge :lt target))))"
-    assert _shape_problems(form, "cl")
-    assert not _shape_problems(form.replace(":lt target)", ":lt) target"), "cl")
+    assert _shape_problems(form, "cl", sbcl=True)
+    assert not _shape_problems(form.replace(":lt target)", ":lt) target"), "cl", sbcl=True)
+    # outside SBCL's source a keyword-headed list is data, `:generator`'s too
+    assert not _shape_problems(form, "cl")
 
 
 def test_a_slot_in_a_definer_nothing_knows_is_no_call_of_the_files_function():
@@ -1027,8 +1042,8 @@ def test_two_counts_among_many_calls_still_say_which_a_call_takes():
 ])
 def test_a_defknown_s_result_type_is_no_keyword_and_no_empty_list(form):
     # none of SBCL's 903 defknowns has either; both are what follows a result type
-    assert _shape_problems(form, "cl") == []
-    fixed = repair(_drop(form, 3), "cl")
+    assert _shape_problems(form, "cl", sbcl=True) == []
+    fixed = repair(_drop(form, 3), "cl", sbcl_source=True)
     assert (fixed.text, fixed.level) == (form, "likely")
 
 
@@ -1040,9 +1055,9 @@ def test_a_defknown_s_result_type_is_no_keyword_and_no_empty_list(form):
 def test_a_defknown_s_result_type_is_a_type_specifier(form):
     # `(eql t ())` and `(or classoid null ())` read the attributes into the type: `eql`
     # takes one object, and the empty type is written `nil`, never `()` (SBCL's sources)
-    assert _shape_problems(form, "cl") == []
-    assert _shape_problems(form.replace(") ())", " ()))"), "cl")
-    fixed = repair(_drop(form, 3), "cl")
+    assert _shape_problems(form, "cl", sbcl=True) == []
+    assert _shape_problems(form.replace(") ())", " ()))"), "cl", sbcl=True)
+    fixed = repair(_drop(form, 3), "cl", sbcl_source=True)
     assert (fixed.text, fixed.level) == (form, "likely")
 
 
@@ -1149,8 +1164,8 @@ def test_a_deftransform_s_result_is_a_call_its_lambda_list_takes(quote):
     form = ("(deftransform frob-slot ((object slot value)\n"
             "                         ((alien (* t)) symbol t))\n"
             f"  {quote}(frob-slot (deref object) slot value))")
-    assert _shape_problems(form, "cl") == []
-    assert repair(_drop(form, 3), "cl").text == form
+    assert _shape_problems(form, "cl", sbcl=True) == []
+    assert repair(_drop(form, 3), "cl", sbcl_source=True).text == form
 
 
 @pytest.mark.parametrize("form", [
@@ -1225,7 +1240,23 @@ def test_a_rest_list_passed_where_it_is_no_rest_list_is_fine(dialect, form):
 
 def test_sbcl_binding_star_binds_like_let_values():
     form = "(defun f (x)\n  (binding* (((min max) (range x)))\n    (- max min)))"
-    assert _shape_problems(form, "cl") == []
+    assert _shape_problems(form, "cl", sbcl=True) == []
+    # elsewhere binding* is a macro nothing here knows: its list is calls
+    assert _shape_problems(form, "cl") != []
+
+
+@pytest.mark.parametrize("text,path,sbcl", [
+    ('(in-package "SB-C")\n(defknown f (t) t)', None, True),
+    ("(in-package :sb-impl)\n", None, True),
+    ("(in-package #:sb-alien)\n", None, True),
+    ("(in-package :alexandria)\n(defknown f (t) t)", None, False),
+    ("(defknown f (t) t)", "/usr/share/sbcl-source/src/compiler/fndb.lisp", True),
+    ("(defknown f (t) t)", "/home/me/sbcl/src/code/list.lisp", True),
+    ("(defknown f (t) t)", "/home/me/sbcl-2.4.0/src/code/list.lisp", True),
+    ("(defknown f (t) t)", "/home/me/cl-sbcl-tools/defs.lisp", False),
+])
+def test_sbcl_s_own_source_is_recognised_by_its_package_or_its_tree(text, path, sbcl):
+    assert shapes.is_sbcl_source(text, path) == sbcl
 
 
 def test_calls_that_pass_fewer_than_the_library_takes_say_nothing_of_another():

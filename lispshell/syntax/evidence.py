@@ -581,8 +581,13 @@ _KINDS = {"(": "list", "[": "vector", "{": "map"}
 _META = ("^", "#^")
 
 
-@lru_cache(maxsize=8)
 def text_arities(text: str, dialect: str) -> dict:
+    """`_text_arities`, kept per text and per source (SBCL's definers read otherwise)."""
+    return _text_arities(text, dialect, shapes.SBCL_SOURCE.get())
+
+
+@lru_cache(maxsize=8)
+def _text_arities(text: str, dialect: str, _sbcl: bool) -> dict:
     """{name: (min, max or None)} of the functions the text defines (their parameter lists)
     or calls three times or more with the same number of arguments and at most once otherwise
     (the odd one may be the damaged call itself). Lists under a quote are data.
@@ -644,9 +649,14 @@ class Calls(NamedTuple):
             self.dialect == CLOJURE and (name.startswith(".") or name.endswith(".")))
 
 
-@lru_cache(maxsize=64)
 def text_calls(text: str, dialect: str) -> Calls:
     """The calls and definitions of a text (see text_arities)."""
+    return _text_calls(text, dialect, shapes.SBCL_SOURCE.get())
+
+
+@lru_cache(maxsize=64)
+def _text_calls(text: str, dialect: str, _sbcl: bool) -> Calls:
+    """`text_calls`, kept per text and per source."""
     tokens, _ = tokenize(text, dialect)
     codes = tokens.codes
     uses: dict[str, Counter] = {}
@@ -808,7 +818,8 @@ def _defines(head: str, dialect: str, own: bool = False) -> bool:
     it rewrites (`(deftransform + ((x y)) ...)`, as `(define-source-transform values (x)
     ...)` passes on any other), but the code it returns is one of them."""
     head = head.lower()
-    return head in _DEFINERS[dialect] or own and dialect == CL and head == "deftransform"
+    return head in _DEFINERS[dialect] or own and dialect == CL and head == "deftransform" \
+        and shapes.SBCL_SOURCE.get()
 
 
 def _definition(definer: str, elems: list, dialect: str, defined: dict,
@@ -907,7 +918,8 @@ def _transform_body(f: dict, dialect: str) -> bool:
     the code that replaces the call (`'(%set-slot (deref object) slot value)`), a template."""
     elems = f["elems"]
     return dialect == CL and not f["quoted"] and len(elems) >= 3 and \
-        elems[0].kind == "atom" and elems[0].text.lower() == "deftransform"
+        elems[0].kind == "atom" and elems[0].text.lower() == "deftransform" and \
+        shapes.SBCL_SOURCE.get()
 
 
 # what comes before a parameter list's rest parameter

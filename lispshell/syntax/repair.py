@@ -34,7 +34,7 @@ import re
 from dataclasses import dataclass, field
 from functools import lru_cache
 
-from lispshell.syntax import evidence, limits, rules
+from lispshell.syntax import evidence, limits, rules, shapes
 from lispshell.syntax.dialects import CLOSER_OF, OPENER_OF, resolve_dialect
 from lispshell.syntax.evidence import (  # noqa: F401 (re-exported)
     CERTAIN, GUESS, LEVELS, LIKELY, apply_edits)
@@ -147,18 +147,26 @@ def _decided(text: str, edits: list, level: str, rule: str, detail: str = "",
     return Repair(text, edits, level, rule, (*before, rules.Step(rule, detail)), list(rivals))
 
 
-def repair(text: str, dialect: str, *, arity=None) -> Repair:
+def repair(text: str, dialect: str, *, arity=None, sbcl_source: bool | None = None,
+           path: str | None = None) -> Repair:
     """Repair the delimiters of `text`; see the module docstring.
 
     arity: name -> (fewest, most or None) arguments or None, e.g. from a running image's
-    arglists; the form-shape test then also knows the functions it answers for."""
+    arglists; the form-shape test then also knows the functions it answers for.
+    sbcl_source: is the text SBCL's own source, whose internal definers (`defknown`, a VOP's
+    `:generator`...) have shapes of their own (shapes.py)? None: when `path` lies under an
+    SBCL source tree or the text is in one of SBCL's packages (`shapes.is_sbcl_source`)."""
     if not isinstance(text, str):
         raise TypeError(f"text must be a str, not {type(text).__name__}")
     dialect = resolve_dialect(dialect)
+    if sbcl_source is None:
+        sbcl_source = dialect == "cl" and shapes.is_sbcl_source(text, path)
     token = evidence.IMAGE_ARITY.set(arity)
+    sbcl = shapes.SBCL_SOURCE.set(bool(sbcl_source))
     try:
         found = _repair(text, dialect)
     finally:
+        shapes.SBCL_SOURCE.reset(sbcl)
         evidence.IMAGE_ARITY.reset(token)
     if found.rule in rules.DISABLED and found.level in rules.WRITES and found.edits:
         # a rule turned off (bench/repair_corpus.py --disable) writes nothing unattended
