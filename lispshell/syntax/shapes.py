@@ -769,6 +769,8 @@ def _alien_routine_args(args):
     return None
 
 
+# Source: the ANSI Common Lisp standard (its special operators, macros and functions), and
+# SBCL's exported extensions programs for SBCL use (sb-ext's truly-the, defglobal)
 _CL_RULES = {
     "if": _count(2, 3), "when": _count(2), "unless": _count(2),
     "let": _all(_count(1), _first(_cl_bindings, "a list of bindings"), _body(1)),
@@ -892,6 +894,8 @@ def _module_options(args):
     return None
 
 
+# Source: R7RS and R6RS, and Guile's manual for its own core, (ice-9 match), (ice-9 peg),
+# GOOPS and define-module
 _SCHEME_RULES = {
     "define-module": _module_options,
     "if": _count(2, 3), "when": _count(2), "unless": _count(2),
@@ -954,6 +958,8 @@ for _f in ("bytevector-ieee-single", "bytevector-ieee-double"):
                           _f + "-ref": _count(3, 3), _f + "-set!": _count(4, 4)})
 _SCHEME_RULES.update({"bytevector-s8-ref": _TWO, "bytevector-s8-set!": _count(3, 3)})
 
+# Source: clojure.core's special forms and functions, and the JDK's methods (java.lang,
+# java.io, java.util) for the `.method` calls
 _CLOJURE_RULES = {
     "if": _count(2, 3), "if-not": _count(2, 3), "when": _count(2), "when-not": _count(2),
     "apply": _all(_count(2), _last_is_a_list), "print-method": _TWO, "print-dup": _TWO,
@@ -1489,6 +1495,9 @@ def role_problem(role: str | None, elems: list[Arg], dialect: str) -> str | None
 # clause): it is not checked, its elements are. THREADED: a call inside `->`, which gets one
 # argument more than it shows.
 DATA, THREADED = "data", "threaded"
+# child_role's tables (which elements of a form are code and which data): the standards'
+# syntax of each form (the ANSI standard, R7RS and Guile's manual, clojure.core), and, marked
+# _SBCL_, the definers of SBCL's own source
 _CL_LAMBDA_AT = {"defun": 2, "defmacro": 2, "define-compiler-macro": 2, "deftype": 2,
                  "defgeneric": 2, "define-setf-expander": 2, "define-modify-macro": 2,
                  "defsetf": 2, "lambda": 1, "destructuring-bind": 1,
