@@ -7,7 +7,8 @@ import pytest
 
 from lisp_servers import Server
 from lispshell.lisp.connection import connect_session
-from lispshell.lisp.levels import Local, NotOverThisTransport
+from lispshell.lisp.contract import NotOverThisTransport
+from lispshell.lisp.levels import Local
 from lispshell.lisp.session import LispSession
 from pty_shell import Shell
 

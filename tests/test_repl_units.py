@@ -3,7 +3,7 @@ from __future__ import annotations
 
 import asyncio
 
-from lispshell.lisp.levels import Session
+from lispshell.lisp.contract import Session
 from lispshell.repl.commands import QUIT, CommandTable
 from lispshell.repl.completion import symbol_prefix
 from lispshell.repl.forms import position, split_forms

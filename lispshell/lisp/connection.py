@@ -28,7 +28,7 @@ from pathlib import Path
 import time
 
 from lispshell.lisp.dialects import get_dialect
-from lispshell.lisp.levels import Session
+from lispshell.lisp.contract import Capabilities, Session
 from lispshell.lisp.session import EvalResult, LispError, LispStartError, _Answer
 
 
@@ -53,6 +53,8 @@ PORT_FILES = ((".nrepl-port", "nrepl"),)
 # Said with every lost connection. The same message reaches the REPL, a batch run and the
 # model over MCP, where `,reconnect` alone would be an instruction it cannot follow.
 RECONNECT = ",reconnect in the REPL connects again (lispshell mcp does so on its next call)"
+GIVEN_UP = ("closed at your word: the interrupt had not landed, and the evaluation runs on in "
+            "the image")
 
 
 class Lost(Exception):
@@ -250,6 +252,7 @@ class Connection(Session):
 
     is_connection = True
     pid = None            # not ours: there is no process lispshell could signal
+    capabilities = Capabilities(reconnect=True)
 
     def __init__(self, target: Target, *, eval_timeout: float = 30.0, output_cap: int = 65536,
                  interrupt_grace: float = 2.0, connect_timeout: float = 10.0):
@@ -270,6 +273,7 @@ class Connection(Session):
         self._lock = threading.Lock()          # one exchange at a time
         self._send_lock = threading.Lock()     # interrupts are sent from other threads
         self._closed = False
+        self._given_up = False                 # the person's Ctrl-C closed the connection
         self._interrupt_at: float | None = None
         self._keep_levels = False          # set for the duration of one eval (see eval)
 
@@ -303,8 +307,21 @@ class Connection(Session):
 
     def _lost(self, why: str) -> None:
         """The connection broke: forget it (the image itself is not touched)."""
+        if self._given_up:
+            why, self._given_up = GIVEN_UP, False
         self.lost_reason = why
         self._drop()
+
+    # interrupt() is the contract's; the person's Ctrl-C after the grace closes the connection:
+    # the eval's read ends at once, and the image runs on, that evaluation included.
+    def _give_up(self) -> None:
+        self._given_up = True
+        sock = getattr(self, "_sock", None)
+        if sock is not None:
+            try:
+                sock.shutdown(socket.SHUT_RDWR)
+            except OSError:
+                pass
 
     def lost_result(self, answer, started: float, elapsed: float) -> EvalResult:
         why = f" ({self.lost_reason})" if self.lost_reason else ""

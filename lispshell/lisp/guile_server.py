@@ -201,25 +201,19 @@ class Session(LispSession):
                           interrupted=self._interrupt_at is not None and not timed_out,
                           package=self.package, elapsed=time.monotonic() - started)
 
-    def interrupt(self) -> str:
-        """As a child's: a Ctrl-C after an interrupt that has not landed within the grace
-        period gives up the connection (the person's word); the image is never touched."""
-        if not self.busy or self._child is None:
-            return ""
-        at = self._interrupt_at
-        if at is not None and time.monotonic() - at >= self.interrupt_grace:
-            self._killed_by_person = True
-            child = self._child
-            if child is not None:
-                try:
-                    child.sock.shutdown(socket.SHUT_RDWR)   # the eval's read ends at once
-                except OSError:
-                    pass
-            return "killed"
-        self._signal_interrupt()
-        return "interrupted"
+    # interrupt() is the contract's; what it does here:
+    def _give_up(self) -> None:
+        """The person's Ctrl-C after the grace: close our connection (the eval's read ends at
+        once); the image is never touched."""
+        self._killed_by_person = True
+        child = self._child
+        if child is not None:
+            try:
+                child.sock.shutdown(socket.SHUT_RDWR)
+            except OSError:
+                pass
 
-    def _signal_interrupt(self) -> None:
+    def _send_interrupt(self) -> None:
         """Ask a second client of the server to interrupt our loop's thread (in the
         background: the caller may be the REPL's event loop)."""
         if self._interrupt_at is not None:
@@ -227,6 +221,9 @@ class Session(LispSession):
         self._interrupt_at = time.monotonic()
         threading.Thread(target=self._interrupt_through_server, args=(self._token,),
                          daemon=True, name="lispshell-guile-interrupt").start()
+
+    def _resend_interrupt(self) -> None:
+        """Guile keeps the async it was sent until its next safe point: once is enough."""
 
     def _interrupt_through_server(self, token: str) -> None:
         form = ("(let* ((m (resolve-module '(lispshell server) #:ensure #f)) "

@@ -31,6 +31,7 @@ import time
 
 from lispshell.lisp.bencode import DecodeError, Decoder, encode
 from lispshell.lisp.connection import ConnectError, Connection, Lost, open_socket, quick_ack
+from lispshell.lisp.contract import EvalClock
 from lispshell.lisp.dialects import string_literal
 from lispshell.lisp.image import code as image_code
 from lispshell.lisp.session import EvalResult, LispError
@@ -243,24 +244,17 @@ class Session(Connection):
             message["ns"] = self.package
         rid = self._send_new(message)
         self._current = (sid, rid)
-        deadline = None if timeout is None else started + timeout
-        value, failed, interrupted, truncated, timed_out, gave_up = None, False, False, False, \
-            False, False
+        clock = EvalClock(self, timeout, started)
+        value, failed, interrupted, truncated, gave_up = None, False, False, False, False
         problem = None
         while True:
-            limit = time.monotonic() + 0.25
-            if deadline is not None and not timed_out:
-                limit = min(limit, deadline)
-            if self._interrupt_at is not None:
-                limit = min(limit, self._interrupt_at + self.interrupt_grace)
-            m = self._next(limit)
+            m = self._next(clock.wake_at())
             if m is None:
-                now = time.monotonic()
-                if self._interrupt_at is not None and now >= self._interrupt_at + self.interrupt_grace:
-                    gave_up = True     # the image did not answer the interrupt: stop waiting
+                step = clock.tick()
+                if step == "give-up":     # a deadline's eval ignored the interrupt
+                    gave_up = True
                     break
-                if deadline is not None and now >= deadline and not timed_out:
-                    timed_out = True
+                if step:                  # the deadline passed, or the interrupt is late
                     self._send_interrupt()
                 continue
             if not isinstance(m, dict) or m.get("id") != rid:
@@ -295,15 +289,15 @@ class Session(Connection):
             if "done" in status:
                 break
         error = problem
-        if timed_out or gave_up or interrupted:
-            if timed_out:
+        timed_out = clock.timed_out
+        if timed_out or interrupted:
+            if gave_up:
+                error = LispError("timeout", f"Evaluation timed out after {timeout:g} s and did "
+                                  "not answer the interrupt; it may still be running in the "
+                                  "image (lispshell never kills an image it did not start).")
+            elif timed_out:
                 error = LispError("timeout", f"Evaluation timed out after {timeout:g} s and was "
                                   "interrupted; the image is still running with its definitions.")
-            elif gave_up:
-                error = LispError("interrupt", "The image did not confirm the interrupt within "
-                                  f"{self.interrupt_grace:g} s; the evaluation may still be "
-                                  "running there (lispshell never kills an image it did not "
-                                  "start).")
             else:
                 error = LispError(self.dialect.interrupt_type, "Interrupted")
             value = None
@@ -314,7 +308,7 @@ class Session(Connection):
                                                     f"{value_cap} characters]" if truncated else "")]
         return EvalResult(output=answer.text_output(), values=values, error=error,
                           output_dropped=answer.dropped, timed_out=timed_out,
-                          interrupted=(interrupted or gave_up) and not timed_out,
+                          interrupted=interrupted and not timed_out,
                           package=self.package, elapsed=time.monotonic() - started,
                           input_refused=answer.input_refused)
 
@@ -334,9 +328,8 @@ class Session(Connection):
         return LispError(parts[0], parts[1], parts[2:])
 
     # -- interrupt, completions -----------------------------------------------------------------
-    def interrupt(self) -> None:
-        if self.busy and self._current is not None:
-            self._send_interrupt()
+    def _interruptible(self) -> bool:
+        return self.busy and self._current is not None
 
     def _send_interrupt(self) -> None:
         current = self._current

@@ -62,7 +62,8 @@ from typing import Callable
 import pexpect
 
 from lispshell.lisp.dialects import NAMES as LISPS, get_dialect  # noqa: F401 (LISPS: API)
-from lispshell.lisp.levels import LevelStack, Session, parse_frames, parse_locals
+from lispshell.lisp.contract import Capabilities, EvalClock, Session
+from lispshell.lisp.levels import LevelStack, parse_frames, parse_locals
 
 MARK = "\x1e"
 # The person's own values are shown whole up to this many characters each (a value that prints
@@ -273,6 +274,13 @@ class LispSession(Session):
         _live_sessions.add(self)
 
     # ------------------------------------------------------------------ lifecycle
+    @property
+    def capabilities(self) -> Capabilities:
+        d = self.dialect
+        return Capabilities(levels=d.levels, frames=d.levels or bool(d.last_error_frames),
+                            systems=d.systems, restart_image=not self.is_connection,
+                            reconnect=self.is_connection)
+
     @property
     def alive(self) -> bool:
         return self._child_alive()
@@ -561,6 +569,7 @@ class LispSession(Session):
         failed form carries on from there (its values, or a new error, are the result).
         `argument` is a form for a restart that asks for a value (USE-VALUE, STORE-VALUE);
         without one, what the restart reads is asked through `on_input`, as any read."""
+        self._supports_levels()
         return self.eval(f"{int(index)} {argument}", timeout=None, on_output=on_output,
                          value_cap=value_cap, keep_levels=keep_levels, on_input=on_input,
                          _kind="I")
@@ -619,33 +628,23 @@ class LispSession(Session):
                     if quick is not None:
                         return quick
                     self._pending = text
-            resent_at = 0.0              # when a late interrupt was last sent again
+            clock = EvalClock(self, timeout, started)
             while True:
-                # Read in slices of at most 0.25 s, to notice deadlines, interrupts and death.
-                limit = time.monotonic() + 0.25
-                if deadline is not None:
-                    limit = min(limit, deadline)
-                if self._interrupt_at is not None:
-                    resent = max(self._interrupt_at, resent_at)
-                    limit = min(limit, resent + self.interrupt_grace)
                 try:
-                    self._read_answer(answer, limit)
+                    self._read_answer(answer, clock.wake_at())
                     break
                 except TimeoutError:
                     pass
-                now = time.monotonic()
-                if self._interrupt_at is not None:
-                    if now >= max(self._interrupt_at, resent_at) + self.interrupt_grace:
-                        # Not landed yet (a busy machine, a JVM at a safepoint): send it
-                        # again, never kill. A deadline's eval gives up waiting here.
-                        # `_interrupt_at` keeps the first: it says how long it has waited.
-                        if timed_out and now >= deadline + 2 * self.interrupt_grace:
-                            raise _Unresponsive()
-                        resent_at = now
-                        self._send_sigint()
-                elif deadline is not None and now >= deadline:
-                    timed_out = True   # the form's own deadline: interrupt it
-                    self._signal_interrupt()
+                step = clock.tick()
+                if step == "interrupt":        # the form's own deadline
+                    self._send_interrupt()
+                elif step == "resend":
+                    # Not landed yet (a busy machine, a JVM at a safepoint): send it again,
+                    # never kill. `_interrupt_at` keeps the first: how long it has waited.
+                    self._resend_interrupt()
+                elif step == "give-up":
+                    raise _Unresponsive()
+                timed_out = clock.timed_out
                 if not self._child_alive():
                     raise _Died("process gone")
         except (_Died, _Unresponsive) as exc:
@@ -740,25 +739,22 @@ class LispSession(Session):
                           elapsed=time.monotonic() - started,
                           exit_code=exit_code if etype == "lisp-exited" else None)
 
-    def interrupt(self) -> str:
-        """Interrupt the running eval (safe from any thread); it returns interrupted=True, or
-        on SBCL opens a debug level whose CONTINUE restart resumes it. Called again after an
-        interrupt that has not landed within `interrupt_grace` seconds, it kills the Lisp and
-        starts a fresh one: the person's word, never a timer's. Returns what it did:
-        "interrupted", "killed" or "" (nothing was running)."""
-        if not self.busy or self._child is None:
-            return ""
-        at = self._interrupt_at
-        if at is not None and time.monotonic() - at >= self.interrupt_grace:
-            self._killed_by_person = True
-            self._kill_child(reap=False)
-            return "killed"
-        self._signal_interrupt()
-        return "interrupted"
+    # interrupt() is the contract's: the running eval returns interrupted=True, or on SBCL
+    # opens a debug level whose CONTINUE restart resumes it; the person's Ctrl-C after the
+    # grace kills the Lisp and starts a fresh one.
+    def _interruptible(self) -> bool:
+        return self.busy and self._child is not None
 
-    def _signal_interrupt(self) -> None:
+    def _give_up(self) -> None:
+        self._killed_by_person = True
+        self._kill_child(reap=False)
+
+    def _send_interrupt(self) -> None:
         if self._interrupt_at is None:
             self._interrupt_at = time.monotonic()
+        self._send_sigint()
+
+    def _resend_interrupt(self) -> None:
         self._send_sigint()
 
     def _send_sigint(self) -> None:

@@ -38,6 +38,7 @@ import time
 from pathlib import Path
 
 from lispshell.lisp.connection import ConnectError, Connection, Lost, open_socket, quick_ack
+from lispshell.lisp.contract import Capabilities, EvalClock
 from lispshell.lisp.dialects import string_literal
 from lispshell.lisp.image import code as image_code
 from lispshell.lisp.levels import LevelStack, parse_frames
@@ -131,6 +132,9 @@ def _nil(value) -> bool:
 
 
 class Session(Connection):
+    capabilities = Capabilities(levels=True, frames=True, threads=True, systems=True,
+                                reconnect=True)
+
     def _connect(self) -> None:
         self._sock = open_socket(self.target, self.connect_timeout)
         self._buf = bytearray()
@@ -369,17 +373,13 @@ class Session(Connection):
         self._request = request
         rid = self._rex(form, self.package or "COMMON-LISP-USER", thread)
         self._running = True
-        deadline = None if timeout is None else started + timeout
+        # Never resent: a second interrupt queued in the thread would open a second level.
+        clock = EvalClock(self, timeout, started, resend=False)
         debug: list = []
-        timed_out = gave_up = False
+        gave_up = False
         while True:
-            limit = time.monotonic() + 0.25
-            if deadline is not None and not timed_out:
-                limit = min(limit, deadline)
-            if self._interrupt_at is not None:
-                limit = min(limit, self._interrupt_at + self.interrupt_grace)
             try:
-                ok, value = self._wait_return(rid, limit, answer, debug)
+                ok, value = self._wait_return(rid, clock.wake_at(), answer, debug)
                 break
             except TimeoutError:
                 pass
@@ -388,13 +388,13 @@ class Session(Connection):
                 if opened is not None:
                     return self._level_result(opened, answer, started)
                 continue
-            now = time.monotonic()
-            if self._interrupt_at is not None and now >= self._interrupt_at + self.interrupt_grace:
+            step = clock.tick()
+            if step == "give-up":        # a deadline's eval ignored the interrupt
                 gave_up, ok, value = True, False, None
                 break
-            if deadline is not None and now >= deadline and not timed_out:
-                timed_out = True
+            if step == "interrupt":
                 self._send_interrupt()
+        timed_out = clock.timed_out
         interrupted = self._interrupt_at is not None and not timed_out
         # Debuggers other threads entered meanwhile (left through abort like any) are said in
         # the output of the person's next eval, or of this one if it is theirs: no value or
@@ -418,13 +418,13 @@ class Session(Connection):
                 error = LispError(str(value[2]) if len(value) > 2 else "error",
                                   str(value[3]) if len(value) > 3 else "",
                                   [str(f) for f in value[4:]])
+        elif gave_up:
+            error = LispError("timeout", f"Evaluation timed out after {timeout:g} s and did not "
+                              "answer the interrupt; it may still be running in the image "
+                              "(lispshell never kills an image it did not start).")
         elif timed_out:
             error = LispError("timeout", f"Evaluation timed out after {timeout:g} s and was "
                               "interrupted; the image is still running with its definitions.")
-        elif gave_up:
-            error = LispError("interrupt", "The image did not confirm the interrupt within "
-                              f"{self.interrupt_grace:g} s; the evaluation may still be running "
-                              "there (lispshell never kills an image it did not start).")
         elif interrupted:
             error = LispError(self.dialect.interrupt_type, "Interrupted")
         else:
@@ -727,9 +727,8 @@ class Session(Connection):
         return kind, text
 
     # -- interrupt, completions -----------------------------------------------------------------
-    def interrupt(self) -> None:
-        if self.busy and self._running:
-            self._send_interrupt()
+    def _interruptible(self) -> bool:
+        return self.busy and self._running
 
     def _send_interrupt(self) -> None:
         if self._interrupt_at is None:

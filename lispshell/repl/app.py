@@ -38,6 +38,7 @@ from functools import partial
 
 from rich.text import Text
 
+from lispshell.lisp.contract import InterruptOutcome
 from lispshell.lisp.dialects import get_dialect
 from lispshell.repl.commands import QUIT, CommandTable
 from lispshell.repl.forms import split_forms
@@ -726,7 +727,7 @@ class Repl:
         grace period is said, and only a Ctrl-C after that kills the Lisp: the person's word,
         never a timer's (a connection is never killed at all)."""
         did = session.interrupt()
-        if did == "killed":
+        if did is InterruptOutcome.GAVE_UP:
             self.print_notice("Closing the connection, as you asked; the image runs on."
                               if session.is_connection else
                               "Killing the Lisp, as you asked: a fresh one starts.")
@@ -739,9 +740,10 @@ class Repl:
                     f"The interrupt has not landed yet ({self.lisp} keeps trying). Ctrl-C "
                     "again kills the Lisp and starts a fresh one (definitions are lost)."
                     if not session.is_connection else
-                    "The interrupt has not landed yet; lispshell keeps waiting (a connected "
-                    "image is never killed).")
-        if did and self._loop is not None:
+                    "The interrupt has not landed yet; lispshell keeps waiting. Ctrl-C again "
+                    "closes the connection (the image runs on, that evaluation included; "
+                    ",reconnect connects again).")
+        if did is InterruptOutcome.SENT and self._loop is not None:
             self._loop.call_later(grace + 0.1, late)
 
     @contextmanager

@@ -102,7 +102,7 @@ def _last(repl, arg: str):
         renderer.print(*renderer.last, sep="\n")
 
 
-NO_RESTARTS = {
+NO_RESTARTS = {     # why, for a Lisp whose errors do not wait (Capabilities.levels)
     "guile": "Guile errors unwind to the top level at once (lispshell never leaves the image "
              "in its debugger), so there are no restarts to invoke.",
     "clojure": "Clojure exceptions have no restarts; ,inspect *e shows the last exception's "
@@ -116,7 +116,7 @@ async def _invoke(repl, arg: str):
 
     number, _, form = arg.strip().partition(" ")
     session = repl.session
-    if session is None or not hasattr(session, "invoke_restart") or repl.lisp in NO_RESTARTS:
+    if session is None or not session.capabilities.levels:
         repl.renderer.notice(NO_RESTARTS.get(repl.lisp, "This Lisp connection offers no restarts."))
         return
     if not number.isdigit():
@@ -284,7 +284,7 @@ def _load(repl, arg: str):
     from pathlib import Path
     path = str(Path(arg.strip()).expanduser())
     session = repl.session
-    if session is not None and getattr(getattr(session, "dialect", None), "levels", False):
+    if session is not None and session.capabilities.levels:
         return _load_where_errors_wait(repl, session, path)
     return _project_tool(repl, "load_file", {"file_path": path})
 

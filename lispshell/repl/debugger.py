@@ -17,7 +17,7 @@ import asyncio
 
 from rich.text import Text
 
-from lispshell.lisp.levels import NotOverThisTransport
+from lispshell.lisp.contract import NotOverThisTransport
 from lispshell.repl.commands import Command
 
 STYLE_DIM = "dim"

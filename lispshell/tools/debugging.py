@@ -8,7 +8,7 @@ the Lisp programmer's: read the frames, propose the missing definition, let the 
 """
 from __future__ import annotations
 
-from lispshell.lisp.levels import NotOverThisTransport
+from lispshell.lisp.contract import NotOverThisTransport
 from lispshell.tools.live import DECLINED, EVAL_CODE_CAP, _check_complete, eval_result
 from lispshell.tools.registry import ToolContext, ToolError, register
 

@@ -1,0 +1,222 @@
+"""The session contract (lispshell/lisp/contract.py), run against all six transports: the SBCL,
+Guile and Clojure children and real Swank, nREPL and Guile REPL servers. Each transport either
+does what an operation promises or refuses it plainly, as its `capabilities` say."""
+from __future__ import annotations
+
+import threading
+
+import pytest
+
+from lisp_servers import Server
+from lispshell.lisp import guile_server, nrepl, swank
+from lispshell.lisp.connection import connect_session
+from lispshell.lisp.contract import (Capabilities, InterruptOutcome, NotOverThisTransport,
+                                     Session, missing_operations)
+from lispshell.lisp.session import LispSession
+
+TRANSPORTS = ("sbcl", "guile", "clojure", "swank", "nrepl", "guile-server")
+
+# Per Lisp: a value, an error, a form reading a line, a completion, one that spins until the
+# file `go` exists, ignoring every interrupt meanwhile (the interrupt never lands).
+FORMS = {
+    "sbcl": {"value": "(+ 40 2)", "error": "(car 1)", "read": "(read-line)",
+             "complete": ("mapc", "mapcan"),
+             "deaf": lambda go: ('(sb-sys:without-interrupts (progn (write-line "deaf") '
+                                 f'(loop until (probe-file "{go}") do (sleep 0.05)) :woke))')},
+    "guile": {"value": "(+ 40 2)", "error": "(car 1)",
+              "read": "(begin (use-modules (ice-9 rdelim)) (read-line))",
+              "complete": ("string-ap", "string-append")},
+    "clojure": {"value": "(+ 40 2)", "error": "(/ 1 0)", "read": "(read-line)",
+                "complete": ("mapc", "mapcat"),
+                "deaf": lambda go: ('(do (println "deaf") (flush) (loop [] (when-not (try '
+                                    f'(Thread/sleep 50) (.exists (java.io.File. "{go}")) '
+                                    '(catch Throwable _ false)) (recur))) :woke)')},
+}
+SERVER_OF = {"swank": "swank", "nrepl": "nrepl", "guile-server": "guile"}
+LISP_OF = {"swank": "sbcl", "nrepl": "clojure", "guile-server": "guile"}
+
+
+@pytest.fixture(scope="module")
+def opened(tmp_path_factory):
+    made, servers = {}, []
+
+    def get(kind: str):
+        if kind not in made:
+            if kind in SERVER_OF:
+                srv = Server(SERVER_OF[kind], tmp_path_factory.mktemp(kind)).start()
+                servers.append(srv)
+                made[kind] = connect_session(srv.url, {})
+            else:
+                made[kind] = LispSession(kind)
+                made[kind].start()
+        return made[kind]
+
+    yield get
+    for s in made.values():
+        s.close()
+    for srv in servers:
+        srv.kill()
+
+
+@pytest.fixture(params=TRANSPORTS)
+def session(request, opened):
+    return opened(request.param)
+
+
+def forms(session) -> dict:
+    return FORMS[session.lisp]
+
+
+# -- the declaration ---------------------------------------------------------------------------
+@pytest.mark.parametrize("cls", [LispSession, swank.Session, nrepl.Session, guile_server.Session])
+def test_every_transport_fills_every_required_operation(cls):
+    assert missing_operations(cls) == []
+
+
+def test_a_transport_that_drops_an_operation_is_caught():
+    class Partial(LispSession):
+        _give_up = Session._give_up
+        completions = Session.completions
+
+    assert missing_operations(Partial) == ["completions", "_give_up"]
+
+
+def test_a_default_refuses_plainly_naming_the_operation_and_the_transport():
+    s = Session()
+    s.transport = "a test transport"
+    with pytest.raises(NotOverThisTransport, match="a backtrace is not available over a test"):
+        s.backtrace()
+    assert s.interrupt() is InterruptOutcome.NOTHING_RUNNING
+    assert not InterruptOutcome.NOTHING_RUNNING and InterruptOutcome.SENT
+
+
+# -- behaviour, on each transport -------------------------------------------------------------
+def test_eval_gives_values_errors_and_the_package(session):
+    r = session.eval(forms(session)["value"])
+    assert r.ok and r.values == ["42"], r
+    r = session.eval(forms(session)["error"])
+    assert r.error is not None and r.values == [] and session.level == 0, r
+    assert session.package and session.ready and not session.busy
+
+
+def test_try_eval_and_completions(session):
+    r = session.try_eval(forms(session)["value"], timeout=60, wait=30)
+    assert r is not None and r.values == ["42"], r
+    prefix, name = forms(session)["complete"]
+    assert name in session.completions(prefix)
+
+
+def test_input_reaches_on_input_or_is_refused_and_counted(session):
+    asked = []
+    r = session.eval(forms(session)["read"], timeout=60,
+                     on_input=lambda: asked.append(1) or "typed here\n")
+    assert asked and r.ok and "typed here" in r.values[0], r
+    r = session.eval(forms(session)["read"], timeout=60)
+    assert r.input_refused >= 1, r        # (CL signals END-OF-FILE, as it should)
+
+
+def test_interrupt_outcomes(session):
+    assert session.interrupt() is InterruptOutcome.NOTHING_RUNNING      # idle
+    started, result = threading.Event(), {}
+    spin = {"sbcl": '(progn (write-line "go") (loop (sleep 0.01)))',
+            "guile": '(begin (display "go") (newline) (let loop () (usleep 10000) (loop)))',
+            "clojure": '(do (println "go") (flush) (loop [] (Thread/sleep 10) (recur)))'}
+    worker = threading.Thread(target=lambda: result.update(r=session.eval(
+        spin[session.lisp], on_output=lambda t: started.set())))
+    worker.start()
+    assert started.wait(120)
+    outcome = session.interrupt()
+    assert outcome is InterruptOutcome.SENT and outcome == "interrupted"
+    worker.join(120)
+    r = result["r"]
+    assert r.interrupted and session.level == 0, r
+    assert session.eval(forms(session)["value"]).values == ["42"]
+
+
+def test_capabilities_say_what_the_transport_does(session):
+    caps = session.capabilities
+    assert isinstance(caps, Capabilities)
+    assert caps.restart_image == (not session.is_connection) == (not caps.reconnect)
+    r = session.eval(forms(session)["error"], keep_levels=True)
+    assert r.error is not None
+    if caps.levels:
+        assert session.level == 1 and session.restarts, r
+        assert session.backtrace(), "a waiting error has frames"
+        session.top()
+        assert session.level == 0
+    else:
+        assert session.level == 0
+        with pytest.raises(NotOverThisTransport):
+            session.leave_level()
+        with pytest.raises(NotOverThisTransport):
+            session.invoke_restart(0)
+    if caps.frames and not caps.levels:
+        assert session.backtrace(), "the last error's frames"
+    if not caps.frames:
+        with pytest.raises(NotOverThisTransport):
+            session.backtrace()
+    if not caps.threads:
+        with pytest.raises(NotOverThisTransport):
+            session.enter_thread(0)
+    if caps.systems:
+        assert "asdf" in session.completions("asd", kind="system")
+    else:
+        assert session.completions("asd", kind="system") == []
+
+
+# -- an interrupt that does not land: said alike on every transport ---------------------------
+@pytest.mark.parametrize("kind", ["swank"])
+def test_an_interrupt_that_does_not_land_waits_for_the_persons_word(kind, tmp_path):
+    """The first Ctrl-C is sent; the eval goes on waiting past the grace (nothing gives up on a
+    timer, and `interrupt_pending` says how long); the second closes the connection at the
+    person's word, and the image runs on with its definitions (tests/test_connect.py has the
+    same for Guile's server, and tests/test_session_hard.py for a child). nREPL cannot get
+    here: its server answers the interrupt op itself, at once, and leaves a deaf thread
+    behind (test below)."""
+    srv = Server(SERVER_OF[kind], tmp_path).start()
+    session = connect_session(srv.url, {"session": {"interrupt_grace": 1.0}})
+    go = tmp_path / "go"
+    try:
+        lisp = LISP_OF[kind]
+        assert session.eval({"sbcl": "(defparameter *kept* 42)",
+                             "clojure": "(def kept 42)"}[lisp]).ok
+        seen, result = threading.Event(), {}
+        worker = threading.Thread(target=lambda: result.update(r=session.eval(
+            FORMS[lisp]["deaf"](go), on_output=lambda t: seen.set())))
+        worker.start()
+        assert seen.wait(120)
+        assert session.interrupt() is InterruptOutcome.SENT
+        while session.interrupt_pending < 1.0 and worker.is_alive():   # never lands
+            worker.join(0.05)
+        worker.join(1.0)
+        assert worker.is_alive(), "nothing gave up on a timer"
+        assert session.interrupt() is InterruptOutcome.GAVE_UP      # the person's word
+        worker.join(120)
+        r = result["r"]
+        assert r.error.type == "connection-lost" and "closed at your word" in r.error.message \
+            and ",reconnect" in r.error.message, r
+        assert not session.alive and srv.alive()
+        go.write_text("")
+        session.reconnect()
+        assert session.eval({"sbcl": "*kept*", "clojure": "kept"}[lisp]).values == ["42"]
+    finally:
+        go.write_text("")
+        session.close()
+        srv.kill()
+
+
+def test_nrepl_answers_an_interrupt_itself_even_when_the_code_ignores_it(opened, tmp_path):
+    session = opened("nrepl")
+    go = tmp_path / "go"
+    seen, result = threading.Event(), {}
+    worker = threading.Thread(target=lambda: result.update(r=session.eval(
+        FORMS["clojure"]["deaf"](go), on_output=lambda t: seen.set())))
+    worker.start()
+    try:
+        assert seen.wait(120)
+        assert session.interrupt() is InterruptOutcome.SENT
+        worker.join(120)
+        assert result["r"].interrupted, result
+        assert session.eval("(+ 40 2)").values == ["42"], "the session has a new thread"
+    finally:
+        go.write_text("")
