@@ -32,7 +32,8 @@ sys.path.insert(0, str(ROOT / "tests"))
 
 from lisp_servers import Server  # noqa: E402
 from lispshell.lisp.bencode import Decoder, encode  # noqa: E402
-from lispshell.lisp.connection import connect_session, open_socket, parse_target, quick_ack  # noqa: E402,E501
+from lispshell.lisp.channel import quick_ack  # noqa: E402
+from lispshell.lisp.connection import connect_session, open_socket, parse_target  # noqa: E402
 
 TARGET = 1.5
 

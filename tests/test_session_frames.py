@@ -22,7 +22,7 @@ def read(monkeypatch, chunks: list[bytes], cap: int = 1000, request_id: str = "1
     s._marker, s._request_id, s._fd, s._poller = MARKER, request_id, -1, None
     s._decoder = codecs.getincrementaldecoder("utf-8")(errors="replace")
     feed = iter(chunks)
-    monkeypatch.setattr(S, "_read_some", lambda fd, poller, deadline: next(feed, b""))
+    monkeypatch.setattr(S, "read_some", lambda fd, poller, deadline: next(feed, b""))
     answer = S._Answer(cap, None)
     s._read_answer(answer, None)
     return answer, s._pending

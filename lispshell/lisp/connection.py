@@ -28,6 +28,7 @@ from pathlib import Path
 import time
 
 from lispshell.lisp.dialects import get_dialect
+from lispshell.lisp.channel import Lost
 from lispshell.lisp.contract import Capabilities, Session
 from lispshell.lisp.session import EvalResult, LispError, LispStartError, _Answer
 
@@ -55,10 +56,6 @@ PORT_FILES = ((".nrepl-port", "nrepl"),)
 RECONNECT = ",reconnect in the REPL connects again (lispshell mcp does so on its next call)"
 GIVEN_UP = ("closed at your word: the interrupt had not landed, and the evaluation runs on in "
             "the image")
-
-
-class Lost(Exception):
-    """The connection broke, or the peer spoke something other than its protocol."""
 
 
 class ConnectError(LispStartError):
@@ -153,19 +150,6 @@ def _port(digits: str, text: str) -> int:
     return port
 
 
-def quick_ack(sock: socket.socket) -> None:
-    """Acknowledge at once what arrives next (Linux). Servers that answer in several small
-    writes (nREPL's value then `done`, a REPL's result then its prompt) without TCP_NODELAY
-    otherwise wait for our delayed ACK, 40 ms per eval. The kernel resets it, so it is set
-    before each read."""
-    if _QUICKACK is not None and sock.family != socket.AF_UNIX:
-        try:
-            sock.setsockopt(socket.IPPROTO_TCP, _QUICKACK, 1)
-        except OSError:
-            pass
-
-
-_QUICKACK = getattr(socket, "TCP_QUICKACK", None)
 
 
 def _listeners(port: int) -> set[int]:

@@ -18,28 +18,17 @@ the process is differs. It is the person's, so:
 """
 from __future__ import annotations
 
-import codecs
 import secrets
-import select
 import socket
 import threading
 import time
-from types import SimpleNamespace
 
+from lispshell.lisp.channel import SocketChannel
 from lispshell.lisp.connection import RECONNECT, ConnectError, Target, open_socket
 from lispshell.lisp.dialects import string_literal
 from lispshell.lisp.image import code as image_code
-from lispshell.lisp.session import MARK, EvalResult, LispError, LispSession, LispStartError, \
+from lispshell.lisp.session import EvalResult, LispError, LispSession, LispStartError, \
     _Answer, _Died
-
-
-class _Socket:
-    """Stands where session.py keeps its pexpect child: what the read and write paths use."""
-
-    def __init__(self, sock: socket.socket):
-        self.sock = sock
-        self.child_fd = sock.fileno()
-        self.ptyproc = SimpleNamespace(terminated=False)   # never: a closed socket reads EOF
 
 
 class Session(LispSession):
@@ -62,19 +51,9 @@ class Session(LispSession):
     def _boot(self) -> None:
         """Connect and type the loop into the server's REPL; wait for its first frame."""
         self._kill_child()
-        sock = open_socket(self.target, self.connect_timeout)
-        self._child = _Socket(sock)
-        self._fd = sock.fileno()
-        self._poller = select.poll()
-        self._poller.register(self._fd, select.POLLIN)
-        self._decoder = codecs.getincrementaldecoder("utf-8")(errors="replace")
-        self._pending = ""
         nonce = secrets.token_hex(12)
         self._token = secrets.token_hex(12)
-        self._marker = MARK + nonce
-        self._seq = 0
-        self._request_id = "0"
-        self.generation += 1
+        self._attach(SocketChannel(open_socket(self.target, self.connect_timeout)), nonce)
         answer = _Answer(8192, None)
         # The first answer within connect_timeout, and at once if the server's REPL could not
         # run the loop (it enters its own debugger: "Entering a new prompt"), rather than
@@ -102,34 +81,9 @@ class Session(LispSession):
         self.ready = True
         self.lost_reason = ""
 
-    def _kill_child(self, reap: bool = True) -> None:
-        """Close our connection. The process is not ours: it is never signalled."""
-        child = self._child
-        self.ready = False
-        if child is None:
-            return
-        self._child = None
-        try:
-            child.sock.close()
-        except OSError:
-            pass
-
-    def _child_alive(self) -> bool:
-        child = self._child
-        if child is None:
-            return False
-        try:
-            readable, _, _ = select.select([child.sock], [], [], 0)
-            return not readable or child.sock.recv(1, socket.MSG_PEEK) != b""
-        except OSError:
-            return False
-
     @property
     def alive(self) -> bool:
-        return self.ready and self._child_alive()
-
-    def _exit_status(self) -> str:
-        return "the connection closed"
+        return self.ready and self._channel_alive()
 
     def restart(self) -> None:
         raise LispStartError(f"lispshell does not restart an image it did not start "
@@ -143,7 +97,7 @@ class Session(LispSession):
     def start(self, wait: bool = True) -> None:
         self._closed = False
         with self._lock:
-            if self._child is None:
+            if self._channel is None:
                 self._boot()
 
     def close(self) -> None:
@@ -153,21 +107,21 @@ class Session(LispSession):
         failed read on the person's console."""
         self._closed = True
         with self._lock:
-            child = self._child
-            if child is not None:
-                _close_gently(child.sock, self.interrupt_grace + 5)
+            channel = self._channel
+            if channel is not None:
+                _close_gently(channel.sock, self.interrupt_grace + 5)
             self._kill_child()
 
     # -- what differs from a child --------------------------------------------------------------
     def eval(self, code: str, **kwargs) -> EvalResult:
-        if self._child is not None and not self.busy and not self._child_alive():
+        if self._channel is not None and not self.busy and not self._channel_alive():
             self.lost_reason = "the server closed the connection"   # while we were idle
             self._kill_child()
             return EvalResult(error=LispError(
                 "connection-lost", f"The connection to {self.url} was lost (the server closed "
                 f"it). lispshell did not touch the image; {RECONNECT}."),
                 package=self.package)
-        if self._child is None:
+        if self._channel is None:
             why = f" ({self.lost_reason})" if self.lost_reason else ""
             return EvalResult(error=LispError(
                 "not-connected", f"Not connected to {self.url}{why}; {RECONNECT}."),
@@ -206,12 +160,9 @@ class Session(LispSession):
         """The person's Ctrl-C after the grace: close our connection (the eval's read ends at
         once); the image is never touched."""
         self._killed_by_person = True
-        child = self._child
-        if child is not None:
-            try:
-                child.sock.shutdown(socket.SHUT_RDWR)
-            except OSError:
-                pass
+        channel = self._channel
+        if channel is not None:
+            channel.shutdown()
 
     def _send_interrupt(self) -> None:
         """Ask a second client of the server to interrupt our loop's thread (in the

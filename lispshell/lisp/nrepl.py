@@ -25,12 +25,12 @@ asks for them. Values are printed by nREPL with a quota (the value cap), through
 from __future__ import annotations
 
 import secrets
-import select
 import socket
 import time
 
 from lispshell.lisp.bencode import DecodeError, Decoder, encode
-from lispshell.lisp.connection import ConnectError, Connection, Lost, open_socket, quick_ack
+from lispshell.lisp.channel import Lost, recv
+from lispshell.lisp.connection import ConnectError, Connection, open_socket
 from lispshell.lisp.contract import EvalClock
 from lispshell.lisp.dialects import string_literal
 from lispshell.lisp.image import code as image_code
@@ -188,23 +188,9 @@ class Session(Connection):
     def _next(self, deadline: float | None) -> dict | None:
         """The next message, or None once `deadline` passes. Raises Lost."""
         while not self._inbox:
-            sock = self._sock
-            if sock is None:
-                raise Lost("not connected")
-            wait = None if deadline is None else max(0.0, deadline - time.monotonic())
-            try:
-                readable, _, _ = select.select([sock], [], [], wait)
-            except (OSError, ValueError) as exc:
-                raise Lost(str(exc)) from None
-            if not readable:
+            data = recv(self._sock, deadline)
+            if data is None:
                 return None
-            quick_ack(sock)
-            try:
-                data = sock.recv(READ_SIZE)
-            except OSError as exc:
-                raise Lost(exc.strerror or str(exc)) from None
-            if not data:
-                raise Lost("the server closed the connection")
             try:
                 self._inbox.extend(self._decoder.feed(data))
             except DecodeError as exc:

@@ -45,8 +45,6 @@ from __future__ import annotations
 
 import atexit
 import codecs
-import errno
-import math
 import os
 import re
 import secrets
@@ -62,6 +60,7 @@ from typing import Callable
 import pexpect
 
 from lispshell.lisp.dialects import NAMES as LISPS, get_dialect  # noqa: F401 (LISPS: API)
+from lispshell.lisp.channel import READ_SIZE, PtyChannel, SocketChannel, read_some
 from lispshell.lisp.contract import Capabilities, EvalClock, Session
 from lispshell.lisp.levels import LevelStack, parse_frames, parse_locals
 
@@ -69,7 +68,6 @@ MARK = "\x1e"
 # The person's own values are shown whole up to this many characters each (a value that prints
 # forever is stopped by Ctrl-C); what the model and MCP keep is `output_cap`.
 PERSON_VALUE_CAP = 64 * 1024 * 1024
-READ_SIZE = 1 << 16   # per os.read: big enough for throughput, small enough not to mmap each time
 
 
 @dataclass(frozen=True)
@@ -258,7 +256,7 @@ class LispSession(Session):
         self.busy = False
         self.ready = False
         self.generation = 0                  # counts children started; a restart bumps it
-        self._child: pexpect.spawn | None = None
+        self._channel: PtyChannel | SocketChannel | None = None
         self._fd = -1
         self._decoder = None
         self._pending = ""                   # text read but not yet consumed (a partial marker)
@@ -283,17 +281,17 @@ class LispSession(Session):
 
     @property
     def alive(self) -> bool:
-        return self._child_alive()
+        return self._channel_alive()
 
     @property
     def pid(self) -> int | None:
-        return self._child.pid if self._child is not None else None
+        return self._channel.pid if self._channel is not None else None
 
     def start(self, wait: bool = True) -> None:
         """Start the child. wait=False boots it in a background thread (Clojure's JVM takes
         a second); `eval` waits for it. Raises LispStartError (wait=True) if it cannot start."""
         self._closed = False
-        if self._child is not None or (self._boot_thread and self._boot_thread.is_alive()):
+        if self._channel is not None or (self._boot_thread and self._boot_thread.is_alive()):
             if wait:
                 self._wait_booted()
             return
@@ -331,29 +329,11 @@ class LispSession(Session):
         base = self.env if self.env is not None else child_environment()
         env = dict(base, LC_ALL="C.UTF-8", LANG="C.UTF-8", TERM="dumb")
         try:
-            child = pexpect.spawn(self.command[0], self.command[1:], env=env, echo=False,
-                                  encoding=None, maxread=1 << 20, timeout=None,
-                                  preexec_fn=_raw_stdin)
+            channel = PtyChannel.spawn(self.command, env, _raw_stdin)
         except (pexpect.ExceptionPexpect, OSError) as exc:
             raise LispStartError(f"cannot start {self.lisp} with {' '.join(self.command)!r}: "
                                  f"{exc}") from None
-        child.delaybeforesend = None
-        child.delayafterread = None
-        child.delayafterclose = 0
-        child.delayafterterminate = 0
-        child.ptyproc.delayafterclose = 0
-        child.ptyproc.delayafterterminate = 0
-        self._child = child
-        self._fd = child.child_fd
-        os.set_blocking(self._fd, False)
-        self._poller = select.poll()
-        self._poller.register(self._fd, select.POLLIN)
-        self._decoder = codecs.getincrementaldecoder("utf-8")(errors="replace")
-        self._pending = ""
-        self._marker = MARK + nonce
-        self._seq = 0
-        self._request_id = "0"      # the id the loop's first (ready) answer carries
-        self.generation += 1
+        self._attach(channel, nonce)
         answer = _Answer(8192, None)
         try:
             self._write(self.dialect.bootstrap(nonce))
@@ -375,13 +355,26 @@ class LispSession(Session):
             self.package = self.init_report.package or self.package
         self.ready = True
 
+    def _attach(self, channel, nonce: str) -> None:
+        """Speak the framed loop protocol over `channel` from now on (a new loop: `nonce`)."""
+        self._channel = channel
+        self._fd = channel.fd
+        self._poller = select.poll()
+        self._poller.register(self._fd, select.POLLIN)
+        self._decoder = codecs.getincrementaldecoder("utf-8")(errors="replace")
+        self._pending = ""
+        self._marker = MARK + nonce
+        self._seq = 0
+        self._request_id = "0"      # the id the loop's first (ready) answer carries
+        self.generation += 1
+
     def restart(self) -> None:
         """Kill the child (even mid-eval: that eval returns restarted=True) and start afresh."""
         gen = self.generation
         if self.busy:
             self._kill_child(reap=False)
         with self._lock:
-            if self.generation == gen or self._child is None:
+            if self.generation == gen or self._channel is None:
                 self._boot()
 
     def close(self) -> None:
@@ -402,68 +395,21 @@ class LispSession(Session):
         self._kill_child(reap=False)
 
     def _kill_child(self, reap: bool = True) -> None:
-        child = self._child
-        if child is None:
+        """End the channel: a child is killed (reaped too with `reap`), a connection closed."""
+        channel = self._channel
+        if channel is None:
             return
         self.ready = False
-        if not child.pid or child.pid <= 1:   # never signal init or our own group by mistake
-            return
-        try:
-            os.killpg(child.pid, signal.SIGKILL)  # the child leads its own process group
-        except OSError:
-            try:
-                os.kill(child.pid, signal.SIGKILL)
-            except OSError:
-                pass
-        if not reap:
-            return
-        self._child = None
-        self._reap(child, block=True)  # SIGKILL cannot be refused, so this is quick
-        try:
-            child.close(force=True)
-        except Exception:
-            pass
+        channel.kill(reap)
+        if reap:
+            self._channel = None
 
-    @staticmethod
-    def _reap(child: pexpect.spawn, block: bool) -> bool:
-        """True once the child has exited (reaping it). A bare waitpid: pexpect's isalive()
-        costs more than the rest of a small eval."""
-        if child.ptyproc.terminated:
-            return True
-        try:
-            pid, status = os.waitpid(child.pid, 0 if block else os.WNOHANG)
-        except ChildProcessError:
-            pid, status = child.pid, None
-        if pid == 0:
-            return False
-        # Tell pexpect, so that its close() does not wait for the process again.
-        proc = child.ptyproc
-        proc.terminated = child.terminated = True
-        proc.status = child.status = status
-        if status is not None and os.WIFSIGNALED(status):
-            proc.signalstatus = child.signalstatus = os.WTERMSIG(status)
-        elif status is not None:
-            proc.exitstatus = child.exitstatus = os.waitstatus_to_exitcode(status)
-        return True
-
-    def _child_alive(self) -> bool:
-        child = self._child
-        return child is not None and not self._reap(child, block=False)
+    def _channel_alive(self) -> bool:
+        channel = self._channel
+        return channel is not None and channel.alive()
 
     def _exit_status(self) -> str:
-        """How the child ended, waiting up to a second for it to finish dying."""
-        child = self._child
-        if child is None:
-            return "unknown"
-        for _ in range(100):
-            if self._reap(child, block=False):
-                break
-            time.sleep(0.01)
-        if child.signalstatus is not None:
-            return f"killed by signal {child.signalstatus}"
-        if child.exitstatus is not None:
-            return f"exit status {child.exitstatus}"
-        return "still running, unresponsive"
+        return self._channel.exit_status() if self._channel is not None else "unknown"
 
     # ------------------------------------------------------------------ eval
     def eval(self, code: str, *, timeout: float | None = None, output_cap: int | None = None,
@@ -495,12 +441,12 @@ class LispSession(Session):
             # burst of evals, where a waitpid per eval is a tenth of the cost: a death there
             # is still noticed, as a death during the eval.)
             # A death already seen (the REPL's toolbar asks `alive`) is always acted on.
-            if self._child is not None and (
-                    self._child.ptyproc.terminated
-                    or (time.monotonic() - self._answered_at > 0.5 and not self._child_alive())):
+            if self._channel is not None and (
+                    self._channel.ended
+                    or (time.monotonic() - self._answered_at > 0.5 and not self._channel_alive())):
                 self._kill_child()
                 restarted = True
-            if self._child is None:
+            if self._channel is None:
                 self._boot()
             self.busy = True
             self._interrupt_at = None
@@ -523,13 +469,13 @@ class LispSession(Session):
                 self._answered_at = time.monotonic()
 
     def idle_output(self) -> str:
-        if self.busy or not self.ready or self._child is None \
+        if self.busy or not self.ready or self._channel is None \
                 or not self._lock.acquire(blocking=False):
             return ""
         try:
-            if self._child is None or self.busy:
+            if self._channel is None or self.busy:
                 return ""
-            data = _read_some(self._fd, self._poller, time.monotonic())
+            data = read_some(self._fd, self._poller, time.monotonic())
             if not data:          # nothing (None), or the end (b""): the next eval says so
                 return ""
             text = self._pending + self._decoder.decode(data)
@@ -551,7 +497,7 @@ class LispSession(Session):
 
     def _leave_to(self, depth: int) -> None:
         """Leave levels until `depth` are open (called with the lock held)."""
-        while self._levels.depth > depth and self._child is not None:
+        while self._levels.depth > depth and self._channel is not None:
             r = self._eval_locked("", None, 4096, None, time.monotonic(), "A", None)
             stuck = r.level >= self._levels.depth
             self._track_levels(r)
@@ -619,7 +565,7 @@ class LispSession(Session):
             if not self._pending:
                 # Most answers are small and come in one read: take them apart at once.
                 limit = started + 0.25 if deadline is None else min(started + 0.25, deadline)
-                data = _read_some(self._fd, self._poller, limit)
+                data = read_some(self._fd, self._poller, limit)
                 if data == b"":
                     raise _Died("end of file")
                 if data:
@@ -645,7 +591,7 @@ class LispSession(Session):
                 elif step == "give-up":
                     raise _Unresponsive()
                 timed_out = clock.timed_out
-                if not self._child_alive():
+                if not self._channel_alive():
                     raise _Died("process gone")
         except (_Died, _Unresponsive) as exc:
             return self._after_death(answer, exc, timed_out, timeout, started)
@@ -715,7 +661,7 @@ class LispSession(Session):
             etype = "killed"
         else:
             status = self._exit_status()
-            exit_code = self._child.exitstatus if self._child is not None else None
+            exit_code = self._channel.exitstatus if self._channel is not None else None
             if exit_code is not None:   # it exited by itself: (exit), (sb-ext:exit), System/exit
                 msg = (f"The {self.lisp} process exited with status {exit_code} during the "
                        "evaluation; a fresh one was started. Definitions from before are gone.")
@@ -743,7 +689,7 @@ class LispSession(Session):
     # opens a debug level whose CONTINUE restart resumes it; the person's Ctrl-C after the
     # grace kills the Lisp and starts a fresh one.
     def _interruptible(self) -> bool:
-        return self.busy and self._child is not None
+        return self.busy and self._channel is not None
 
     def _give_up(self) -> None:
         self._killed_by_person = True
@@ -758,10 +704,9 @@ class LispSession(Session):
         self._send_sigint()
 
     def _send_sigint(self) -> None:
-        try:
-            os.kill(self._child.pid, signal.SIGINT)
-        except (OSError, AttributeError):
-            pass
+        channel = self._channel
+        if channel is not None:
+            channel.interrupt()
 
     def try_eval(self, code: str, timeout: float = 2.0, output_cap: int = 1 << 16,
                  wait: float = 0.0):
@@ -772,7 +717,7 @@ class LispSession(Session):
         if not self.ready or self.busy or self._closed or not self._lock.acquire(timeout=wait):
             return None
         try:
-            if self._child is None or self._closed or not self.ready:
+            if self._channel is None or self._closed or not self.ready:
                 return None
             self._interrupt_at = None
             try:
@@ -803,7 +748,7 @@ class LispSession(Session):
         if not self._lock_for_lookup():
             return []
         try:
-            if self._child is None or self._closed:
+            if self._channel is None or self._closed:
                 return []
             answer = _Answer(1 << 16, None)
             try:
@@ -859,7 +804,7 @@ class LispSession(Session):
                     if not more:
                         raise _Died("end of file") from None
                     self._pending = (self._pending + self._decoder.decode(more))[-(1 << 20):]
-                elif not writable and not self._child_alive():
+                elif not writable and not self._channel_alive():
                     raise _Died("process gone") from None
             except OSError as exc:
                 raise _Died(str(exc)) from None
@@ -914,7 +859,7 @@ class LispSession(Session):
                 answer.begin(tag)
                 pos = i + mlen + 1
             # Need more bytes.
-            data = _read_some(fd, poller, deadline)
+            data = read_some(fd, poller, deadline)
             if data is None:
                 self._pending = text
                 raise TimeoutError
@@ -963,26 +908,6 @@ class LispSession(Session):
 
 class _Unresponsive(Exception):
     """The child did not answer within the grace period after SIGINT."""
-
-
-def _read_some(fd: int, poller, deadline: float | None) -> bytes | None:
-    """Bytes from the pty (non-blocking fd); b"" at end of file; None once `deadline` passes."""
-    while True:
-        wait = None
-        if deadline is not None:
-            wait = max(0, math.ceil((deadline - time.monotonic()) * 1000))
-        events = poller.poll(wait)
-        if events:
-            try:
-                return os.read(fd, READ_SIZE)
-            except BlockingIOError:
-                continue
-            except OSError as exc:
-                if exc.errno in (errno.EIO, errno.ECONNRESET):  # the pty's (or socket's) other
-                    return b""                                     # side is gone
-                raise
-        if deadline is not None and time.monotonic() >= deadline:
-            return None
 
 
 def _raw_stdin() -> None:

@@ -32,12 +32,12 @@ from __future__ import annotations
 
 import re
 import secrets
-import select
 import threading
 import time
 from pathlib import Path
 
-from lispshell.lisp.connection import ConnectError, Connection, Lost, open_socket, quick_ack
+from lispshell.lisp.channel import Lost, recv
+from lispshell.lisp.connection import ConnectError, Connection, open_socket
 from lispshell.lisp.contract import Capabilities, EvalClock
 from lispshell.lisp.dialects import string_literal
 from lispshell.lisp.image import code as image_code
@@ -260,23 +260,9 @@ class Session(Connection):
                         return read_sexp(text)
                     except ValueError as exc:
                         raise Lost(f"not Swank: {exc}") from None
-            sock = self._sock
-            if sock is None:
-                raise Lost("not connected")
-            wait = None if deadline is None else max(0.0, deadline - time.monotonic())
-            try:
-                readable, _, _ = select.select([sock], [], [], wait)
-            except (OSError, ValueError) as exc:
-                raise Lost(str(exc)) from None
-            if not readable:
+            data = recv(self._sock, deadline)
+            if data is None:
                 return None
-            quick_ack(sock)
-            try:
-                data = sock.recv(READ_SIZE)
-            except OSError as exc:
-                raise Lost(exc.strerror or str(exc)) from None
-            if not data:
-                raise Lost("the server closed the connection")
             buf += data
 
     def _handle_event(self, message, answer: _Answer | None, debug: list) -> None:
