@@ -44,7 +44,7 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
 import lispshell.tools.structure  # noqa: E402,F401  (registers the tools)
-from lispshell.files import digest  # noqa: E402
+from lispshell.workspace.files import digest  # noqa: E402
 from lispshell.syntax import cst, reading  # noqa: E402
 from lispshell.syntax.lexer import tokenize  # noqa: E402
 from lispshell.tools.registry import ToolContext, call_tool  # noqa: E402

@@ -1,5 +1,5 @@
 import sys
 
-from lispshell.cli import main
+from lispshell.cli.main import main
 
 sys.exit(main())

@@ -17,6 +17,7 @@ import pytest
 
 from lisp_servers import Server
 from lispshell.lisp.connection import ConnectError, connect_session, parse_target
+from lispshell.workspace.project import connect_target
 from lispshell.tools.gate import Decision, EvalGate
 from lispshell.tools.registry import ToolContext, call_tool
 
@@ -298,11 +299,11 @@ def test_a_killed_server_is_reported_and_never_restarted(kind, tmp_path):
 
 def test_connection_errors_are_plain(tmp_path, monkeypatch):
     with pytest.raises(ConnectError, match="no .nrepl-port"):
-        parse_target("", start=tmp_path)
+        connect_target("", start=tmp_path)
     (tmp_path / "sub").mkdir()
     (tmp_path / ".git").mkdir()        # the repository's root: its port file speaks for sub/
     (tmp_path / ".nrepl-port").write_text("7888")
-    assert parse_target("", start=tmp_path / "sub").url == "nrepl://127.0.0.1:7888"
+    assert connect_target("", start=tmp_path / "sub").url == "nrepl://127.0.0.1:7888"
     assert parse_target("7889").url == "nrepl://127.0.0.1:7889"
     assert parse_target("guile:///run/g.sock").path == "/run/g.sock"
     for bad in ("http://x:1", "nrepl://x", "swank://x:99999", "nrepl:///sock"):
@@ -538,15 +539,15 @@ def test_a_port_file_beyond_the_repository_or_not_the_persons_is_never_used(tmp_
     (repo / ".git").mkdir()
     (tmp_path / "shared" / ".nrepl-port").write_text("7888")
     with pytest.raises(ConnectError, match="no .nrepl-port file in .* up to the repository"):
-        parse_target("", start=repo / "src")
+        connect_target("", start=repo / "src")
     (repo / ".nrepl-port").write_text("7889")
     os.chown(repo / ".nrepl-port", 65534, 65534)         # someone else's file
     with pytest.raises(ConnectError, match="is not a file of yours"):
-        parse_target("", start=repo / "src")
+        connect_target("", start=repo / "src")
     (repo / ".nrepl-port").unlink()
     (repo / ".nrepl-port").symlink_to(tmp_path / "shared" / ".nrepl-port")
     with pytest.raises(ConnectError, match="no .nrepl-port"):   # a link is not followed
-        parse_target("", start=repo / "src")
+        connect_target("", start=repo / "src")
 
 
 def test_port_files_and_flags(tmp_path):

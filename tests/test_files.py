@@ -1,6 +1,6 @@
 """Files keep what they are, and the root fence holds under races (issues 15 and 16).
 
-Every write of a lispshell tool goes through lispshell.files: through a descriptor of the root,
+Every write of a lispshell tool goes through lispshell.workspace.files: through a descriptor of the root,
 no symlink followed below it, atomically, keeping mode, owner, links and extended attributes.
 """
 from __future__ import annotations
@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from lispshell import files
+from lispshell.workspace import files
 from lispshell.tools.registry import ToolContext, call_tool
 
 FORM = "(defun inside () :inside)\n"

@@ -187,7 +187,8 @@ def test_the_hook_gives_up_quickly_on_a_file_too_damaged_for_one_edit(tmp_path, 
 
 
 def test_undo_never_writes_through_a_directory_swapped_for_a_symlink(tmp_path, own_journal):
-    from lispshell import journal
+    from lispshell.workspace import journal
+    from lispshell.workspace import undo as undoing
 
     src, elsewhere = tmp_path / "src", tmp_path / "elsewhere"
     src.mkdir()
@@ -200,7 +201,7 @@ def test_undo_never_writes_through_a_directory_swapped_for_a_symlink(tmp_path, o
     src.rename(tmp_path / "src-moved")
     src.symlink_to(elsewhere)
     with pytest.raises(journal.UndoError) as refused:
-        journal.undo()
+        undoing.undo()
     assert refused.value.code == "OUTSIDE_ROOT"
     assert (elsewhere / "a.lisp").read_text() == "(a)\n"
 
@@ -208,7 +209,9 @@ def test_undo_never_writes_through_a_directory_swapped_for_a_symlink(tmp_path, o
 def test_a_crafted_journal_entry_names_no_file(tmp_path, own_journal):
     import json
 
-    from lispshell import journal
+    from lispshell.workspace import journal
+
+    from lispshell.workspace import undo as undoing
 
     victim = tmp_path / "victim.txt"
     victim.write_text("keep me")
@@ -219,13 +222,13 @@ def test_a_crafted_journal_entry_names_no_file(tmp_path, own_journal):
                "after": journal_digest(victim), "size": 1, "tool": "x"}
     (folder / "index.jsonl").write_text(json.dumps(crafted) + "\n")
     with pytest.raises(journal.UndoError) as nothing:
-        journal.undo()
+        undoing.undo()
     assert nothing.value.code == "NOTHING_TO_UNDO"
     assert victim.read_text() == "keep me" and (tmp_path / "payload").exists()
 
 
 def journal_digest(path):
-    from lispshell import files
+    from lispshell.workspace import files
     return files.digest(path.read_bytes())
 
 

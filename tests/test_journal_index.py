@@ -6,7 +6,9 @@ import json
 
 import pytest
 
-from lispshell import files, journal
+from lispshell.workspace import files, journal
+
+from lispshell.workspace import undo as undoing
 
 
 @pytest.fixture(autouse=True)
@@ -60,7 +62,7 @@ def test_another_process_sees_every_append(tmp_path, monkeypatch):
     assert len(journal.entries()) == 3
     monkeypatch.setattr(journal, "_KNOWN", None)       # a fresh process reads the same
     assert len(journal.entries()) == 3
-    journal.undo(path)
+    undoing.undo(path)
     assert path.read_text() == "(a 1)\n"
 
 
@@ -73,7 +75,7 @@ def test_a_write_after_a_torn_line_is_kept(tmp_path, monkeypatch):
     write(path, "(b)\n")
     monkeypatch.setattr(journal, "_KNOWN", None)
     assert len(journal.entries()) == 2
-    journal.undo(path)
+    undoing.undo(path)
     assert path.read_text() == "(a)\n"
-    journal.undo(path)
+    undoing.undo(path)
     assert path.read_text() == "(a))\n"

@@ -129,7 +129,7 @@ def test_only_the_mcp_command_pays_for_the_sdk():
     """The REPL and the tools never import the MCP SDK (about a second of start-up)."""
     import subprocess
     import sys
-    probe = ("import sys, lispshell.cli, lispshell.repl.main, lispshell.tools.registry as r; "
+    probe = ("import sys, lispshell.cli.main, lispshell.repl.main, lispshell.tools.registry as r; "
              "r.all_tools(); "
              "print(sorted(m for m in sys.modules if m.split('.')[0] in ('mcp', 'mcp_types')))")
     out = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, timeout=60)

@@ -1,4 +1,4 @@
-"""What the model's file tools may write (lispshell.writes): Lisp source and nothing else; the
+"""What the model's file tools may write (lispshell.workspace.writes): Lisp source and nothing else; the
 files that run at start only with the person's yes. Each attack of issue 39 is a call here, in
 process (the tools' own code path) and over a real `lispshell mcp`.
 """
@@ -198,7 +198,7 @@ def test_ordinary_source_is_written_as_before_and_the_config_adds_extensions(tmp
 
 
 def test_the_hook_never_repairs_a_protected_or_start_up_file(tmp_path):
-    from lispshell import hook
+    from lispshell.cli import hook
     import io, json, contextlib
 
     (tmp_path / "demo.asd").write_text('(asdf:defsystem "demo"\n')

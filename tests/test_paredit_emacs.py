@@ -31,7 +31,7 @@ import pytest
 
 from lispshell.syntax import paredit
 from lispshell.syntax.cst import StructureError, head_of, inner, outer, parse, walk
-from lispshell.syntax.edit import apply, from_code
+from lispshell.workspace.edit import apply, from_code
 from lispshell.syntax.lexer import tokenize
 
 EMACS = shutil.which("emacs")

@@ -12,7 +12,7 @@ from hypothesis import HealthCheck, given, settings, strategies as st
 
 from lispshell.syntax import paredit
 from lispshell.syntax.cst import StructureError, inner, outer, parse, walk
-from lispshell.syntax.edit import apply, from_code
+from lispshell.workspace.edit import apply, from_code
 from lispshell.syntax.lexer import tokenize
 from lispshell.syntax.validate import validate
 

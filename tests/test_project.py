@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 
 from conftest import LISPSHELL
-from lispshell import project, trust
+from lispshell.workspace import project, trust
 
 PROJECTS = Path(__file__).parent / "projects"
 

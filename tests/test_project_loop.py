@@ -13,7 +13,8 @@ from pathlib import Path
 import pytest
 
 from fake_anthropic import FakeAnthropic, Reply
-from lispshell import config as config_mod, project
+from lispshell import config as config_mod
+from lispshell.workspace import project
 from lispshell.lisp.session import make_session
 from lispshell.tools.gate import Decision
 from test_llm_agent import Confirm, ask, make_agent, still_valid

@@ -8,7 +8,9 @@ from pathlib import Path
 
 import pytest
 
-from lispshell import config as config_mod, project
+from lispshell import config as config_mod
+
+from lispshell.workspace import project
 from lispshell.lisp.session import make_session
 from lispshell.tools.gate import Decision, EvalGate
 from lispshell.tools.registry import ToolContext, call_tool

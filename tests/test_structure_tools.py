@@ -395,7 +395,7 @@ def test_kill_keeps_a_comment_from_swallowing_the_closer():
 def test_a_failed_write_leaves_the_file_and_no_temp_file(tmp_path, ctx, monkeypatch):
     # The rename is the one step that can fail after the temporary file exists (disk full,
     # permissions): simulate that failure and check nothing is left half done.
-    from lispshell import files
+    from lispshell.workspace import files
     f = write(tmp_path / "w.lisp", b"(defun f () (a) (b))\n")
 
     def refuse(src, dst, **dir_fds):

@@ -11,7 +11,8 @@ from pathlib import Path
 import pytest
 
 from conftest import LISPSHELL
-from lispshell import files, journal
+from lispshell.workspace import files, journal
+from lispshell.workspace import undo as undoing
 from lispshell.tools.registry import ToolContext, call_tool
 from mcp_harness import answer, connect, run
 from pty_shell import Shell
@@ -246,7 +247,7 @@ def test_a_torn_journal_line_loses_only_itself(tmp_path):
     index = tmp_path / "state" / "journal" / "index.jsonl"
     index.write_text(index.read_text() + '{"id": "torn", "pa')
     assert len(journal.entries()) == 1
-    journal.undo(path)
+    undoing.undo(path)
     assert path.read_text() == "(a))\n"
 
 

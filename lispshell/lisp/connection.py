@@ -20,10 +20,8 @@ from __future__ import annotations
 import os
 import re
 import socket
-import stat
 import threading
 from dataclasses import dataclass
-from pathlib import Path
 
 import time
 
@@ -49,8 +47,6 @@ TRANSPORTS = {t.scheme: t for t in (
                                                 "first one's thread"),
 )}
 
-# Port files that tools write next to a project: nREPL's is the one with a convention.
-PORT_FILES = ((".nrepl-port", "nrepl"),)
 # Said with every lost connection. The same message reaches the REPL, a batch run and the
 # model over MCP, where `,reconnect` alone would be an instruction it cannot follow.
 RECONNECT = ",reconnect in the REPL connects again (lispshell mcp does so on its next call)"
@@ -85,45 +81,13 @@ class Target:
         return self.transport.lisp
 
 
-def find_port_file(start: Path | None = None) -> Target | None:
-    """The first port file in `start` (default: the current directory) or a parent, up to the
-    repository root or home (`project.search_chain`: never a shared or foreign directory). A
-    port file someone else owns is refused: it would send the person's code, and what they type,
-    to that someone's listener."""
-    from lispshell.project import search_chain
-
-    here = Path(start or os.getcwd()).resolve()
-    for folder in search_chain(here):
-        for name, scheme in PORT_FILES:
-            f = folder / name
-            try:
-                fd = os.open(f, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC)
-            except OSError:
-                continue
-            with os.fdopen(fd, "rb") as port_file:
-                st = os.fstat(port_file.fileno())
-                if st.st_uid != os.geteuid() or not stat.S_ISREG(st.st_mode):
-                    raise ConnectError(f"{f} is not a file of yours (owner uid {st.st_uid}): "
-                                       "not connecting to the port it names; give the address")
-                text = port_file.read(64).decode("utf-8", "replace").strip()
-            if text.isdigit() and 0 < int(text) < 65536:
-                return Target(scheme, "127.0.0.1", int(text))
-            raise ConnectError(f"{f} does not hold a port number: {text[:40]!r}")
-    return None
-
-
-def parse_target(text: str | None, start: Path | None = None) -> Target:
-    """A Target from `--connect`'s argument: a URL, a bare port (nREPL on this machine), or
-    nothing (a port file in the current directory or a parent). Raises ConnectError."""
+def parse_target(text: str) -> Target:
+    """A Target from `--connect`'s argument: a URL or a bare port (nREPL on this machine). No
+    argument at all means the project's port file: `workspace.project.connect_target`.
+    Raises ConnectError."""
     text = (text or "").strip()
     if not text:
-        found = find_port_file(start)
-        if found is None:
-            raise ConnectError("no address given and no .nrepl-port file in "
-                               f"{Path(start or os.getcwd()).resolve()} or its parents up to "
-                               "the repository's root; "
-                               "give one, e.g. --connect nrepl://localhost:7888")
-        return found
+        raise ConnectError("no address given; give one, e.g. --connect nrepl://localhost:7888")
     if text.isdigit():
         return Target("nrepl", "127.0.0.1", _port(text, text))
     m = re.fullmatch(r"([a-z]+)://(.*)", text)

@@ -10,8 +10,8 @@ which then takes over the wire for good: it is handed the client's `initialize` 
 answer, already sent, is swallowed) so that it knows the client's capabilities and protocol
 version, then `notifications/initialized` and every line not answered here, in order.
 
-What the answers say has one source each: the tool definitions and the instructions below
-serve the SDK too (`server.py`), and the protocol versions are read from the SDK's own
+What the answers say has one source each: the tool definitions and the instructions
+(`describe.py`) serve the SDK too (`server.py`), and the protocol versions are read from the SDK's own
 `mcp_types/version.py` without importing its package. `tests/test_mcp_startup.py` checks that
 every answer here is the one the SDK gives.
 """
@@ -25,10 +25,9 @@ from pathlib import Path
 from typing import Any
 
 from lispshell import __version__
+from lispshell.mcp.describe import SERVER_NAME, instructions, tool_definition
 from lispshell.mcp.runtime import Runtime
-from lispshell.tools.registry import Tool
 
-SERVER_NAME = "lispshell"
 LOAD_SDK_AFTER = 0.2   # seconds after the initialize answer (see FastStart._answer)
 
 
@@ -40,47 +39,6 @@ def _sdk_versions() -> tuple[tuple[str, ...], str]:
     table: dict[str, Any] = {}
     exec(compile(path.read_text(encoding="utf-8"), str(path), "exec"), table)
     return tuple(table["HANDSHAKE_PROTOCOL_VERSIONS"]), table["LATEST_HANDSHAKE_VERSION"]
-
-
-def tool_definition(tool: Tool) -> dict:
-    """The registry's tool as MCP lists it (wire names). Annotations are hints for clients;
-    the server enforces its own gate whatever they say."""
-    return {
-        "name": tool.name,
-        "description": tool.description,
-        "inputSchema": tool.input_schema,
-        "annotations": {
-            "readOnlyHint": tool.read_only,
-            "destructiveHint": tool.destructive,
-            # Only evaluated code can reach beyond the root and the image (files, network).
-            "openWorldHint": tool.evaluates,
-        },
-    }
-
-
-def instructions(runtime: Runtime) -> str:
-    lisp = runtime.options.lisp
-    image = (f"The live-image tools (eval, describe, ...) talk to the person's own running {lisp} "
-             f"image at {runtime.options.connect}, which lispshell did not start: it is their "
-             "program, live; never exit or restart it. "
-             if getattr(runtime.options, "connect", None) else
-             f"The live-image tools (eval, describe, ...) talk to one {lisp} image that starts on "
-             "first use and keeps its state between calls. ")
-    # The server cannot know whether a person sees the client's questions (Claude Code in
-    # print mode answers them itself, unseen): say only what it enforces.
-    live = (image
-            + ("eval runs without confirmation (the server was started with --allow-eval)."
-               if runtime.options.allow_eval else
-               "eval runs only when the MCP client confirms that call (it asks the person, or "
-               "whatever answers for them); an eval nobody answered fails with NO_ONE_TO_ASK: "
-               "then ask the person rather than retrying.")
-            if lisp else "No Lisp image is attached (--lisp none): only text and file tools.")
-    if lisp and runtime.options.untrusted_project:
-        live += (" The image is a bare Lisp, without the project in the root: "
-                 + runtime.options.untrusted_project)
-    return ("lispshell: tools for Lisp code (Common Lisp, Scheme, Clojure): delimiter checks, "
-            "syntax validation and repair, structural edits. File paths are relative to "
-            f"{runtime.root} and must stay inside it. {live}")
 
 
 def initialize_result(requested: str, instructions_text: str) -> dict:
@@ -110,8 +68,9 @@ def _answerable_initialize(message: dict) -> str | None:
 class FastStart:
     """Answers the first messages on the wire until the SDK is loaded; see the module's doc."""
 
-    def __init__(self, runtime: Runtime, wire_in, write):
+    def __init__(self, runtime: Runtime, wire_in, write, build_server):
         self.runtime = runtime
+        self.build_server = build_server   # (runtime) -> the SDK's server: imports the SDK
         self.wire_in = wire_in       # the buffered wire the SDK goes on reading
         self.write = write           # write(line: str), one whole line
         self.replay: list[bytes] = []  # what the SDK must read first, in order
@@ -135,8 +94,7 @@ class FastStart:
 
     def _load(self) -> None:
         try:
-            from lispshell.mcp.server import build_server
-            self.server = build_server(self.runtime)
+            self.server = self.build_server(self.runtime)
         except BaseException as exc:  # re-raised in the main thread by `wait_for_sdk`
             self._error = exc
         finally:

@@ -105,9 +105,10 @@ def parse_args(argv: list[str], config: dict) -> tuple[Options, dict]:
     connect = None
     untrusted = None
     if args.connect is not None:
-        from lispshell.lisp.connection import ConnectError, parse_target
+        from lispshell.lisp.connection import ConnectError
+        from lispshell.workspace.project import connect_target
         try:
-            target = parse_target(args.connect, start=root)
+            target = connect_target(args.connect, start=root)
         except ConnectError as exc:
             raise SystemExit(f"lispshell mcp: {exc}") from None
         if args.lisp and args.lisp != target.lisp:
@@ -119,7 +120,7 @@ def parse_args(argv: list[str], config: dict) -> tuple[Options, dict]:
                              "loaded: give one or the other")
         lisp, connect = target.lisp, target.url
     elif args.lisp != "none":
-        from lispshell import project as project_mod
+        from lispshell.workspace import project as project_mod
         try:
             config, lisp, notice = project_mod.configure(
                 dict(config, default_lisp=default_lisp), directory=args.project,
@@ -228,7 +229,7 @@ def _end_on_signals(runtime) -> None:
     def end(signum, frame):
         for sig in (signal.SIGINT, signal.SIGTERM):   # the second signal finds us leaving
             signal.signal(sig, signal.SIG_IGN)
-        from lispshell import files
+        from lispshell.workspace import files
         files.WRITING.acquire()
         try:
             runtime.end_now()
@@ -247,7 +248,7 @@ def _serve_stdio(runtime) -> None:
     # Every line gets an answer: malformed ones are answered by lispshell.mcp.wire; the first
     # ones before the SDK is loaded, by lispshell.mcp.handshake.
     with claimed_stdio() as (stdin, stdout):
-        fast = FastStart(runtime, stdin.file, stdout.write_now)
+        fast = FastStart(runtime, stdin.file, stdout.write_now, _build_server)
         fast.run()
         if fast.ended:
             return
@@ -264,3 +265,10 @@ def _serve_stdio(runtime) -> None:
                 await server.run(read_stream, write_stream, server.create_initialization_options())
 
         anyio.run(serve)
+
+
+def _build_server(runtime):
+    """The SDK's server: importing it costs a second, so FastStart calls this in a thread."""
+    from lispshell.mcp.server import build_server
+
+    return build_server(runtime)

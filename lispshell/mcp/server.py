@@ -14,7 +14,7 @@ from mcp.server import Server, ServerRequestContext
 from mcp_types.version import is_version_at_least
 
 from lispshell import __version__
-from lispshell.mcp import handshake
+from lispshell.mcp import describe
 from lispshell.mcp.consent import (CONFIRM_SCHEMA, EvalConsent, Ledger, call_digest,
                                    client_can_elicit)
 from lispshell.mcp.runtime import Runtime
@@ -26,7 +26,7 @@ ROUND_TRIP_VERSION = "2026-07-28"
 
 def tool_definition(tool: Tool) -> types.Tool:
     """The registry's tool as MCP lists it: the same definition the fast start sends."""
-    return types.Tool.model_validate(handshake.tool_definition(tool))
+    return types.Tool.model_validate(describe.tool_definition(tool))
 
 
 def tool_result(result: dict) -> types.CallToolResult:
@@ -71,6 +71,6 @@ def build_server(runtime: Runtime) -> Server:
             return consent.input_required()
         return tool_result(result)
 
-    return Server(handshake.SERVER_NAME, version=__version__,
-                  instructions=handshake.instructions(runtime),
+    return Server(describe.SERVER_NAME, version=__version__,
+                  instructions=describe.instructions(runtime),
                   on_list_tools=list_tools, on_call_tool=call_tool)

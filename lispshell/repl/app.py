@@ -220,10 +220,11 @@ class Repl:
         existing connection to the same address is switched to. Returns the session or None.
         `first` (--connect): on failure the address stays current, so that nothing else is
         evaluated in its place (a Lisp of lispshell's own is started only when asked)."""
-        from lispshell.lisp.connection import ConnectError, connect_session, parse_target
+        from lispshell.lisp.connection import ConnectError, connect_session
+        from lispshell.workspace.project import connect_target
 
         try:
-            target = parse_target(text)
+            target = connect_target(text)
         except ConnectError as exc:
             self.renderer.notice(str(exc))
             if first:

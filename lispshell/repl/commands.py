@@ -8,20 +8,14 @@ same way. A command may be abbreviated to any unambiguous prefix (`,q`, `,res`).
 from __future__ import annotations
 
 import inspect
-from dataclasses import dataclass
-from typing import Any, Callable
+from typing import Callable
 
 from rich.text import Text
 
-QUIT = object()
-
-
-@dataclass
-class Command:
-    name: str
-    help: str
-    handler: Callable[..., Any]      # (repl, arg) -> QUIT | None, maybe async
-    usage: str = ""
+from lispshell.repl.command import QUIT, Command
+from lispshell.repl.debugger import COMMANDS as DEBUGGER
+from lispshell.repl.navigation import COMMANDS as NAVIGATION
+from lispshell.repl.observe import COMMANDS as OBSERVE
 
 
 def _help(repl, arg: str):
@@ -364,11 +358,13 @@ def _load_system(repl, arg: str):
 def _undo(repl, arg: str):
     from pathlib import Path
 
-    from lispshell import journal
+    from lispshell.workspace import journal
+
+    from lispshell.workspace import undo as undoing
 
     target = Path(arg.strip()).expanduser().absolute() if arg.strip() else None
     try:
-        done = journal.undo(target)
+        done = undoing.undo(target)
     except journal.UndoError as exc:
         repl.renderer.notice(exc.message[:1].upper() + exc.message[1:])   # says nothing was done
     except OSError as exc:
@@ -383,7 +379,7 @@ async def _trust(repl, arg: str):
     import asyncio
     from pathlib import Path
 
-    from lispshell import project, trust
+    from lispshell.workspace import project, trust
 
     found_here = repl.config.get("project") or {}
     start = Path(arg).expanduser().absolute() if arg else (
@@ -451,10 +447,6 @@ BUILTIN = [
             _undo, "[FILE]"),
 ]
 
-
-from lispshell.repl.debugger import COMMANDS as DEBUGGER  # noqa: E402 (needs Command)
-from lispshell.repl.navigation import COMMANDS as NAVIGATION  # noqa: E402
-from lispshell.repl.observe import COMMANDS as OBSERVE  # noqa: E402
 
 BUILTIN += DEBUGGER + NAVIGATION + OBSERVE
 

@@ -18,7 +18,7 @@ import asyncio
 from rich.text import Text
 
 from lispshell.lisp.contract import NotOverThisTransport
-from lispshell.repl.commands import Command
+from lispshell.repl.command import Command
 
 STYLE_DIM = "dim"
 

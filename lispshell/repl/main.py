@@ -84,9 +84,10 @@ def main(argv: list[str] | None = None) -> int:
     target = None
     if options.connect is not None:
         # The image is theirs, with their project loaded: no project, no --lisp of ours.
-        from lispshell.lisp.connection import ConnectError, parse_target
+        from lispshell.lisp.connection import ConnectError
+        from lispshell.workspace.project import connect_target
         try:
-            target = parse_target(options.connect)
+            target = connect_target(options.connect)
         except ConnectError as exc:
             print(f"lispshell: {exc}", file=sys.stderr)
             return 2
@@ -101,7 +102,7 @@ def main(argv: list[str] | None = None) -> int:
             return 2
         options.connect = target.url
         return _run(options, config, target.lisp, target)
-    from lispshell import project as project_mod
+    from lispshell.workspace import project as project_mod
     try:
         config, lisp, notice = project_mod.configure(
             config, directory=options.project, enabled=not options.no_project,

@@ -19,7 +19,7 @@ import subprocess
 
 from rich.text import Text
 
-from lispshell.repl.commands import Command
+from lispshell.repl.command import Command
 
 MACROEXPAND_STEPS = 20      # a macro that expands into itself stops here
 

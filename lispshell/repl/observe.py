@@ -20,7 +20,7 @@ import re
 
 from rich.text import Text
 
-from lispshell.repl.commands import Command
+from lispshell.repl.command import Command
 
 TREE_CALLS = 2000          # calls a ,trace-log prints (the newest); the log keeps 10,000
 

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from lispshell.lisp.contract import NotOverThisTransport
 from lispshell.tools.live import DECLINED, EVAL_CODE_CAP, _check_complete, eval_result
+from lispshell.tools.gate import require
 from lispshell.tools.registry import ToolContext, ToolError, register
 
 FRAMES_CAP = 40        # frames listed
@@ -75,17 +76,7 @@ def backtrace_tool(args: dict, ctx: ToolContext) -> dict:
 
 
 def _gated(ctx: ToolContext, shown: str) -> str:
-    if ctx.gate is None:
-        raise ToolError("NOT_ALLOWED", "Not run: no one is here to confirm evaluations.")
-    decision = ctx.gate.decide(shown, 1, 1)
-    if not decision.approved:
-        if ctx.gate.mode == "off":
-            raise ToolError("EVAL_OFF", decision.reason or "Evaluation is turned off.")
-        if not decision.by_person:
-            raise ToolError(decision.refusal, f"Not run: {decision.reason}")
-        raise ToolError("DECLINED", DECLINED + (f" Reason: {decision.reason}"
-                                                if decision.reason else ""))
-    return decision.code
+    return require(ctx, shown, "Not run", DECLINED)
 
 
 @register(

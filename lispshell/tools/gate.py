@@ -95,3 +95,24 @@ class EvalGate:
             return Decision(False, text, "No one is here to confirm a change to a file that "
                             "runs at start.", by_person=False)
         return self._confirm_edit(edit)
+
+
+def require(ctx, shown: str, refused: str, declined: str) -> str:
+    """The code the person approved for `shown` (`ctx.gate` decides), or the ToolError that
+    says who refused and why. `refused` opens a refusal nobody made ("The code was not
+    evaluated"), `declined` is what the model is told when the person said no. Every tool that
+    runs code in the image comes through here."""
+    from lispshell.tools.registry import ToolError
+
+    if ctx.gate is None:
+        raise ToolError("NOT_ALLOWED", f"{refused}: no one is here to confirm evaluations.")
+    decision = ctx.gate.decide(shown, ctx.extra.get("eval_index", 1),
+                               ctx.extra.get("eval_total", 1))
+    if decision.approved:
+        return decision.code
+    if ctx.gate.mode == "off":
+        raise ToolError("EVAL_OFF", decision.reason or "Evaluation is turned off.")
+    if not decision.by_person:       # nobody said no: never claim the person did
+        raise ToolError(decision.refusal, f"{refused}: {decision.reason}")
+    raise ToolError("DECLINED", declined + (f" Reason: {decision.reason}" if decision.reason
+                                            else ""))

@@ -12,18 +12,13 @@ from typing import Any
 from lispshell.lisp.introspect import call_form
 from lispshell.syntax import source_checks
 from lispshell.syntax.validate import validate
+from lispshell.tools.caps import (EVAL_CODE_CAP, LOOKUP_ARG_CAP, LOOKUP_CAP, OUTPUT_CAP,  # noqa: F401
+                                  RECORD_CAP, VALUE_CAP)
+from lispshell.tools.caps import cap as _cap, head_tail as _head_tail
+from lispshell.tools.gate import require
 from lispshell.tools.registry import ToolContext, ToolError, register
 
 DECLINED = "The person declined to evaluate this code."
-VALUE_CAP = 8000  # characters per printed value sent back
-OUTPUT_CAP = 16000  # characters of printed output sent back to the model per eval
-RECORD_CAP = 4000  # the same for the person's own evals, which the model reads as history
-LOOKUP_CAP = 4 * 1024 * 1024  # a look-up's whole answer, read before it is cut for the model
-LOOKUP_ARG_CAP = 64 * 1024    # the longest name or form a look-up takes
-# The longest code the model's eval sends. Writing a request is not under the eval's time limit
-# (it cannot stop half-way), and Guile takes some 10 s to read 8 MB; no one reviews a megabyte
-# at the gate either. A file of that size goes through load_file, which sends only its path.
-EVAL_CODE_CAP = 1024 * 1024
 
 
 # Every definition goes to the LLM on every request: `package` and `symbol` are explained once,
@@ -33,16 +28,6 @@ _PACKAGE_EXPLAINED = {"type": "string", "description": "CL package, Clojure name
                       "module, e.g. \"(ice-9 match)\", to read names in; default: the current one"}
 
 
-def _cap(text: str, cap: int) -> tuple[str, int]:
-    return (text, 0) if len(text) <= cap else (text[:cap], len(text) - cap)
-
-
-def _head_tail(text: str, cap: int) -> tuple[str, int]:
-    """At most `cap` characters: the start and the end (where errors and results usually are)."""
-    if len(text) <= cap:
-        return text, 0
-    head, tail = cap * 2 // 3, cap // 3
-    return text[:head] + "\n[...]\n" + text[-tail:], len(text) - head - tail
 
 
 def eval_result(res: Any, timeout: float | None = None, text_cap: int = OUTPUT_CAP) -> dict:
@@ -209,21 +194,10 @@ def eval_tool(args: dict, ctx: ToolContext) -> dict:
     _check_complete(code, session.lisp)
     _check_quotes(code, session.lisp)
     _check_foreign(code, session.lisp)
-    if ctx.gate is None:
-        raise ToolError("NOT_ALLOWED", "The code was not evaluated: no one is here to confirm "
-                                       "evaluations.")
     package = (args.get("package") or "").strip()
     # The person sees where it will run; `;;` is a comment in all three Lisps.
     shown = code if not package else f";; in {package}\n{code}"
-    decision = ctx.gate.decide(shown, ctx.extra.get("eval_index", 1), ctx.extra.get("eval_total", 1))
-    if not decision.approved:
-        if ctx.gate.mode == "off":
-            raise ToolError("EVAL_OFF", decision.reason or "Evaluation is turned off.")
-        if not decision.by_person:  # nobody said no: don't claim the person did
-            raise ToolError(decision.refusal, f"The code was not evaluated: {decision.reason}")
-        message = DECLINED + (f" Reason: {decision.reason}" if decision.reason else "")
-        raise ToolError("DECLINED", message)
-    ran = decision.code
+    approved = ran = require(ctx, shown, "The code was not evaluated", DECLINED)
     if package and ran.startswith(shown.split("\n", 1)[0] + "\n"):
         ran = ran.split("\n", 1)[1]        # the header we added is not code
     to_eval = in_package(session.lisp, package, ran) if package else ran
@@ -240,7 +214,7 @@ def eval_tool(args: dict, ctx: ToolContext) -> dict:
         result["evaluated_in"] = package
     if fence is not None:
         result["fence"] = fence.note()
-    if decision.edited or decision.code != shown:
+    if approved != shown:
         result["edited"] = "The person edited the code before it ran: `ran` is what ran."
         result["ran"] = ran
     return result

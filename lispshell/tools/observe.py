@@ -19,6 +19,7 @@ import re
 from lispshell.syntax.validate import validate
 from lispshell.tools.live import EVAL_CODE_CAP, eval_result
 from lispshell.tools.project_tools import call_helper
+from lispshell.tools.gate import require
 from lispshell.tools.registry import ToolContext, ToolError, register
 
 LOG_LIMIT = 200            # calls sent by default
@@ -26,23 +27,6 @@ LOG_LIMIT_MAX = 2000
 MAX_SECONDS = 60.0
 TIMING = re.compile(r"^; real .*$", re.MULTILINE)
 PROFILE_HEADER = re.compile(r"^; profiled .*$", re.MULTILINE)
-
-
-def require(ctx: ToolContext, shown: str, refused: str) -> str:
-    """The code the person approved for `shown`, or the ToolError that says who refused and
-    why (`refused`: what was not done, "The code was not evaluated")."""
-    if ctx.gate is None:
-        raise ToolError("NOT_ALLOWED", f"{refused}: no one is here to confirm it.")
-    decision = ctx.gate.decide(shown, ctx.extra.get("eval_index", 1),
-                               ctx.extra.get("eval_total", 1))
-    if decision.approved:
-        return decision.code
-    if ctx.gate.mode == "off":
-        raise ToolError("EVAL_OFF", decision.reason or "Evaluation is turned off.")
-    if not decision.by_person:
-        raise ToolError(decision.refusal, f"{refused}: {decision.reason}")
-    raise ToolError("DECLINED", f"The person declined: {refused.lower()}."
-                    + (f" Reason: {decision.reason}" if decision.reason else ""))
 
 
 def whole_forms(code: str, lisp: str) -> None:
@@ -115,7 +99,8 @@ def trace_tool(args: dict, ctx: ToolContext) -> dict:
     if args.get("remove") is not None:
         lines.append(";; untrace " + (" ".join(remove) if remove else "everything"))
     where = f" (in {package})" if package else ""
-    approved = require(ctx, "\n".join(lines) + where, "Nothing was traced or untraced")
+    approved = require(ctx, "\n".join(lines) + where, "Nothing was traced or untraced",
+                       "The person declined: nothing was traced or untraced.")
     if approved != "\n".join(lines) + where:
         raise ToolError("DECLINED", "The person edited the trace request instead of approving "
                         "it; nothing was traced. Ask what they want.")
@@ -165,7 +150,8 @@ def _run_observed(ctx: ToolContext, args: dict, what: str, form_of) -> tuple[dic
     code = args.get("code")
     session = ctx.lisp()
     whole_forms(code, session.lisp)
-    ran = require(ctx, f";; {what}\n{code}", "The code was not run")
+    ran = require(ctx, f";; {what}\n{code}", "The code was not run",
+                  "The person declined: the code was not run.")
     if ran != f";; {what}\n{code}":
         ran = ran.split("\n", 1)[1] if ran.startswith(f";; {what}\n") else ran
         whole_forms(ran, session.lisp)

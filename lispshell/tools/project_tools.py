@@ -26,6 +26,7 @@ from lispshell.lisp.image import code
 from lispshell.lisp.introspect import string_literal
 from lispshell.syntax import cst
 from lispshell.syntax.reading import LineIndex
+from lispshell.tools.gate import require
 from lispshell.tools.registry import ToolContext, ToolError, register
 
 ANSWER_CAP = 4 * 1024 * 1024      # a helper's answer (JSON) is at most this long
@@ -359,18 +360,8 @@ def _normalize_load(lisp: str, path: Path, answer: dict) -> dict:
 
 
 def _gate(ctx: ToolContext, shown: str) -> None:
-    if ctx.gate is None:
-        raise ToolError("NOT_ALLOWED", "Not loaded: no one is here to confirm evaluations "
-                                       "(loading a file runs its code).")
-    decision = ctx.gate.decide(shown, ctx.extra.get("eval_index", 1), ctx.extra.get("eval_total", 1))
-    if not decision.approved:
-        if ctx.gate.mode == "off":
-            raise ToolError("EVAL_OFF", decision.reason or "Evaluation is turned off.")
-        if not decision.by_person:
-            raise ToolError(decision.refusal, f"Not loaded: {decision.reason}")
-        raise ToolError("DECLINED", "The person declined to load this."
-                        + (f" Reason: {decision.reason}" if decision.reason else ""))
-    if decision.code != shown:
+    # (loading a file runs its code)
+    if require(ctx, shown, "Not loaded", "The person declined to load this.") != shown:
         raise ToolError("DECLINED", "The person edited the load request instead of approving "
                         "it; nothing was loaded. Ask what they want, or use eval.")
 
@@ -390,8 +381,8 @@ def _load_answer(ctx: ToolContext, answer: dict, res: Any, what: dict) -> dict:
         result["dependencies"] = (f"{answer['dependency_notes']} compiler diagnostics from the "
                                   "dependencies compiled on the way, not listed")
     if res.output:
-        from lispshell.tools.live import OUTPUT_CAP, _head_tail
-        result["output"], cut = _head_tail(res.output, OUTPUT_CAP)
+        from lispshell.tools.caps import OUTPUT_CAP, head_tail
+        result["output"], cut = head_tail(res.output, OUTPUT_CAP)
         if cut:
             result["output_cut"] = f"{cut} characters cut from the middle of the output"
     if answer.get("error"):

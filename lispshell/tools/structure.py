@@ -12,7 +12,8 @@ from __future__ import annotations
 import copy
 from pathlib import Path
 
-from lispshell.syntax import address, edit as editing, forms, paredit, shapes, source_checks
+from lispshell.syntax import address, forms, paredit, shapes, source_checks
+from lispshell.workspace import edit as editing
 from lispshell.syntax.cst import LineIndex, parse_later, parse_shared
 from lispshell.syntax.errors import StructureError
 from lispshell.syntax.limits import check_nesting
@@ -20,7 +21,7 @@ from lispshell.syntax.reading import read
 from lispshell.syntax.dialects import DISPLAY_NAME, EXTENSIONS, resolve_dialect
 from lispshell.syntax.repair import edit_summary, repair
 from lispshell.syntax.validate import validate
-from lispshell import writes
+from lispshell.workspace import writes
 from lispshell.tools.registry import ToolContext, ToolError, register
 
 # ---- schema pieces ---------------------------------------------------------------------------
@@ -164,8 +165,8 @@ def _source(args: dict, ctx: ToolContext, *, writing: bool = False) -> editing.S
 
 
 def _may_write(path: Path, args: dict, ctx: ToolContext) -> writes.Verdict:
-    """lispshell.writes' verdict on the model writing `path`; its refusals as ToolErrors."""
-    from lispshell import project
+    """lispshell.workspace.writes' verdict on the model writing `path`; its refusals as ToolErrors."""
+    from lispshell.workspace import project
 
     startup: frozenset = frozenset()
     if writes.name_dialect(path, ctx.extra.get("extensions")) == "clojure":
@@ -806,11 +807,12 @@ def sexp_get_enclosing(args: dict, ctx: ToolContext) -> dict:
           _schema(addressing("file_path"), required=("file_path",)),
           group="structure", read_only=False, destructive=True)
 def undo_edit(args: dict, ctx: ToolContext) -> dict:
-    from lispshell import journal
+    from lispshell.workspace import journal
+    from lispshell.workspace import undo as undoing
 
     path = ctx.resolve_path(args["file_path"])
     try:
-        done = journal.undo(path, ctx.root)
+        done = undoing.undo(path, ctx.root)
     except journal.UndoError as exc:
         raise ToolError(exc.code, exc.message)
     except OSError as exc:

@@ -25,6 +25,8 @@ import threading
 import time
 from pathlib import Path
 
+from lispshell.workspace import journal as undo_journal
+
 MAX_FILE_BYTES = 8 * 1024 * 1024
 LEFTOVER_AGE = 60.0          # seconds before a temporary file of ours counts as abandoned
 _DIR_FLAGS = os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC
@@ -183,7 +185,7 @@ def write_file(path: Path, data: bytes, root: Path | None = None, *,
 
     `expected`: the hash of the bytes the edit was made from; the write is refused with STALE
     if the file no longer has it. The change is recorded in the undo journal
-    (lispshell.journal) unless `journal` is false (an undo itself)."""
+    (lispshell.workspace.journal) unless `journal` is false (an undo itself)."""
     with WRITING:
         return _write_and_record(path, data, root, expected, journal, tool)
 
@@ -221,7 +223,6 @@ def _write_and_record(path: Path, data: bytes, root: Path | None, expected: str 
     after = digest(data)
     if journal:
         try:
-            from lispshell import journal as undo_journal
             undo_journal.record(path, current, before, after, tool)
         except OSError:
             pass    # the edit is made; only its undo is lost (the state directory is unwritable)

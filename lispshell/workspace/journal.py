@@ -51,7 +51,7 @@ def _save(target: Path, data: bytes) -> None:
 
 
 @contextmanager
-def _locked():
+def locked():
     folder = _dir()
     with open(folder / "lock", "a") as lock:
         fcntl.flock(lock, fcntl.LOCK_EX)
@@ -61,7 +61,7 @@ def _locked():
             fcntl.flock(lock, fcntl.LOCK_UN)
 
 
-def _read(folder: Path) -> list[dict]:
+def read(folder: Path) -> list[dict]:
     """The entries of the index, oldest first, within the bounds (see `_bounded`)."""
     return _index(folder).entries
 
@@ -143,7 +143,7 @@ def _well_formed(entry) -> bool:
             and isinstance(entry.get("size", 0), int))
 
 
-def _write(folder: Path, entries: list[dict]) -> None:
+def rewrite(folder: Path, entries: list[dict]) -> None:
     """Replace the index with `entries`, atomically."""
     global _KNOWN
     tmp = folder / f".index.{secrets.token_hex(4)}.tmp"
@@ -171,10 +171,10 @@ def _append(folder: Path, index: _Index, entry: dict) -> None:
 
 
 def record(path: Path, before: bytes, before_hash: str, after_hash: str, tool: str = "") -> None:
-    """Journal one write (called by lispshell.files after the file was replaced)."""
+    """Journal one write (called by lispshell.workspace.files after the file was replaced)."""
     if before_hash == after_hash:
         return
-    with _locked() as folder:
+    with locked() as folder:
         entry_id = f"{time.time_ns():x}-{secrets.token_hex(3)}"
         _save(folder / "before" / entry_id, before)
         entry = {"id": entry_id, "time": time.time(), "path": os.path.realpath(path),
@@ -185,15 +185,15 @@ def record(path: Path, before: bytes, before_hash: str, after_hash: str, tool: s
         for e in dropped:
             (folder / "before" / e["id"]).unlink(missing_ok=True)
         if index.lines + 1 > 2 * max(len(kept), 1):
-            _write(folder, kept)          # mostly lines of dropped entries: compact
+            rewrite(folder, kept)          # mostly lines of dropped entries: compact
         else:
             index.entries = kept
             _append(folder, index, entry)
 
 
 def entries() -> list[dict]:
-    with _locked() as folder:
-        return list(_read(folder))
+    with locked() as folder:
+        return list(read(folder))
 
 
 def before(entry: dict) -> bytes | None:
@@ -204,45 +204,3 @@ def before(entry: dict) -> bytes | None:
         return (_dir() / "before" / entry["id"]).read_bytes()
     except OSError:
         return None
-
-
-def undo(path: Path | None = None, root: Path | None = None) -> dict:
-    """Restore the last journaled change (to `path`, or to any file); what was done."""
-    from lispshell import files
-
-    with _locked() as folder:
-        journal = _read(folder)
-        wanted = os.path.realpath(path) if path is not None else None
-        candidates = [e for e in journal if wanted is None or e["path"] == wanted]
-        if not candidates:
-            raise UndoError("NOTHING_TO_UNDO", "nothing to undo: " + (
-                f"no change of lispshell's to {wanted} is in the journal" if wanted
-                else "the journal is empty"))
-        entry = candidates[-1]
-        target = Path(entry["path"])
-        # The journal keeps real paths: walked from / without following any symlink, a
-        # directory swapped for a link since the change was made is refused, never written
-        # through.
-        root = root if root is not None else Path("/")
-        try:
-            current, _ = files.read_file(target, root)
-        except files.FileError as exc:
-            raise UndoError(exc.code, exc.message) from None
-        if files.digest(current) != entry["after"]:
-            # Said as "nothing to undo": what the file holds now is not lispshell's, and
-            # undoing its older change would throw away whatever came after it.
-            raise UndoError("CHANGED_SINCE", f"nothing to undo: {target} changed since "
-                            f"lispshell's last change to it ({entry.get('tool') or 'an edit'} at "
-                            f"{time.strftime('%H:%M:%S', time.localtime(entry['time']))}; hash "
-                            f"now {files.digest(current)}, lispshell wrote {entry['after']}), "
-                            "and undoing that change would lose the later one; nothing was "
-                            "changed")
-        before = (folder / "before" / entry["id"]).read_bytes()
-        try:
-            files.write_file(target, before, root, expected=entry["after"], journal=False)
-        except files.FileError as exc:
-            raise UndoError(exc.code, exc.message) from None
-        (folder / "before" / entry["id"]).unlink(missing_ok=True)
-        _write(folder, [e for e in journal if e["id"] != entry["id"]])
-    return {"file": str(target), "restored_hash": entry["before"], "undid": entry.get("tool") or
-            "an edit", "when": time.strftime("%Y-%m-%d %H:%M:%S", time.localtime(entry["time"]))}

@@ -1,6 +1,6 @@
 """Which projects may run their code: the person's decision, made once per project, remembered.
 
-A project found in a directory (lispshell.project) only *describes* how its Lisp would start.
+A project found in a directory (lispshell.workspace.project) only *describes* how its Lisp would start.
 Starting it runs the project's code (Clojure loads `user.clj` from the classpath, `lein
 classpath` evaluates `project.clj`, ASDF finds the project's systems), so it is started only
 when the person trusts it: `lispshell trust DIR` or `,trust` in the REPL. Until then lispshell
@@ -176,7 +176,7 @@ def changes(project) -> list[tuple[str, str]]:
     journal holds the bytes before), else a line saying the change was made elsewhere."""
     import difflib
 
-    from lispshell import journal
+    from lispshell.workspace import journal
 
     record = _load().get(str(project.root)) or {}
     was = record.get("files") or {}

@@ -4,7 +4,7 @@ A `Source` is the text a tool works on, from a file or from a string. The text i
 it was read (CRLF included), so bytes outside an edit never change; inserted text gets the
 file's own line ending. `apply` splices one Edit in, re-indents only the lines the edit
 produced, and parses the result: an edit that would leave the text unbalanced never gets out.
-`write` replaces the file through lispshell.files (inside the root, without following a
+`write` replaces the file through lispshell.workspace.files (inside the root, without following a
 symlink swapped in, atomically, keeping mode, owner, links and extended attributes), after
 checking that nobody changed the file since it was read.
 """
@@ -16,8 +16,8 @@ import stat
 from dataclasses import dataclass
 from pathlib import Path
 
-from lispshell import files
-from lispshell.files import MAX_FILE_BYTES, digest  # noqa: F401 - part of this API
+from lispshell.workspace import files
+from lispshell.workspace.files import MAX_FILE_BYTES, digest  # noqa: F401 - part of this API
 from lispshell.syntax.cst import LineIndex, StructureError, parse, parse_shared
 from lispshell.syntax.indent import reindent
 from lispshell.syntax.limits import check_nesting

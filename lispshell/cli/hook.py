@@ -43,9 +43,9 @@ MAX_DAMAGE = 12
 
 
 def _not_ours(path, root) -> str:
-    """Why the hook may not write `path` (lispshell.writes: the rules of the model's file
+    """Why the hook may not write `path` (lispshell.workspace.writes: the rules of the model's file
     tools hold here too), or ""."""
-    from lispshell import writes
+    from lispshell.workspace import writes
 
     try:
         verdict = writes.check(path, root=root)
@@ -77,7 +77,7 @@ def run(stdin: str) -> int:
 
     from pathlib import Path
 
-    from lispshell import files
+    from lispshell.workspace import files
     from lispshell.syntax.dialects import resolve_dialect
     from lispshell.syntax.reading import read
     from lispshell.syntax.validate import validate

@@ -144,7 +144,7 @@ def _dot_component(path: Path, root: Path | None) -> str:
 
 def _quicklisp(path: Path) -> bool:
     """Under ~/quicklisp: its setup.lisp, and what that loads, runs at every SBCL start of a
-    project (lispshell.project loads it) and of the person's own init file."""
+    project (lispshell.workspace.project loads it) and of the person's own init file."""
     try:
         return _under(path, Path(os.path.realpath(Path.home() / "quicklisp")))
     except OSError:

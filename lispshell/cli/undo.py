@@ -1,7 +1,7 @@
 """`lispshell undo [FILE]` and `lispshell undo --list`: the undo journal from the shell.
 
 Every file lispshell's tools write (form and paredit tools, `lispshell check --fix`,
-`lispshell hook`) is journaled (lispshell.journal); this puts the last change back, to FILE or
+`lispshell hook`) is journaled (lispshell.workspace.journal); this puts the last change back, to FILE or
 to whichever file changed last, and refuses when the file changed since lispshell wrote it.
 Exit status: 0 undone (or listed), 1 nothing undone, 2 usage error.
 """
@@ -12,7 +12,9 @@ import sys
 import time
 from pathlib import Path
 
-from lispshell import journal
+from lispshell.workspace import journal
+
+from lispshell.workspace import undo as undoing
 from lispshell.show import say
 
 
@@ -30,7 +32,7 @@ def main(argv: list[str] | None = None) -> int:
     try:
         if args.list:
             return _list(Path(args.file).expanduser().absolute() if args.file else None)
-        done = journal.undo(Path(args.file).expanduser().absolute() if args.file else None)
+        done = undoing.undo(Path(args.file).expanduser().absolute() if args.file else None)
     except journal.UndoError as exc:
         say(f"lispshell undo: {exc.message}", file=sys.stderr)
         return 1

@@ -3,7 +3,7 @@
 A project is found from its marker files, in the directory given (`--project DIR`) or, without
 one, in the current directory and its parents up to the nearest `.git` (or the home directory;
 see `search_chain`). Finding runs nothing; the project's code runs only once the person trusts
-it (lispshell.trust), and until then the Lisp starts bare:
+it (lispshell.workspace.trust), and until then the Lisp starts bare:
 
   *.asd          Common Lisp (SBCL): the directory holding the .asd files goes on ASDF's
                  central registry, and Quicklisp's setup is loaded when the person has it
@@ -33,6 +33,7 @@ import shutil
 import subprocess
 from dataclasses import dataclass, field
 from pathlib import Path
+from stat import S_ISREG
 
 SKIP_DIRS = frozenset({".git", ".hg", ".svn", "node_modules", "target", ".cpcache", "build",
                        "_build", ".venv", "__pycache__"})
@@ -54,7 +55,7 @@ class Project:
     paths: tuple[Path, ...] = ()    # registry dirs (asdf), classpath entries, -L dirs (guile)
     extra_args: tuple[str, ...] = field(default=(), repr=False)   # appended to the command
     classpath: str = ""             # Clojure: put after the configured -cp (see `prepare`)
-    deciding: tuple[Path, ...] = () # the files that decide what runs at start (lispshell.trust)
+    deciding: tuple[Path, ...] = () # the files that decide what runs at start (lispshell.workspace.trust)
     found: str = ""                 # what was found, said before it is trusted
 
     def command(self, base: list[str]) -> list[str]:
@@ -109,7 +110,7 @@ def search_chain(start: Path) -> list[Path]:
     holding `.git`) or the home directory, whichever comes first. Without either above `start`
     (a shared /tmp, a downloads folder) only `start` counts. A directory the person does not
     own, or that anyone may write to, ends the chain: its files are not theirs. Also where
-    `.nrepl-port` is looked for (lispshell.lisp.connection)."""
+    `.nrepl-port` is looked for (`find_port_file`)."""
     start = Path(start).expanduser().resolve()
     home = Path.home().resolve()
     chain: list[Path] = []
@@ -245,7 +246,7 @@ def _clojure_deciding(root: Path, marker: str, paths) -> tuple[Path, ...]:
 
 
 def startup_files(project: "Project | None") -> frozenset[Path]:
-    """The project's files that run at start without being loaded (for lispshell.writes)."""
+    """The project's files that run at start without being loaded (for lispshell.workspace.writes)."""
     if project is None:
         return frozenset()
     return frozenset(Path(os.path.realpath(f)) for f in project.deciding)
@@ -589,7 +590,7 @@ def untrusted_notice(project: Project, verdict) -> str:
     from lispshell.show import visible
 
     if verdict.exposed:
-        from lispshell.trust import exposed_message
+        from lispshell.workspace.trust import exposed_message
         return (f"{project.found} in {visible(str(project.root))}: {exposed_message(verdict.exposed)}"
                 f" Until then none of its code runs: a bare {_display(project.lisp)}.")
     why = (f"it was trusted, but {', '.join(map(visible, verdict.changed))} changed since"
@@ -603,7 +604,7 @@ def untrusted_notice(project: Project, verdict) -> str:
 def _model_changes(project: Project, changed) -> str:
     """' (the model's edits: ...)' for the changed start-up files whose last change the
     undo journal records as lispshell's own writes, so the person knows who changed them."""
-    from lispshell import journal
+    from lispshell.workspace import journal
     from lispshell.show import visible
 
     try:
@@ -623,7 +624,7 @@ def _model_changes(project: Project, changed) -> str:
 
 
 def _short_digest(path: Path) -> str | None:
-    from lispshell.files import digest
+    from lispshell.workspace.files import digest
     try:
         return digest(path.read_bytes())
     except OSError:
@@ -649,7 +650,7 @@ def configure(config: dict, *, directory: str | Path | None = None, enabled: boo
     there, or with the wrong `--lisp`, is an error (ProjectError). `--project` chooses the
     directory, not its trust: a checked-in `.mcp.json` could pass it.
     """
-    from lispshell import trust
+    from lispshell.workspace import trust
 
     lisp = explicit_lisp or config.get("default_lisp") or "sbcl"
     detect = (config.get("project") or {}).get("detect", True)
@@ -676,3 +677,52 @@ def configure(config: dict, *, directory: str | Path | None = None, enabled: boo
         return out, project.lisp, out["project"]["notice"]
     project = prepare(project, config)
     return _extended(project, config, project.lisp), project.lisp, project.summary
+
+
+# --- the port file a tool wrote next to the project ----------------------------------------------
+# nREPL's is the one with a convention.
+PORT_FILES = ((".nrepl-port", "nrepl"),)
+
+
+def connect_target(text: str | None, start: Path | None = None):
+    """Where `--connect` (or `,connect`) goes: its argument, or without one the port file in
+    `start` (default: the current directory) or a parent. Raises ConnectError."""
+    from lispshell.lisp import connection
+
+    if (text or "").strip():
+        return connection.parse_target(text)
+    found = find_port_file(start)
+    if found is None:
+        raise connection.ConnectError(
+            "no address given and no .nrepl-port file in "
+            f"{Path(start or os.getcwd()).resolve()} or its parents up to the repository's "
+            "root; give one, e.g. --connect nrepl://localhost:7888")
+    return found
+
+
+def find_port_file(start: Path | None = None):
+    """The first port file in `start` (default: the current directory) or a parent, up to the
+    repository root or home (`project.search_chain`: never a shared or foreign directory). A
+    port file someone else owns is refused: it would send the person's code, and what they type,
+    to that someone's listener."""
+    from lispshell.lisp import connection
+
+    here = Path(start or os.getcwd()).resolve()
+    for folder in search_chain(here):
+        for name, scheme in PORT_FILES:
+            f = folder / name
+            try:
+                fd = os.open(f, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC)
+            except OSError:
+                continue
+            with os.fdopen(fd, "rb") as port_file:
+                st = os.fstat(port_file.fileno())
+                if st.st_uid != os.geteuid() or not S_ISREG(st.st_mode):
+                    raise connection.ConnectError(
+                        f"{f} is not a file of yours (owner uid {st.st_uid}): not connecting "
+                        "to the port it names; give the address")
+                text = port_file.read(64).decode("utf-8", "replace").strip()
+            if text.isdigit() and 0 < int(text) < 65536:
+                return connection.Target(scheme, "127.0.0.1", int(text))
+            raise connection.ConnectError(f"{f} does not hold a port number: {text[:40]!r}")
+    return None

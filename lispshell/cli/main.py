@@ -16,19 +16,19 @@ def main(argv: list[str] | None = None) -> int:
         seal_credentials()
     argv = list(sys.argv[1:] if argv is None else argv)
     if argv and argv[0] == "check":
-        from lispshell.check_cli import main as run
+        from lispshell.cli.check import main as run
         argv = argv[1:]
     elif argv and argv[0] == "mcp":
         from lispshell.mcp.main import main as run
         argv = argv[1:]
     elif argv and argv[0] == "hook":
-        from lispshell.hook import main as run
+        from lispshell.cli.hook import main as run
         argv = argv[1:]
     elif argv and argv[0] == "trust":
-        from lispshell.trust_cli import main as run
+        from lispshell.cli.trust import main as run
         argv = argv[1:]
     elif argv and argv[0] == "undo":
-        from lispshell.undo_cli import main as run
+        from lispshell.cli.undo import main as run
         argv = argv[1:]
     else:
         from lispshell.repl.main import main as run

@@ -17,7 +17,7 @@ import os
 import sys
 from pathlib import Path
 
-from lispshell import files
+from lispshell.workspace import files
 from lispshell.show import say
 from lispshell.syntax.dialects import CLOSE_CHAR, EXTENSIONS, OPEN_CHAR, resolve_dialect
 from lispshell.syntax.layout import misplaced_forms

@@ -1,7 +1,7 @@
 """`lispshell trust [DIR]`: let a project's code run when lispshell starts its Lisp there.
 
 Until a project is trusted, `lispshell` and `lispshell mcp` start a bare Lisp in it (see
-lispshell.trust for what is recorded and when it asks again). Exit status: 0 done (or listed),
+lispshell.workspace.trust for what is recorded and when it asks again). Exit status: 0 done (or listed),
 1 nothing to trust or revoke, 2 usage error.
 """
 from __future__ import annotations
@@ -31,7 +31,7 @@ def main(argv: list[str] | None = None) -> int:
         args = parser.parse_args(sys.argv[1:] if argv is None else argv)
     except SystemExit as exc:
         return 0 if exc.code == 0 else 2
-    from lispshell import project, trust
+    from lispshell.workspace import project, trust
 
     if args.list:
         shown = trust.records()

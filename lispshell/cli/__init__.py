@@ -1,0 +1,1 @@
+"""lispshell's entry points: the `lispshell` command (main.py) and each subcommand."""
