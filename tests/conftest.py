@@ -88,3 +88,53 @@ def pytest_runtest_makereport(item, call):
             printed = "".join(list(srv.printed.copy())[-40:])
             if printed:
                 report.sections.append((f"{srv.kind} server at {srv.url} printed", printed))
+
+
+# -- markers: what a test needs, read from its source ------------------------------------------
+# `pty`: drives lispshell in a real pseudo-terminal; `lisp`: starts a Lisp, a server, lispshell
+# or Claude Code as a process. The rest is pure Python: `./dev test --fast` runs only that
+# (`-m "not lisp and not pty"`). Read from the test's own source, its fixtures' and the
+# module's functions it calls, so that a new test is classified without anyone remembering to.
+NEEDS = {
+    "pty": ("pty_shell", "Shell("),
+    "lisp": ("LispSession(", "connect_session(", "Server(", "started_sessions(", "make_session(",
+             "mcp_harness", "claude_code", "subprocess.", "LISPSHELL", ".start()", "emacs",
+             "Runtime(", "run_batch", "spawn("),
+}
+
+
+def pytest_configure(config):
+    config.addinivalue_line("markers", "pty: drives lispshell in a real pseudo-terminal")
+    config.addinivalue_line("markers", "lisp: starts a Lisp, a REPL server or lispshell itself")
+
+
+def _sources(function, seen: set, depth: int = 3) -> list[str]:
+    import inspect
+
+    function = inspect.unwrap(function)
+    if function in seen or depth == 0:
+        return []
+    seen.add(function)
+    try:
+        out = [inspect.getsource(function)]
+    except (OSError, TypeError):
+        return []
+    module_globals = getattr(function, "__globals__", {})
+    for name in getattr(getattr(function, "__code__", None), "co_names", ()):
+        called = module_globals.get(name)
+        if inspect.isfunction(called) and called.__module__ == function.__module__:
+            out += _sources(called, seen, depth - 1)
+    return out
+
+
+def pytest_collection_modifyitems(config, items):
+    for item in items:
+        seen: set = set()
+        texts = _sources(getattr(item, "function", None), seen)
+        for defs in getattr(getattr(item, "_fixtureinfo", None), "name2fixturedefs", {}).values():
+            for fixturedef in defs:
+                texts += _sources(fixturedef.func, seen)
+        text = "\n".join(texts)
+        for mark, hints in NEEDS.items():
+            if any(h in text for h in hints):
+                item.add_marker(mark)

@@ -84,6 +84,9 @@ class Dialect:
     init_form: str = ""
     # Has systems that `,load-system` loads and completes (ASDF): its loop answers Y requests.
     systems: bool = False
+    # The request kinds its loop answers (lispshell/lisp/protocol.py): E N C Q at least; Y with
+    # `systems`; I F A T with `levels`; F alone with `last_error_frames`.
+    requests: str = "ENCQ"
     # "type: message" of the error a lone unbound symbol gets (a word of prose typed as Lisp).
     unbound_error: str = r"\AUNBOUND-VARIABLE: "
 
@@ -162,7 +165,7 @@ SBCL = Dialect(
     _profiled=lambda code, seconds, mode: (
         f'(funcall (find-symbol "PROFILED" "LISPSHELL.PROJECT") (lambda () {code}\n) '
         f'{seconds} :{mode})'),
-    levels=True, systems=True,
+    levels=True, systems=True, requests="ENCYIFATQ",
     init_form=('(let ((loaded (quote ()))) '
                '(dolist (f (list (sb-impl::sysinit-pathname) (sb-impl::userinit-pathname)) '
                '(format nil "~{~a~^, ~}" (reverse loaded))) '
@@ -175,7 +178,7 @@ GUILE = Dialect(
     command=("guile", "--no-auto-compile", "-q"), interrupt_type="interrupt",
     loop_file="guile-loop.scm", introspect_file="guile-introspect.scm",
     project_file="guile-project.scm", observe_file="guile-observe.scm", code_length=_chars,
-    last_error_frames=("bt", "locals"),
+    last_error_frames=("bt", "locals"), requests="ENCFQ",
     # The loop is a procedure of the nonce: applied to it.
     _bootstrap=lambda loop, nonce: "(" + loop + f' "{nonce}")\n',
     _introspect_call=lambda setup, fn, lits, mark: (
