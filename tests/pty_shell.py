@@ -21,7 +21,7 @@ class Shell:
     """A lispshell under a pty, with expectations over escape-free text, in order."""
 
     def __init__(self, tmp: Path, *args: str, env: dict | None = None, cpr: bool = False,
-                 cwd: Path | None = None):
+                 cwd: Path | None = None, command: list[str] | None = None):
         """`cpr`: answer the terminal's cursor position requests, as a real terminal does;
         prompt-toolkit draws the bottom toolbar only when it knows where the cursor is."""
         self.cpr = cpr
@@ -32,7 +32,9 @@ class Shell:
                         LISPSHELL_STATE_DIR=str(tmp / "state"),
                         LISPSHELL_CONFIG_DIR=str(tmp / "config"))
         full_env.update(env or {})
-        self.child = pexpect.spawn(LISPSHELL, list(args), env=full_env, dimensions=(40, 160),
+        command = command or [LISPSHELL]          # (another lispshell: [python, -m, lispshell])
+        self.child = pexpect.spawn(command[0], command[1:] + list(args), env=full_env,
+                                   dimensions=(40, 160),
                                    cwd=str(cwd) if cwd is not None else None,
                                    encoding="utf-8", codec_errors="replace", timeout=20)
         self.raw = ""

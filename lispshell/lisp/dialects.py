@@ -87,6 +87,21 @@ class Dialect:
     # The request kinds its loop answers (lispshell/lisp/protocol.py): E N C Q at least; Y with
     # `systems`; I F A T with `levels`; F alone with `last_error_frames`.
     requests: str = "ENCQ"
+    # Forms as one form ("{}": the forms), for helpers that take a thunk (time, profile).
+    sequence: str = "{}"
+    # What `,inspect` with no form looks at: the REPL's last value ("" : this Lisp keeps none).
+    last_value: str = ""
+    # Why `,invoke` cannot work here (a Lisp without levels); "" when it has them.
+    no_restarts: str = "This Lisp offers no restarts."
+    # The person's init files as they are named to them ("" : none).
+    init_files_shown: str = ""
+    # What `,profile` and the profile tool measure: "cpu", and "alloc" where the profiler can.
+    profile_modes: tuple[str, ...] = ("cpu",)
+    # apropos matches a regular expression (else a plain substring of the names).
+    apropos_regex: bool = False
+    # How load_file's compiler notes come back: "entries" (already parsed by the helper), or
+    # the name of the text format tools/project_tools.py parses ("guile", "clojure").
+    load_notes: str = "entries"
     # "type: message" of the error a lone unbound symbol gets (a word of prose typed as Lisp).
     unbound_error: str = r"\AUNBOUND-VARIABLE: "
 
@@ -166,6 +181,8 @@ SBCL = Dialect(
         f'(funcall (find-symbol "PROFILED" "LISPSHELL.PROJECT") (lambda () {code}\n) '
         f'{seconds} :{mode})'),
     levels=True, systems=True, requests="ENCYIFATQ",
+    sequence="(progn\n{}\n)", last_value="*", no_restarts="", init_files_shown="~/.sbclrc",
+    profile_modes=("cpu", "alloc"),
     init_form=('(let ((loaded (quote ()))) '
                '(dolist (f (list (sb-impl::sysinit-pathname) (sb-impl::userinit-pathname)) '
                '(format nil "~{~a~^, ~}" (reverse loaded))) '
@@ -179,6 +196,10 @@ GUILE = Dialect(
     loop_file="guile-loop.scm", introspect_file="guile-introspect.scm",
     project_file="guile-project.scm", observe_file="guile-observe.scm", code_length=_chars,
     last_error_frames=("bt", "locals"), requests="ENCFQ",
+    sequence="(begin\n{}\n)", init_files_shown="~/.guile", apropos_regex=True,
+    load_notes="guile",
+    no_restarts="Guile errors unwind to the top level at once (lispshell never leaves the image "
+                "in its debugger), so there are no restarts to invoke.",
     # The loop is a procedure of the nonce: applied to it.
     _bootstrap=lambda loop, nonce: "(" + loop + f' "{nonce}")\n',
     _introspect_call=lambda setup, fn, lits, mark: (
@@ -216,6 +237,9 @@ CLOJURE = Dialect(
     loop_file="clojure-loop.clj", introspect_file="clojure-introspect.clj",
     project_file="clojure-project.clj", observe_file="clojure-observe.clj",
     code_length=_utf16_units,
+    sequence="(do\n{}\n)", last_value="*1", load_notes="clojure",
+    no_restarts="Clojure exceptions have no restarts; ,inspect *e shows the last exception's "
+                "message, ex-data and cause.",
     # The error helpers first: a top-level `do` compiles its forms one at a time, so the loop
     # can name lispshell.errors/describe. The loop is compiled in a namespace of its own: the
     # classes its `proxy`s make are interned where they are compiled, never in `user`.
@@ -245,7 +269,10 @@ CLOJURE = Dialect(
     unbound_error=r": Unable to resolve symbol: ",
 )
 
-DIALECTS: dict[str, Dialect] = {d.name: d for d in (SBCL, GUILE, CLOJURE)}
+# Every record above: a fourth Lisp is one more record and its image files
+# (tests/test_fourth_lisp.py).
+DIALECTS: dict[str, Dialect] = {d.name: d for d in list(globals().values())
+                                if isinstance(d, Dialect)}
 NAMES = tuple(DIALECTS)
 
 

@@ -924,7 +924,7 @@ def init_failure(session) -> str:
     report = session.init_report
     if report is None or report.error is None:
         return ""
-    name = {"sbcl": "~/.sbclrc", "guile": "~/.guile"}.get(session.lisp, "an init file")
+    name = session.dialect.init_files_shown or "an init file"
     # SBCL's LOAD says where the failing form starts, on *ERROR-OUTPUT* (kept as output).
     m = re.search(r'While evaluating the form\s+starting at line (\d+), column (\d+)\s+of\s+'
                   r'#?P?"([^"]+)"', report.output or "")

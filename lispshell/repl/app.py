@@ -39,7 +39,7 @@ from functools import partial
 from rich.text import Text
 
 from lispshell.lisp.contract import InterruptOutcome
-from lispshell.lisp.dialects import get_dialect
+from lispshell.lisp.dialects import DIALECTS, get_dialect
 from lispshell.repl.commands import QUIT, CommandTable
 from lispshell.repl.forms import split_forms
 from lispshell.repl.render import Renderer
@@ -200,9 +200,8 @@ class Repl:
 
     def switch_lisp(self, name: str):
         name = name.lower()
-        known = self.config.get("lisp", {})
-        if name not in known:
-            self.renderer.notice(f"Unknown Lisp {name!r}; configured: " + ", ".join(sorted(known)))
+        if name not in DIALECTS:
+            self.renderer.notice(f"Unknown Lisp {name!r}; known: " + ", ".join(sorted(DIALECTS)))
             return None
         if name == self.key and self.session is not None:
             self.renderer.notice(f"Already running {name}.")
@@ -475,7 +474,7 @@ class Repl:
         forced, self.force_lisp = self.force_lisp, False
         if not text.strip():
             return None
-        kind = route(text, self.lisp)
+        kind = route(text, self.dialect)
         if forced and kind == LLM and not text.strip().startswith("?"):
             kind = LISP
         if kind == COMMAND:
@@ -492,7 +491,7 @@ class Repl:
         return None
 
     async def eval_text(self, text: str) -> None:
-        forms, problem = split_forms(text, self.lisp)
+        forms, problem = split_forms(text, self.dialect)
         if problem is not None:
             self.renderer.syntax_problem(text, problem)   # nothing is evaluated
             return

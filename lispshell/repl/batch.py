@@ -18,6 +18,7 @@ import re
 import sys
 from typing import IO
 
+from lispshell.lisp.dialects import get_dialect
 from lispshell.repl.forms import split_forms
 
 
@@ -115,7 +116,7 @@ def evaluate_text(session, text: str, lisp: str, printer: _Printer, source: str,
     """Evaluate every form of `text` in order; False if any failed or the text has a problem."""
     from lispshell.lisp.session import PERSON_VALUE_CAP
 
-    forms, problem = split_forms(text, lisp)
+    forms, problem = split_forms(text, get_dialect(lisp).syntax)
     ok = True
     for form in forms:
         streamed = False

@@ -12,6 +12,7 @@ from typing import Callable
 
 from rich.text import Text
 
+from lispshell.lisp.dialects import DIALECTS, get_dialect
 from lispshell.repl.command import QUIT, Command
 from lispshell.repl.debugger import COMMANDS as DEBUGGER
 from lispshell.repl.navigation import COMMANDS as NAVIGATION
@@ -48,7 +49,7 @@ def _lisp(repl, arg: str):
     name = arg.strip()
     if not name:
         repl.renderer.notice(f"Running {repl.lisp}. Switch with ,lisp "
-                             + "|".join(sorted(repl.config.get("lisp", {}))) + ".")
+                             + "|".join(sorted(DIALECTS)) + ".")
         return None
     return repl.switch_lisp(name)
 
@@ -96,14 +97,6 @@ def _last(repl, arg: str):
         renderer.print(*renderer.last, sep="\n")
 
 
-NO_RESTARTS = {     # why, for a Lisp whose errors do not wait (Capabilities.levels)
-    "guile": "Guile errors unwind to the top level at once (lispshell never leaves the image "
-             "in its debugger), so there are no restarts to invoke.",
-    "clojure": "Clojure exceptions have no restarts; ,inspect *e shows the last exception's "
-               "message, ex-data and cause.",
-}
-
-
 async def _invoke(repl, arg: str):
     """`,invoke N [FORM]`: invoke restart N of the error on offer (SBCL), as SLDB does."""
     import asyncio
@@ -111,7 +104,7 @@ async def _invoke(repl, arg: str):
     number, _, form = arg.strip().partition(" ")
     session = repl.session
     if session is None or not session.capabilities.levels:
-        repl.renderer.notice(NO_RESTARTS.get(repl.lisp, "This Lisp connection offers no restarts."))
+        repl.renderer.notice(get_dialect(repl.lisp).no_restarts)
         return
     if not number.isdigit():
         repl.renderer.notice("Usage: ,invoke N [FORM] (N: a restart listed under the error; "
@@ -151,7 +144,6 @@ async def _invoke(repl, arg: str):
     repl._after_eval()
 
 
-LAST_VALUE = {"sbcl": "*", "clojure": "*1"}     # what `,inspect` with no form looks at
 
 
 async def _inspect(repl, arg: str):
@@ -177,13 +169,13 @@ async def _inspect(repl, arg: str):
         repl.renderer.notice("Nothing to go back to: ,inspect FORM first")
         return
     if code in ("", "*"):
-        code = LAST_VALUE.get(repl.lisp, "")
+        code = get_dialect(repl.lisp).last_value
         if not code:
             repl.renderer.notice(f"{repl.lisp} keeps no last value here: use ,inspect FORM")
             return
     from lispshell.repl.forms import split_forms
 
-    _, problem = split_forms(code, repl.lisp)
+    _, problem = split_forms(code, repl.dialect)
     if problem is not None:           # positioned, as at the prompt, not the Lisp reader's EOF
         repl.renderer.syntax_problem(code, problem)
         return

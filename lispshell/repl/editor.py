@@ -129,8 +129,8 @@ def key_bindings(repl) -> KeyBindings:
         state = buffer.complete_state
         if state and state.current_completion:
             buffer.apply_completion(state.current_completion)
-        elif wants_newline(buffer.document, repl.lisp):
-            newline_and_indent(buffer, repl.lisp)
+        elif wants_newline(buffer.document, repl.dialect):
+            newline_and_indent(buffer, repl.dialect)
         else:
             buffer.validate_and_handle()
 
@@ -142,7 +142,7 @@ def key_bindings(repl) -> KeyBindings:
 
         search.accept_search()
         buffer = event.app.current_buffer
-        if not wants_newline(buffer.document, repl.lisp):
+        if not wants_newline(buffer.document, repl.dialect):
             buffer.validate_and_handle()
 
     @kb.add("escape", "enter", filter=focused)
@@ -154,7 +154,7 @@ def key_bindings(repl) -> KeyBindings:
     def _close_and_submit(event):
         """SLIME's close-all-parens: add the missing closers, then submit (only when asked)."""
         buffer = event.current_buffer
-        closers = missing_closers(buffer.text, repl.lisp)
+        closers = missing_closers(buffer.text, repl.dialect)
         if closers:
             buffer.cursor_position = len(buffer.text)
             buffer.insert_text(closers)
@@ -162,7 +162,7 @@ def key_bindings(repl) -> KeyBindings:
 
     @kb.add("c-j", filter=focused)
     def _newline(event):
-        newline_and_indent(event.current_buffer, repl.lisp)
+        newline_and_indent(event.current_buffer, repl.dialect)
 
     @Condition
     def in_leading_blanks() -> bool:
@@ -176,7 +176,7 @@ def key_bindings(repl) -> KeyBindings:
         buffer = event.current_buffer
         document = buffer.document
         line_start = document.cursor_position - len(document.current_line_before_cursor)
-        want = newline_indent(document.text[:line_start - 1], repl.lisp)
+        want = newline_indent(document.text[:line_start - 1], repl.dialect)
         line = document.current_line
         have = len(line) - len(line.lstrip(" "))
         buffer.text = document.text[:line_start] + " " * want + document.text[line_start + have:]
@@ -187,7 +187,7 @@ def key_bindings(repl) -> KeyBindings:
         from lispshell.repl.eldoc import look_up, operator_at, symbol_at
 
         document = event.current_buffer.document
-        name = symbol_at(document) or operator_at(document.text_before_cursor, repl.lisp)
+        name = symbol_at(document) or operator_at(document.text_before_cursor, repl.dialect)
         look_up(repl, "describe-name", name, "documentation")
 
     @kb.add("c-x", "c-a", filter=focused)

@@ -64,7 +64,7 @@ class ArglistHints:
 
     def hint(self, document) -> str:
         """The toolbar's hint for the operator at the cursor; "" until the image has answered."""
-        name = operator_at(document.text_before_cursor, self.repl.lisp)
+        name = operator_at(document.text_before_cursor, self.repl.dialect)
         session = self.repl.session
         if not name or session is None:
             return ""

@@ -113,9 +113,9 @@ def main(argv: list[str] | None = None) -> int:
     untrusted = (config.get("project") or {}).get("trusted") is False
     if notice and (options.project or untrusted or not (options.forms or not sys.stdin.isatty())):
         print(f"lispshell: {notice}", file=sys.stderr)   # batch runs say it only when asked
-    if lisp not in (config.get("lisp") or {}):
-        known = ", ".join(sorted(config.get("lisp") or {})) or "none"
-        print(f"lispshell: unknown Lisp {lisp!r} (configured: {known})", file=sys.stderr)
+    if lisp not in LISPS:
+        print(f"lispshell: unknown Lisp {lisp!r} (known: {', '.join(sorted(LISPS))})",
+              file=sys.stderr)
         return 2
     return _run(options, config, lisp, None)
 

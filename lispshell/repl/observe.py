@@ -20,6 +20,7 @@ import re
 
 from rich.text import Text
 
+from lispshell.lisp.dialects import get_dialect
 from lispshell.repl.command import Command
 
 TREE_CALLS = 2000          # calls a ,trace-log prints (the newest); the log keeps 10,000
@@ -145,7 +146,7 @@ def _one_form(repl, arg: str, usage: str) -> bool:
         repl.renderer.notice(f"Usage: {usage}")
         return False
     try:
-        whole_forms(arg, repl.lisp)
+        whole_forms(arg, repl.dialect)
     except ToolError as exc:
         repl.renderer.notice(exc.message)
         return False
@@ -188,7 +189,7 @@ async def _profile(repl, arg: str):
     if seconds > MAX_SECONDS:
         repl.renderer.notice(f"At most {MAX_SECONDS:g} seconds.")
         return
-    if mode == "alloc" and repl.lisp != "sbcl":
+    if mode not in get_dialect(repl.lisp).profile_modes:
         repl.renderer.notice(":alloc is SBCL's (sb-sprof's allocation mode); this Lisp profiles "
                              "CPU time.")
         return

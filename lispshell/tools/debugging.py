@@ -95,7 +95,7 @@ def eval_in_frame_tool(args: dict, ctx: ToolContext) -> dict:
     if len(code) > EVAL_CODE_CAP:
         raise ToolError("TOO_LARGE", f"the code is over {EVAL_CODE_CAP:,} characters")
     session = _level(ctx)
-    _check_complete(code, session.lisp)
+    _check_complete(code, session.dialect.syntax)
     frames = _asked(ctx, session.backtrace)
     if not 0 <= index < len(frames):
         raise ToolError("BAD_INPUT", f"no frame {index}: choose 0 to {len(frames) - 1}")
@@ -128,7 +128,7 @@ def invoke_restart_tool(args: dict, ctx: ToolContext) -> dict:
         raise ToolError("BAD_INPUT", f"no restart {index}: choose 0 to {len(restarts) - 1}"
                         if restarts else "the waiting error offers no restarts")
     if value:
-        _check_complete(value, session.lisp)
+        _check_complete(value, session.dialect.syntax)
     name, _, report = restarts[index].partition("\t")
     shown = f";; invoke restart {index}: [{name}] {report}\n" + (value or ";; (no value)")
     ran = _gated(ctx, shown)

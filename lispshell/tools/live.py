@@ -191,9 +191,9 @@ def eval_tool(args: dict, ctx: ToolContext) -> dict:
     fence = source_checks.unfence(code)
     if fence is not None and fence.code.strip():
         code = fence.code         # the model meant the code inside: said in the answer
-    _check_complete(code, session.lisp)
-    _check_quotes(code, session.lisp)
-    _check_foreign(code, session.lisp)
+    _check_complete(code, session.dialect.syntax)
+    _check_quotes(code, session.dialect.syntax)
+    _check_foreign(code, session.dialect.syntax)
     package = (args.get("package") or "").strip()
     # The person sees where it will run; `;;` is a comment in all three Lisps.
     shown = code if not package else f";; in {package}\n{code}"
@@ -321,7 +321,7 @@ def macroexpand_tool(args: dict, ctx: ToolContext) -> dict:
     form = args["form"]
     if form.strip() and len(form) <= LOOKUP_ARG_CAP:   # (else _introspect refuses it)
         # the answer eval gives, not the image's raw reader error
-        _check_complete(form, ctx.lisp().lisp, "nothing was expanded")
+        _check_complete(form, ctx.lisp().dialect.syntax, "nothing was expanded")
     status, text = _introspect("expand", form, args, ctx)
     result = {"expansion": text.strip()}
     if status == "not_macro":
@@ -346,7 +346,7 @@ def apropos_tool(args: dict, ctx: ToolContext) -> dict:
     _, text = _introspect("apropos*", args["pattern"], args, ctx)
     lines = [ln for ln in text.splitlines() if ln.strip()]
     result = {"symbols": lines}
-    if ctx.lisp().lisp != "guile" and _REGEX_CHARS.search(args["pattern"]):
+    if not ctx.lisp().dialect.apropos_regex and _REGEX_CHARS.search(args["pattern"]):
         # `^def.*x$` answered [] without a word: it was looked for as written
         result["note"] = ("apropos matches a plain substring of the names, not a regular "
                           "expression: the pattern was looked for as written; give a piece "

@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import re
 
+from lispshell.lisp.dialects import get_dialect
 from lispshell.syntax.validate import validate
 from lispshell.tools.live import EVAL_CODE_CAP, eval_result
 from lispshell.tools.project_tools import call_helper
@@ -46,12 +47,9 @@ def whole_forms(code: str, lisp: str) -> None:
                         "(validate_syntax helps) and try again.")
 
 
-SEQUENCE = {"sbcl": "(progn\n{}\n)", "guile": "(begin\n{}\n)", "clojure": "(do\n{}\n)"}
-
-
 def wrapped(lisp: str, code: str) -> str:
     """`code` (whole forms) as one form, for the helper's thunk."""
-    return SEQUENCE.get(lisp, "{}").format(code)
+    return get_dialect(lisp).sequence.format(code)
 
 
 def names_of(value, field: str) -> list[str]:
@@ -149,12 +147,12 @@ def trace_log_tool(args: dict, ctx: ToolContext) -> dict:
 def _run_observed(ctx: ToolContext, args: dict, what: str, form_of) -> tuple[dict, str]:
     code = args.get("code")
     session = ctx.lisp()
-    whole_forms(code, session.lisp)
+    whole_forms(code, session.dialect.syntax)
     ran = require(ctx, f";; {what}\n{code}", "The code was not run",
                   "The person declined: the code was not run.")
     if ran != f";; {what}\n{code}":
         ran = ran.split("\n", 1)[1] if ran.startswith(f";; {what}\n") else ran
-        whole_forms(ran, session.lisp)
+        whole_forms(ran, session.dialect.syntax)
     else:
         ran = code
     helper(ctx, "observe-ready")                 # the helpers are in this image
@@ -203,7 +201,7 @@ def profile_tool(args: dict, ctx: ToolContext) -> dict:
     seconds = float(args.get("seconds") or 0)
     mode = args.get("mode") or "cpu"
     lisp = ctx.lisp().lisp
-    if mode == "alloc" and lisp != "sbcl":
+    if mode not in get_dialect(lisp).profile_modes:
         raise ToolError("NOT_SUPPORTED", "mode alloc is SBCL's (sb-sprof); this Lisp profiles "
                         "CPU time only. Nothing was run.")
     result, output = _run_observed(

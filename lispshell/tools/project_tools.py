@@ -199,8 +199,7 @@ def _inside_root(ctx: ToolContext, path: str) -> bool:
 
 
 def _dialect(ctx: ToolContext) -> str:
-    from lispshell.syntax.dialects import resolve_dialect
-    return resolve_dialect(ctx.lisp().lisp)
+    return ctx.lisp().dialect.syntax
 
 
 def _defining_form(path: str, dialect: str, name: str) -> dict:
@@ -328,11 +327,12 @@ def _first_use(path: Path, dialect: str, name: str) -> dict:
 
 def _normalize_load(lisp: str, path: Path, answer: dict) -> dict:
     """Guile's and Clojure's diagnostics come as text; SBCL's as entries. Make them entries."""
-    if lisp == "sbcl":
+    kind = get_dialect(lisp).load_notes
+    if kind == "entries":
         return answer
     notes = list(answer.get("notes") or [])
     text = str(answer.get("warnings") or "")
-    if lisp == "guile":
+    if kind == "guile":
         if answer.get("error"):
             text += "\n" + str(answer["error"])
         for m in _GUILE_NOTE.finditer(text):
@@ -441,7 +441,7 @@ def load_system_tool(args: dict, ctx: ToolContext) -> dict:
     name = args["name"].strip()
     if not name:
         raise ToolError("BAD_INPUT", "name is empty")
-    if ctx.lisp().lisp != "sbcl":
+    if not ctx.lisp().dialect.systems:
         raise ToolError("BAD_INPUT", "load_system loads ASDF systems (Common Lisp); in this "
                         "Lisp load files with load_file or require namespaces/modules with eval")
     _gate(ctx, f"(asdf:load-system {string_literal(name)})")
@@ -479,7 +479,7 @@ def homes(ctx: ToolContext, symbol: str) -> dict | None:
     `homes` the other packages' symbols of that name that mean something. None where this
     is not known (another Lisp, a qualified name, any failure): a hint, never an error."""
     try:
-        if ctx.lisp().lisp != "sbcl" or ":" in symbol.strip()[1:] or not symbol.strip():
+        if ctx.lisp().dialect.syntax != "cl" or ":" in symbol.strip()[1:] or not symbol.strip():
             return None
         answer, _ = call_helper(ctx, "homes", symbol.strip(), "")
     except ToolError:
