@@ -8,6 +8,7 @@ import copy
 import os
 import sys
 import tomllib
+from dataclasses import dataclass, fields
 from importlib import resources
 from pathlib import Path
 from typing import Any
@@ -136,4 +137,40 @@ def load(overrides: dict | None = None) -> dict[str, Any]:
     """The effective configuration: defaults, then the user's file, then `overrides` (from flags)."""
     cfg = merge(merge(_read(DEFAULT_CONFIG), _read(user_config_path())), overrides or {})
     env_rules(((cfg.get("session") or {}).get("env")) or {})     # a bad table is said at start
+    session_settings(cfg)                                         # and so is a bad [session]
     return cfg
+
+
+@dataclass(frozen=True)
+class SessionSettings:
+    """[session], typed. Its defaults have one place, config/default.toml: a configuration
+    that lacks a key (a test's `{}`, a caller's partial dict) gets the default file's."""
+
+    eval_timeout: float      # seconds, for programmatic evals (the model's, MCP's)
+    output_cap: int          # characters of output (and of each value) kept for the model
+    interrupt_grace: float   # seconds before an interrupt that has not landed is said
+    boot_timeout: float      # seconds a child gets to start and load lispshell's loop
+    connect_timeout: float   # seconds a connection gets to be accepted and first answer
+    init_files: bool         # load the person's ~/.sbclrc, ~/.guile in a child
+
+
+_DEFAULT_SESSION: dict | None = None
+
+
+def session_settings(config: dict | None) -> SessionSettings:
+    """The [session] settings of `config`, each missing key taken from the default file.
+    Raises ConfigError naming a key whose value is not of its type."""
+    global _DEFAULT_SESSION
+    if _DEFAULT_SESSION is None:
+        _DEFAULT_SESSION = _read(DEFAULT_CONFIG).get("session") or {}
+    given = dict(_DEFAULT_SESSION, **(((config or {}).get("session")) or {}))
+    values = {}
+    for f in fields(SessionSettings):
+        value, kind = given.get(f.name), {"float": float, "int": int, "bool": bool}[f.type]
+        ok = isinstance(value, bool) if kind is bool else (
+            isinstance(value, (int, float)) and not isinstance(value, bool) and value >= 0)
+        if not ok:
+            raise ConfigError(f"[session] {f.name} = {value!r}: expected "
+                              + ("true or false" if kind is bool else "a number, 0 or more"))
+        values[f.name] = kind(value)
+    return SessionSettings(**values)

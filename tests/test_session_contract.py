@@ -220,3 +220,14 @@ def test_nrepl_answers_an_interrupt_itself_even_when_the_code_ignores_it(opened,
         assert session.eval("(+ 40 2)").values == ["42"], "the session has a new thread"
     finally:
         go.write_text("")
+
+
+def test_session_settings_have_one_default_each_and_refuse_a_bad_value():
+    from lispshell.config import ConfigError, session_settings
+
+    assert session_settings({}) == session_settings({"session": {}})
+    assert session_settings({"session": {"eval_timeout": 5}}).eval_timeout == 5.0
+    with pytest.raises(ConfigError, match=r"\[session\] output_cap = 'lots': expected a number"):
+        session_settings({"session": {"output_cap": "lots"}})
+    with pytest.raises(ConfigError, match="init_files = 1: expected true or false"):
+        session_settings({"session": {"init_files": 1}})

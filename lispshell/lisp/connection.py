@@ -26,6 +26,7 @@ from dataclasses import dataclass
 import time
 
 from lispshell.lisp.dialects import get_dialect
+from lispshell.config import session_settings
 from lispshell.lisp.channel import Lost
 from lispshell.lisp.contract import Capabilities, Session
 from lispshell.lisp.session import EvalResult, LispError, LispStartError, _Answer
@@ -367,13 +368,12 @@ def connect_session(target: Target | str | None, config: dict, start: bool = Tru
 
     if not isinstance(target, Target):
         target = parse_target(target)
-    sess_cfg = config.get("session") or {}
+    settings = session_settings(config)
     module = importlib.import_module(f"lispshell.lisp.{target.transport.module}")
-    session = module.Session(target,
-                             eval_timeout=float(sess_cfg.get("eval_timeout", 30.0)),
-                             output_cap=int(sess_cfg.get("output_cap", 65536)),
-                             interrupt_grace=float(sess_cfg.get("interrupt_grace", 2.0)),
-                             connect_timeout=float(sess_cfg.get("connect_timeout", 10.0)))
+    session = module.Session(target, eval_timeout=settings.eval_timeout,
+                             output_cap=settings.output_cap,
+                             interrupt_grace=settings.interrupt_grace,
+                             connect_timeout=settings.connect_timeout)
     if start:
         session.start()
     return session

@@ -935,19 +935,15 @@ def init_failure(session) -> str:
 
 def make_session(lisp: str, config: dict) -> LispSession:
     """A session for `lisp` built from the effective configuration (see config/default.toml)."""
-    from lispshell.config import child_environment
+    from lispshell.config import child_environment, session_settings
 
     dialect = get_dialect(lisp)
-    lisp_cfg = (config.get("lisp") or {}).get(lisp) or {}
-    sess_cfg = config.get("session") or {}
-    command = lisp_cfg.get("command") or dialect.command
+    settings = session_settings(config)
+    command = ((config.get("lisp") or {}).get(lisp) or {}).get("command") or dialect.command
     if isinstance(command, str):
         import shlex
         command = shlex.split(command)
-    return LispSession(lisp, list(command),
-                       eval_timeout=float(sess_cfg.get("eval_timeout", 30.0)),
-                       output_cap=int(sess_cfg.get("output_cap", 65536)),
-                       interrupt_grace=float(sess_cfg.get("interrupt_grace", 2.0)),
-                       boot_timeout=float(sess_cfg.get("boot_timeout", 60.0)),
-                       env=child_environment(config),
-                       init_files=bool(sess_cfg.get("init_files", True)))
+    return LispSession(lisp, list(command), eval_timeout=settings.eval_timeout,
+                       output_cap=settings.output_cap, interrupt_grace=settings.interrupt_grace,
+                       boot_timeout=settings.boot_timeout, env=child_environment(config),
+                       init_files=settings.init_files)

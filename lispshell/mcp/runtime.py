@@ -10,6 +10,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from lispshell.config import session_settings
 from lispshell.lisp.dialects import NAMES as LISPS  # noqa: F401 (used by mcp.main)
 from lispshell.tools.gate import EvalGate
 from lispshell.tools.registry import Tool, ToolContext, ToolError, all_tools, call_tool, get_tool
@@ -109,9 +110,9 @@ class Runtime:
     def __init__(self, options: Options, config: dict):
         self.options = options
         self.root = options.root
-        session_cfg = config.get("session", {})
-        self.eval_timeout = float(session_cfg.get("eval_timeout", 30.0))
-        self.output_cap = int(session_cfg.get("output_cap", 65536))
+        settings = session_settings(config)
+        self.eval_timeout = settings.eval_timeout
+        self.output_cap = settings.output_cap
         self.confirm_timeout = config.get("mcp", {}).get("confirm_timeout") or None
         self.image = LiveImage(options.lisp, config, options.connect) if options.lisp else None
         self.dialect = _syntax_dialect(options.lisp)

@@ -20,7 +20,7 @@ from pathlib import Path
 
 from rich.text import Text
 
-from lispshell.config import PROMPTS_DIR
+from lispshell.config import PROMPTS_DIR, session_settings
 
 
 YOLO_AT_START = "YOLO: the model's evals run without asking (,yolo off to stop)."
@@ -70,12 +70,12 @@ class LLM:
                                        stop_turn=lambda: self.agent.stop_turn())
         self.gate = EvalGate(initial_gate_mode(cfg, options), self.confirm,
                              self.confirm.confirm_edit)
-        session_cfg = cfg.get("session") or {}
+        settings = session_settings(cfg)
         self.ctx = ToolContext(session=self._session, gate=self.gate, root=Path.cwd(),
                                keep_levels=True,
                                dialect=repl.dialect,
-                               eval_timeout=float(session_cfg.get("eval_timeout", 30.0)),
-                               output_cap=int(session_cfg.get("output_cap", 65536)),
+                               eval_timeout=settings.eval_timeout,
+                               output_cap=settings.output_cap,
                                extra={"extensions": (cfg.get("files") or {}).get("extensions")
                                       or {}})
         self._lisp = repl.lisp
