@@ -13,6 +13,15 @@ the start of the command (the same run on an empty folder) is taken away, and wh
 divided by the number of files. Fails when a folder's check did not repair most files (it
 must have done the work it is timed for) or when the cost per file grows more than 1.5x
 from the smallest folder to the largest (not linear).
+
+    .venv/bin/python bench/check_fix.py --cpu [--runs 3]
+
+--cpu times the repair itself, in this process and in CPU seconds (`time.process_time`),
+which a machine shared with other work changes far less than the wall clock of a check
+process: the largest size's damaged forms repaired one after another, and a file of about
+1,000 lines (Guile's forms in a row, the last closer of the middle one dropped). To compare
+two commits, run it alternately from exports of each (`PYTHONPATH=EXPORT python
+EXPORT/bench/check_fix.py --cpu`).
 """
 from __future__ import annotations
 
@@ -73,9 +82,49 @@ def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--sizes", type=int, nargs="+", default=[250, 1000, 4000])
     ap.add_argument("--seed", type=int, default=1)
+    ap.add_argument("--cpu", action="store_true",
+                    help="CPU seconds of the repair in this process (see the docstring)")
+    ap.add_argument("--runs", type=int, default=3)
     args = ap.parse_args()
+    if args.cpu:
+        return cpu(args)
     with tempfile.TemporaryDirectory(prefix="lispshell-check-fix-") as tmp:
         return run(args, Path(tmp))
+
+
+def thousand_line_file() -> str:
+    """Guile's forms in a row up to 1,000 lines, the last closer of the middle one dropped."""
+    chunks, lines = [], 0
+    for dialect, form, _ in forms():
+        if dialect != "scheme":
+            continue
+        chunks.append(form)
+        lines += form.count("\n") + 2
+        if lines >= 1000:
+            break
+    mid = len(chunks) // 2
+    chunks[mid] = drop(chunks[mid], [closers(chunks[mid], "scheme")[-1][0]])
+    return "\n\n".join(chunks) + "\n"
+
+
+def cpu(args) -> int:
+    from lispshell.syntax.repair import repair
+
+    cases = damaged(max(args.sizes), args.seed)
+    big = thousand_line_file()
+    for _ in range(args.runs):
+        t0 = time.process_time()
+        for dialect, text in cases:
+            repair(text, resolve_dialect(dialect))
+        forms_s = time.process_time() - t0
+        t0 = time.process_time()
+        for _ in range(5):
+            level = repair(big, "scheme").level
+        big_ms = (time.process_time() - t0) / 5 * 1000
+        print(f"{len(cases):,} damaged forms: {forms_s:.2f} s CPU "
+              f"({forms_s / len(cases) * 1000:.1f} ms a form); a {big.count(chr(10)):,}-line "
+              f"file: {big_ms:.0f} ms CPU ({level})")
+    return 0
 
 
 def run(args, tmp: Path) -> int:

@@ -3,10 +3,15 @@
 
     .venv/bin/python bench/repair_golden.py --write bench/golden/repair.jsonl
     .venv/bin/python bench/repair_golden.py --check bench/golden/repair.jsonl
+    .venv/bin/python bench/repair_golden.py --check bench/golden/repair-untuned.jsonl \
+        --corpus untuned
 
 The cases are bench/repair_corpus.py's (tuned corpus, --per-class 60, --seed 1, every class;
---corpus untuned for the other one). For each: the damaged text's digest, and what `repair`
-answered: the repaired text's digest, the level and the rule. `--check` repairs the same
+--corpus untuned for the other one: its answers are kept too, digests only, so that a
+refactor is proved on code no rule was developed on without anyone reading its cases). The
+tuned corpus's Common Lisp is repaired as SBCL's own source (repair_corpus.sbcl_source).
+For each: the damaged text's digest, and what `repair` answered: the repaired text's digest,
+the level and the rule. `--check` repairs the same
 cases again and fails (exit 1) when any answer differs, listing the first ones: a refactor
 commit must pass it; a commit that changes behaviour says so, with its measured effect
 (bench/repair_corpus.py), and writes the file anew. Also fails when the cases themselves
