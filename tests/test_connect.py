@@ -644,7 +644,7 @@ def test_nrepl_sessions_are_closed_when_lispshell_leaves(servers):
 FEATURES = {
     "clojure": {
         "invoke": "Clojure exceptions have no restarts",
-        "typed": "(let [x 1] (map ", "arglist": "(map [f] [f coll]",
+        "typed": "(let [x 1] (map ", "arglist": "(map [«f»] [f coll]",
         "value": "{:a (* 6 7)}", "inspect_last": ",inspect", "inspected": ":a  42",
         "inspect_form": ",inspect [1 (* 6 7)]", "form_inspected": "1  42",
         "load": ("l.clj", "(ns lispshell-load.l)\n(defn twice [x] (* 2 x))\n", None,
@@ -652,7 +652,7 @@ FEATURES = {
     },
     "sbcl": {
         "invoke": "Back at the top level.",       # the error waited in Swank's debugger: left
-        "typed": "(let ((x 1)) (mapcar ", "arglist": "(mapcar function list &rest more-lists)",
+        "typed": "(let ((x 1)) (mapcar ", "arglist": "(mapcar «function» list &rest more-lists)",
         "value": "(list 1 (* 6 7))", "inspect_last": ",inspect", "inspected": "1  42",
         "inspect_form": ",inspect (vector 1 (* 6 7))", "form_inspected": "1  42",
         "load": ("l.lisp", "(defun lispshell-twice (x) (* 2 x))\n"
@@ -661,7 +661,7 @@ FEATURES = {
     },
     "guile": {
         "invoke": "Guile errors unwind",
-        "typed": "(let ((x 1)) (map ", "arglist": "(map f l",
+        "typed": "(let ((x 1)) (map ", "arglist": "(map «f» l",
         "value": "(vector 1 (* 6 7))", "inspect_last": ",inspect",
         "inspected": "keeps no last value here",
         "inspect_form": ",inspect (vector 1 (* 6 7))", "form_inspected": "1  42",

@@ -168,9 +168,14 @@ def test_the_toolbar_says_ready_once_a_stopped_turns_eval_has_unwound(llm_shell,
 
 # ---------------------------------------------------------------- help while typing
 @pytest.mark.parametrize("lisp,prompt,typed,arglist", [
-    ("sbcl", "CL-USER>", "(mapcar ", "(mapcar function list &rest more-lists) — Apply FUNCTION"),
-    ("guile", "(guile-user)>", "(map ", "(map f l"),
-    ("clojure", "user>", "(map ", "(map [f] [f coll]"),
+    # the parameter the cursor's argument goes to is marked, as SLIME's autodoc does
+    ("sbcl", "CL-USER>", "(mapcar ", "(mapcar «function» list &rest more-lists) — Apply FUNCTION"),
+    ("guile", "(guile-user)>", "(map ", "(map «f» l"),
+    ("clojure", "user>", "(map ", "(map [«f»] [f coll]"),
+    # the innermost list's operator names no function (the stream's variable): the enclosing
+    ("sbcl", "CL-USER>", '(with-open-file (s "/tmp/x") (read-line s) ',
+     "(with-open-file (stream filespec &rest options) &body «body»)"),
+    ("sbcl", "CL-USER>", "(with-open-file (s ", "(with-open-file «(stream filespec &rest options)»"),
 ])
 def test_the_toolbar_shows_the_arglist_of_the_operator_at_the_cursor(shell, lisp, prompt, typed,
                                                                       arglist):

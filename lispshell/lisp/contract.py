@@ -25,6 +25,9 @@ Operations, in groups:
   debugger    level, waiting, restarts, backtrace(), frame_locals(n), frame_source(n),
               eval_in_frame(n, code), restart_frame(n), invoke_restart(n, arg), leave_level(),
               top(), other_debuggers, enter_thread(n)   (lispshell/lisp/levels.py: the data)
+  stepping    step_form(code), step(how), continue_level(), return_value(form)
+  breakpoints set_breakpoint(name, condition, by_model), breakpoints(), clear_breakpoint(which)
+              (lispshell/lisp/breakpoints.py: kept in the image)
   observing   trace, time and profile are evaluations of the dialect's own forms
               (`Dialect.timed_form`, image/*-observe.*): every transport that evaluates has them
 
@@ -41,7 +44,8 @@ import enum
 import time
 from dataclasses import dataclass
 
-from lispshell.lisp.levels import Frame, LevelStack, Local
+from lispshell.lisp.levels import (CONTINUE, RETURN_VALUE, STEP_RESTARTS, Breakpoint, Frame,
+                                   LevelStack, Local)
 
 
 class NotOverThisTransport(Exception):
@@ -70,6 +74,8 @@ class Capabilities:
     systems: bool = False        # completions(kind="system"): ASDF systems for ,load-system
     restart_image: bool = False  # restart(): only an image lispshell started itself
     reconnect: bool = False      # reconnect(): a connection to the person's image
+    breakpoints: bool = False    # set_breakpoint(): a call stops in a level with its arguments
+    stepping: bool = False       # step_form() and step(): SBCL's stepper, a level per step
 
 
 # What every transport must fill itself (no default would do).
@@ -236,6 +242,59 @@ class Session:
     def enter_thread(self, index: int):
         """Make another thread's waiting debugger (`other_debuggers[index]`) the level."""
         self._refuse("another thread's debugger")
+
+    # -- stepping and breakpoints (levels too: lispshell/lisp/levels.py) ----------------------
+    def _restart_named(self, *names: str) -> int | None:
+        """The index of the first waiting restart called one of `names`, or None."""
+        listed = [r.split("\t", 1)[0].upper() for r in self.restarts]
+        for name in names:
+            if name in listed:
+                return listed.index(name)
+        return None
+
+    def step_form(self, code: str) -> str:
+        """The code that evaluates `code` stepping (`,step FORM`): each step a level."""
+        self._refuse("stepping")
+
+    def step(self, how: str, **kw):
+        """At a step: into | next | out | continue (`,s ,n ,o ,c`); at another level that can
+        continue, stepping starts from there (levels.step_by_restarts)."""
+        self._refuse("stepping")
+
+    def continue_level(self, **kw):
+        """Run on from the waiting level: its step goes on unstepped, its breakpoint's call
+        runs, or its CONTINUE restart (an interrupt's, a BREAK's) is invoked."""
+        if not self.level:
+            raise ValueError("no level is open: nothing waits to continue")
+        index = self._restart_named(STEP_RESTARTS["continue"], CONTINUE)
+        if index is None:
+            raise ValueError("this level has no CONTINUE restart: ,invoke N picks another, "
+                             ",abort leaves it")
+        return self.invoke_restart(index, **kw)
+
+    def return_value(self, form: str, **kw):
+        """Leave the waiting breakpoint's call with FORM's value, without running its body."""
+        if not self.level:
+            raise ValueError("no level is open: ,return leaves a breakpoint's call")
+        index = self._restart_named(RETURN_VALUE)
+        if index is None:
+            raise ValueError("this level is not a breakpoint's: there is no call to return "
+                             "from (,invoke N picks a restart)")
+        return self.invoke_restart(index, form, **kw)
+
+    def set_breakpoint(self, name: str, condition: str = "", by_model: bool = False) -> Breakpoint:
+        """Stop every call of the function `name` (when `condition`, a form over its arguments,
+        holds) in a level showing its arguments by name, where forms see them bound."""
+        self._refuse("a breakpoint")
+
+    def breakpoints(self) -> list[Breakpoint]:
+        """The breakpoints set in the image, by whoever set them."""
+        self._refuse("a breakpoint")
+
+    def clear_breakpoint(self, which: str = "") -> list[Breakpoint]:
+        """Remove breakpoint number `which`, or the one on the function `which`, or all ("");
+        the ones removed."""
+        self._refuse("a breakpoint")
 
     def __enter__(self):
         self.start()

@@ -78,6 +78,9 @@ class Dialect:
     # Without levels, the frame requests the loop still answers about the last error (it
     # unwound, but its captured stack is kept): Guile's backtrace and frame locals.
     last_error_frames: tuple[str, ...] = ()
+    # `,step FORM`: the form that evaluates FORM ({code}) stepping, its steps levels whose
+    # restarts `,s ,n ,o ,c` invoke (lispshell/lisp/levels.py); "": this Lisp cannot step.
+    stepping: str = ""
     # Loads the person's init files as the Lisp's own REPL does, answering the names loaded
     # (lispshell starts the child with them off, to load them after its loop, where an error
     # in one is reported instead of ending the Lisp). "" : this Lisp has none.
@@ -85,7 +88,9 @@ class Dialect:
     # Has systems that `,load-system` loads and completes (ASDF): its loop answers Y requests.
     systems: bool = False
     # The request kinds its loop answers (lispshell/lisp/protocol.py): E N C Q at least; Y with
-    # `systems`; I F A T with `levels`; F alone with `last_error_frames`.
+    # `systems`; I F A T with `levels`; F alone with `last_error_frames`. (Clojure's loop
+    # answers I F A T too, at a breakpoint's level: clojure-debug.clj; not declared, as no
+    # error opens one.)
     requests: str = "ENCQ"
     # Forms as one form ("{}": the forms), for helpers that take a thunk (time, profile).
     sequence: str = "{}"
@@ -183,6 +188,8 @@ SBCL = Dialect(
     levels=True, systems=True, requests="ENCYIFATQ",
     sequence="(progn\n{}\n)", last_value="*", no_restarts="", init_files_shown="~/.sbclrc",
     profile_modes=("cpu", "alloc"),
+    # STEP's own form (SBCL); the line break keeps a comment at FORM's end from eating ")".
+    stepping="(step {code}\n)",
     init_form=('(let ((loaded (quote ()))) '
                '(dolist (f (list (sb-impl::sysinit-pathname) (sb-impl::userinit-pathname)) '
                '(format nil "~{~a~^, ~}" (reverse loaded))) '
@@ -245,7 +252,8 @@ CLOJURE = Dialect(
     # classes its `proxy`s make are interned where they are compiled, never in `user`.
     _bootstrap=lambda loop, nonce: (
         "(do (binding [*ns* *ns*] (load-string "
-        + string_literal(image_code("clojure-errors.clj")) + ")) "
+        + string_literal(image_code("clojure-errors.clj")) + ") (load-string "
+        + string_literal(image_code("clojure-debug.clj")) + ")) "
         "((binding [*ns* (create-ns (quote lispshell.loop))] (clojure.core/refer (quote clojure.core)) "
         "(eval (read-string " + string_literal(loop) + f'))) "{nonce}"))\n'),
     _introspect_call=lambda setup, fn, lits, mark: (

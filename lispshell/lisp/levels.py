@@ -14,6 +14,15 @@ can do, as SLIME's swank/backend.lisp declares what every Lisp implements:
   restart_frame(n)          run a frame again from its start
   invoke_restart(n, arg)    one of the waiting error's restarts
   leave_level(), top()      back one level (`,abort`), back to the top (`,top`)
+  step_form(code)           the code that evaluates CODE stepping (`,step FORM`)
+  step(how)                 at a step: into | next | out | continue (`,s ,n ,o ,c`); at another
+                            level that can continue, stepping starts from there
+  continue_level()          run on from a level (a step, a breakpoint, a CONTINUE restart)
+  return_value(form)        leave a breakpoint's call with FORM's value, its body not run
+  set_breakpoint(name, condition), breakpoints(), clear_breakpoint(which)
+                            a call of the function NAME (when CONDITION, a form over its
+                            arguments, is true) stops in a level showing its arguments by name,
+                            where forms evaluate with them bound; `Breakpoint` records
 
 What a transport cannot do it answers with `contract.NotOverThisTransport`, whose message says
 so; callers read `capabilities`, never which transport they have. Batch runs and
@@ -35,6 +44,22 @@ class Frame:
 class Local:
     name: str
     value: str         # printed, bounded (length and depth) and circle-safe
+
+
+@dataclass(frozen=True)
+class Breakpoint:
+    number: int        # as `,breaks` lists it and `,unbreak N` takes it
+    name: str          # the function, as the Lisp prints its name
+    condition: str = ""
+    hits: int = 0
+    by_model: bool = False   # set by the model's `set_breakpoint` (the toolbar says so)
+
+
+# The restarts SBCL's stepper offers at a step (sb-impl::step-form), by what `,s ,n ,o ,c` ask.
+STEP_RESTARTS = {"into": "STEP-INTO", "next": "STEP-NEXT", "out": "STEP-OUT",
+                 "continue": "STEP-CONTINUE"}
+# The level a breakpoint hit opens offers these two (and an abort), on every Lisp.
+CONTINUE, RETURN_VALUE = "CONTINUE", "RETURN-VALUE"
 
 
 def parse_frames(values: list[str]) -> list[Frame]:
@@ -74,3 +99,28 @@ class LevelStack:
 
     def clear(self) -> None:
         self.errors = []
+
+
+def step_by_restarts(session, how: str, **kw):
+    """`step` where the stepper's restarts are the level's (SBCL, child and Swank): at a step,
+    the restart `how` names; at another level with a CONTINUE restart, stepping is switched on
+    and the code runs on from there, as SBCL's debugger's START and SLDB's `s` do."""
+    if how not in STEP_RESTARTS:
+        raise ValueError(f"step how? one of {', '.join(STEP_RESTARTS)}")
+    index = session._restart_named(STEP_RESTARTS[how])
+    if index is not None:
+        return session.invoke_restart(index, **kw)
+    if not session.level:
+        raise ValueError("nothing is being stepped: ,step FORM steps a form")
+    if how == "continue":
+        return session.continue_level(**kw)
+    index = session._restart_named(CONTINUE)
+    if index is None:
+        raise ValueError("this level is not a step and has no CONTINUE restart to step from")
+    # Stepping is a flag of the level's thread, switched on where the level waits; the code
+    # that runs on from it stops at its next step point (in code compiled with (debug 3)).
+    on = session.eval("(sb-impl::enable-stepping)", timeout=None, history=False,
+                      keep_levels=True)
+    if on.error is not None:
+        raise ValueError(f"stepping could not be switched on: {on.error}")
+    return session.invoke_restart(index, **kw)

@@ -16,6 +16,15 @@ a connection that was lost (or replaced by `,reconnect`) as soon as it reaches t
 so a long-running image does not gather orphaned sessions. Only sessions lispshell cloned are
 ever closed.
 
+Breakpoints (lispshell/lisp/breakpoints.py, image/clojure-debug.clj): a call that hits one
+parks its thread (nREPL's eval thread is not ours to serve requests on) and prints a marker
+line on *out*; the eval that shows it is answered as a debug level (LISPSHELL-BREAK: the call,
+its arguments by name) while its request stays pending. At the level, the person's forms are
+evaluated on the quiet session with the hit's arguments bound (`eval-at`), frames and locals
+are asked of the hit, and a restart (`resume`: run the call, return a value, leave it) lets
+the thread go on, after which the pending eval is waited for again (its answer, or the next
+hit). Replies to a pending eval that arrive meanwhile are held, never dropped.
+
 Errors: nREPL would print them to `*err*` (`clojure.main/repl-caught`). We name our own hook
 instead (`lispshell.nrepl/caught`, lispshell/lisp/image/clojure-nrepl.clj, loaded once per
 image) that keeps type, message and frames by request id; after `eval-error` the quiet session
@@ -29,11 +38,13 @@ import socket
 import time
 
 from lispshell.lisp.bencode import DecodeError, Decoder, encode
+from lispshell.lisp.breakpoints import ImageBreakpoints
 from lispshell.lisp.channel import Lost, recv
 from lispshell.lisp.connection import ConnectError, Connection, open_socket
-from lispshell.lisp.contract import EvalClock
+from lispshell.lisp.contract import Capabilities, EvalClock
 from lispshell.lisp.dialects import string_literal
 from lispshell.lisp.image import code as image_code
+from lispshell.lisp.levels import LevelStack, parse_frames, parse_locals
 from lispshell.lisp.session import EvalResult, LispError
 
 READ_SIZE = 1 << 16
@@ -41,12 +52,30 @@ CLOSE_WAIT = 3.0      # seconds to wait for nREPL to confirm the sessions it was
 CAUGHT = "lispshell.nrepl/caught"
 PRINT = "lispshell.nrepl/pr-bounded"
 HISTORY = "lispshell.nrepl/history"
-NEWEST = "lispshell.nrepl/wrap-input"    # the newest helper: its absence means load them
+NEWEST = "lispshell.debug/marker?"    # the newest helper: its absence means load them
+HIT = "\x1elispshell-hit "              # clojure-debug.clj: a parked hit's note starts so
+ABORTED = "lispshell: the breakpoint's call was left"
 
 
-class Session(Connection):
+class _Hit:
+    """A breakpoint hit kept as a level: the parked hit's id in the image, and the person's
+    eval that ran into it (its session and request id, still pending; None: entered from
+    another thread's, `enter_thread`)."""
+
+    def __init__(self, hit_id: str, pending: tuple[str, str] | None):
+        self.id = hit_id
+        self.pending = pending
+
+
+class Session(ImageBreakpoints, Connection):
+    # levels only at a breakpoint's hit (exceptions have no restarts): not `levels`
+    capabilities = Capabilities(reconnect=True, breakpoints=True, threads=True)
+
     def __init__(self, *args, **kwargs):
         super().__init__(*args, **kwargs)
+        self._levels = LevelStack()
+        self._hits: list[_Hit] = []      # the levels, innermost last (see the module's doc)
+        self._held: dict[str, list] = {}  # replies to pending evals read while asking others
         self._sid = self._quiet = None
         self._stale: list[str] = []    # our sessions on a connection that ended: closed later
 
@@ -69,7 +98,9 @@ class Session(Connection):
             setup = ("(binding [*ns* *ns*] (when-not (resolve '" + NEWEST + ") "
                      "(load-string "
                      + string_literal(image_code("clojure-errors.clj")) + ") (load-string "
-                     + string_literal(image_code("clojure-nrepl.clj")) + ")) (str *ns*))")
+                     + string_literal(image_code("clojure-nrepl.clj")) + ") (load-string "
+                     + string_literal(image_code("clojure-debug.clj")) + ") "
+                     "(reset! @(resolve (quote lispshell.debug/marker?)) true)) (str *ns*))")
             rid = self._send_new({"op": "eval", "code": setup, "session": self._quiet})
             values, failed = [], False
             for m in self._replies(rid, deadline):
@@ -105,6 +136,8 @@ class Session(Connection):
             self._stale += [s for s in (self._sid, self._quiet) if s and s not in self._stale]
         self._sid = self._quiet = None
         self.ready = False
+        self._hits, self._held = [], {}
+        self._levels.clear()
         if sock is not None:
             try:
                 sock.close()
@@ -205,16 +238,29 @@ class Session(Connection):
             if m is None:
                 raise TimeoutError
             if not isinstance(m, dict) or m.get("id") != rid:
+                self._hold(m)
                 continue
             yield m
             if "done" in (m.get("status") or []):
                 return
+
+    def _hold(self, m) -> None:
+        """Keep a reply to an eval waiting at a breakpoint's level, read while asking others."""
+        if isinstance(m, dict) and any(h.pending and h.pending[1] == m.get("id")
+                                       for h in self._hits):
+            self._held.setdefault(m["id"], []).append(m)
 
     # -- eval ---------------------------------------------------------------------------------
     def _eval_ended(self) -> None:
         self._current = None
 
     def _eval_locked(self, code, timeout, answer, history, value_cap, started) -> EvalResult:
+        if history and self._hits:
+            # At a breakpoint's level: with its arguments bound, on the quiet session (the
+            # person's waits in the hit). The newline keeps a trailing comment from eating ")".
+            code = (f"(lispshell.debug/eval-at {int(self._hits[-1].id)} "
+                    f"{string_literal(code)}\n)")
+            history = False
         sid = self._sid if history else self._quiet
         if not history:
             # The quiet session's code (always one form of lispshell's own) runs with the
@@ -229,12 +275,18 @@ class Session(Connection):
         if not history and self.package:
             message["ns"] = self.package
         rid = self._send_new(message)
+        return self._wait_eval(sid, rid, timeout, answer, history, value_cap, started)
+
+    def _wait_eval(self, sid, rid, timeout, answer, history, value_cap, started) -> EvalResult:
+        """Read request `rid`'s replies until it is done (its result), or until it runs into a
+        breakpoint (a level: the result says so, the request stays pending)."""
         self._current = (sid, rid)
         clock = EvalClock(self, timeout, started)
         value, failed, interrupted, truncated, gave_up = None, False, False, False, False
         problem = None
         while True:
-            m = self._next(clock.wake_at())
+            held = self._held.get(rid)
+            m = held.pop(0) if held else self._next(clock.wake_at())
             if m is None:
                 step = clock.tick()
                 if step == "give-up":     # a deadline's eval ignored the interrupt
@@ -244,7 +296,15 @@ class Session(Connection):
                     self._send_interrupt()
                 continue
             if not isinstance(m, dict) or m.get("id") != rid:
-                continue               # a late reply to a request given up on earlier
+                self._hold(m)          # a level's pending eval, or a late reply given up on
+                continue
+            if "out" in m and HIT in str(m["out"]):
+                before, _, rest = str(m["out"]).partition(HIT)
+                hit_id, _, rest = rest.partition(" ")
+                answer.add(before)
+                if hit_id.isdigit():
+                    return self._entered_hit(hit_id, (sid, rid), answer, started)
+                m = dict(m, out=rest)
             if "out" in m:
                 answer.add(str(m["out"]))
             if "err" in m:
@@ -290,13 +350,174 @@ class Session(Connection):
         elif failed:
             error = self._error_report(rid)
             value = None
+            if error.message.startswith(ABORTED):      # ,abort at a breakpoint's level
+                where = f"debug level {self.level}" if self.level else "the top level"
+                error = LispError("LISPSHELL-ABORTED", f"Back at {where}.")
         values = [] if value is None else [value + ("... [truncated: the value was longer than "
                                                     f"{value_cap} characters]" if truncated else "")]
         return EvalResult(output=answer.text_output(), values=values, error=error,
                           output_dropped=answer.dropped, timed_out=timed_out,
                           interrupted=interrupted and not timed_out,
                           package=self.package, elapsed=time.monotonic() - started,
-                          input_refused=answer.input_refused)
+                          input_refused=answer.input_refused, level=self.level)
+
+    # -- breakpoint levels ---------------------------------------------------------------------
+    def _ask(self, code: str) -> tuple[str, LispError | None]:
+        """Output of lispshell's own `code` on the quiet session, and its error if it failed."""
+        rid = self._send_new({"op": "eval", "code": code, "session": self._quiet,
+                              "ns": self.package or "user",
+                              "nrepl.middleware.caught/caught": CAUGHT})
+        out, failed = [], False
+        for m in self._replies(rid, time.monotonic() + 30.0):
+            out.append(str(m.get("out", "")))
+            failed = failed or "eval-error" in (m.get("status") or [])
+        return "".join(out), self._error_report(rid) if failed else None
+
+    def _parked(self) -> list[tuple[str, str, list[str], str]]:
+        """(id, thread, restarts, message) of each hit waiting in the image."""
+        out, _ = self._ask("(lispshell.debug/parked-lines)")
+        hits = []
+        for line in out.splitlines():
+            # id, thread, the restarts ("NAME\tdescription", joined by US), the message
+            parts = line.split("\t", 2)
+            if len(parts) == 3 and parts[0].isdigit() and "\t" in parts[2]:
+                restarts, message = parts[2].rsplit("\t", 1)
+                hits.append((parts[0], parts[1], restarts.split("\x1f"),
+                             message.replace("\x1f", "\n")))
+        return hits
+
+    def _entered_hit(self, hit_id: str, pending, answer, started) -> EvalResult:
+        hit = _Hit(hit_id, pending)
+        self._hits.append(hit)          # first: the pending eval's replies read now are held
+        parked = {h[0]: h for h in self._parked()}
+        _, _, restarts, message = parked.get(hit_id, (hit_id, "", [], f"breakpoint hit {hit_id}"))
+        outer = len(self._hits) - 1
+        where = f"debug level {outer}" if outer else "the top level"
+        restarts = restarts[:2] + [f"ABORT\tReturn to {where}."] if len(restarts) == 3 else restarts
+        error = LispError("LISPSHELL-BREAK", message, [], restarts)
+        self._levels.errors.append(error)
+        self._current = None
+        return EvalResult(output=answer.text_output(), error=error, package=self.package,
+                          level=self.level, elapsed=time.monotonic() - started,
+                          output_dropped=answer.dropped)
+
+    def _at_hit(self):
+        if not self._hits:
+            raise ValueError("no breakpoint is waiting: no debug level is open")
+        return self._hits[-1]
+
+    def _resume(self, n: int, argument: str = "", *, on_output=None, value_cap=None,
+                on_input=None, **_) -> EvalResult:
+        with self._lock:
+            hit = self._at_hit()
+            if not 0 <= n <= 2:
+                raise ValueError("choose a restart from 0 to 2")
+            if not self.ready:
+                return self.not_connected()
+            from lispshell.lisp.session import _Answer
+            answer = _Answer(self.output_cap, on_output, on_input=on_input)
+            started = time.monotonic()
+            self.busy = True
+            self._interrupt_at = None
+            try:
+                _, error = self._ask(f"(lispshell.debug/resume {int(hit.id)} {n} "
+                                     f"{string_literal(argument)})")
+                if error is not None:         # the value did not evaluate: still waiting
+                    return EvalResult(error=error, package=self.package, level=self.level)
+                self._hits.pop()
+                del self._levels.errors[len(self._hits):]
+                if hit.pending is None:
+                    return EvalResult(output="; the thread goes on\n", package=self.package,
+                                      level=self.level)
+                sid, rid = hit.pending
+                return self._wait_eval(sid, rid, None, answer, sid == self._sid,
+                                       value_cap or self.output_cap, started)
+            except Lost as exc:
+                self._lost(str(exc))
+                return self.lost_result(answer, started, time.monotonic() - started)
+            finally:
+                self.busy = False
+                self._interrupt_at = None
+                self._eval_ended()
+
+    def eval(self, code: str, *, keep_levels: bool = False, **kw) -> EvalResult:
+        before = len(self._hits)
+        result = super().eval(code, keep_levels=keep_levels, **kw)
+        if not keep_levels and len(self._hits) > before:
+            # Batch runs and MCP keep no level: the call is left at once, as the answer says.
+            while len(self._hits) > before:
+                self._resume(2)
+            result.level = self.level
+        return result
+
+    @property
+    def other_debuggers(self) -> list[tuple]:
+        """Breakpoint hits parked in threads of the image that are not a level of ours."""
+        if not self.ready or self.busy or not self._lock.acquire(timeout=1.0):
+            return []
+        try:
+            parked = self._parked()
+        except (Lost, TimeoutError):
+            return []
+        finally:
+            self._lock.release()
+        mine = {h.id for h in self._hits}
+        others = [p for p in parked if p[0] not in mine]
+        self._other_ids = [p[0] for p in others]
+        return [(thread, 1, message.split("\n")[0], restarts)
+                for _, thread, restarts, message in others]
+
+    def enter_thread(self, index: int) -> LispError:
+        others = self.other_debuggers
+        if not 0 <= index < len(others):
+            raise ValueError(f"no other thread's breakpoint {index}" + (
+                f": choose 0 to {len(others) - 1}" if others else ": none is waiting"))
+        hit_id = self._other_ids[index]
+        message = next(p[3] for p in self._parked() if p[0] == hit_id)
+        error = LispError("LISPSHELL-BREAK", message, [], list(others[index][3]))
+        self._hits.append(_Hit(hit_id, None))
+        self._levels.errors.append(error)
+        return error
+
+    def invoke_restart(self, index: int, argument: str = "", **kw) -> EvalResult:
+        return self._resume(int(index), argument, **kw)
+
+    def leave_level(self, **kw) -> EvalResult:
+        return self._resume(2, **kw)
+
+    def top(self, **kw) -> EvalResult:
+        self._at_hit()
+        result = None
+        while self._hits:
+            result = self._resume(2, **kw)
+        return result
+
+    def _frames_of_hit(self, op: str, n: int | None) -> str:
+        with self._lock:
+            hit = self._at_hit()
+            out, error = self._ask(f"(lispshell.debug/frames-at {int(hit.id)} {string_literal(op)} "
+                                   f"{'nil' if n is None else int(n)})")
+        if error is not None:
+            raise ValueError(error.message.split(" {")[0])
+        return out
+
+    def backtrace(self):
+        return parse_frames(self._frames_of_hit("bt", None).splitlines())
+
+    def frame_locals(self, index: int):
+        return parse_locals(self._frames_of_hit("locals", index).splitlines())
+
+    def frame_source(self, index: int) -> str:
+        return self._frames_of_hit("source", index).strip()
+
+    def eval_in_frame(self, index: int, code: str, **kw) -> EvalResult:
+        hit = self._at_hit()
+        if int(index) != 0:
+            raise ValueError("only frame 0, the call, has locals on Clojure")
+        kw.pop("keep_levels", None)
+        # an eval at the level is already evaluated with the hit's locals bound
+        del hit
+        return self.eval(code, keep_levels=True, **kw)
 
     def _error_report(self, rid: str) -> LispError:
         """The type, message and frames our `caught` hook kept for request `rid`."""

@@ -59,10 +59,11 @@ from typing import Callable
 
 import pexpect
 
+from lispshell.lisp.breakpoints import ImageBreakpoints, ParkedHits
 from lispshell.lisp.dialects import NAMES as LISPS, get_dialect  # noqa: F401 (LISPS: API)
 from lispshell.lisp.channel import READ_SIZE, PtyChannel, SocketChannel, read_some
 from lispshell.lisp.contract import Capabilities, EvalClock, Session
-from lispshell.lisp.levels import LevelStack, parse_frames, parse_locals
+from lispshell.lisp.levels import LevelStack, parse_frames, parse_locals, step_by_restarts
 
 MARK = "\x1e"
 # The person's own values are shown whole up to this many characters each (a value that prints
@@ -231,7 +232,7 @@ def _close_all() -> None:
             pass
 
 
-class LispSession(Session):
+class LispSession(ImageBreakpoints, ParkedHits, Session):
     """One child Lisp. Thread-safe: evals run one at a time (a second caller waits);
     `interrupt`, `busy`, `ready`, `package` and `completions` may be used from any thread.
     `eval_timeout` is only remembered here, for programmatic callers to pass as `timeout`."""
@@ -275,9 +276,12 @@ class LispSession(Session):
     @property
     def capabilities(self) -> Capabilities:
         d = self.dialect
+        from lispshell.lisp.breakpoints import FORMS, PARKED
         return Capabilities(levels=d.levels, frames=d.levels or bool(d.last_error_frames),
                             systems=d.systems, restart_image=not self.is_connection,
-                            reconnect=self.is_connection)
+                            reconnect=self.is_connection,
+                            breakpoints=self.lisp in FORMS, stepping=bool(d.stepping),
+                            threads=self.lisp in PARKED)
 
     @property
     def alive(self) -> bool:
@@ -347,6 +351,8 @@ class LispSession(Session):
                                  f"ready. It printed:\n{out[-2000:]}") from None
         self.package = answer.one("P") or ""
         self._levels.clear()
+        self.known_breakpoints = {}          # a fresh image has none
+        self._remote = []                    # nor another thread's breakpoint
         if self.init_files and self.dialect.init_form:
             # After the loop, as an N request: an error in the file is an answer, and the
             # Lisp starts anyway (with --disable-debugger, SBCL would have exited).
@@ -416,7 +422,7 @@ class LispSession(Session):
              on_output: Callable[[str], None] | None = None, history: bool = True,
              value_cap: int | None = None, keep_levels: bool = False,
              on_input: Callable[[], str | None] | None = None,
-             _kind: str | None = None) -> EvalResult:
+             _kind: str | None = None, _remote_ok: bool = False) -> EvalResult:
         """Evaluate `code` (one or more forms, in order) and return what happened.
         Values are those of the last form. timeout=None waits as long as it takes (a person's
         own eval, which Ctrl-C can interrupt); a number interrupts the form when exceeded.
@@ -431,6 +437,11 @@ class LispSession(Session):
         on_input answers the code's reads of standard input (see `_Answer.read_input`); None:
         they get end of file, counted in `input_refused`.
         Raises LispStartError only if the Lisp cannot be started at all."""
+        if self._remote and history and not _remote_ok and _kind is None:
+            # at another thread's breakpoint (breakpoints.py): with its arguments bound
+            return self._remote_eval(code, timeout=timeout, output_cap=output_cap,
+                                     on_output=on_output, value_cap=value_cap,
+                                     on_input=on_input)
         if self._boot_thread is not None or self._boot_error is not None:
             self._wait_booted()
         with self._lock:
@@ -476,9 +487,13 @@ class LispSession(Session):
             if self._channel is None or self.busy:
                 return ""
             data = read_some(self._fd, self._poller, time.monotonic())
-            if not data:          # nothing (None), or the end (b""): the next eval says so
+            if data == b"":       # the end: the next eval says so
                 return ""
-            text = self._pending + self._decoder.decode(data)
+            # (what came in the same read as the last answer, after it, waits in _pending:
+            # a thread's line printed as the answer was written)
+            text = self._pending + (self._decoder.decode(data) if data else "")
+            if not text:
+                return ""
             # A frame marker (a late answer) stays for the eval that reads answers.
             cut = text.find(MARK)
             kept, self._pending = (text, "") if cut < 0 else (text[:cut], text[cut:])
@@ -505,7 +520,8 @@ class LispSession(Session):
                 break
 
     def _supports_levels(self) -> None:
-        if not self.dialect.levels:
+        # (a Lisp without error levels may have one open: a Clojure breakpoint's hit)
+        if not self.dialect.levels and not self._levels.depth:
             self._refuse("a debug level")
 
     def invoke_restart(self, index: int, argument: str = "", *, on_output=None,
@@ -515,6 +531,9 @@ class LispSession(Session):
         failed form carries on from there (its values, or a new error, are the result).
         `argument` is a form for a restart that asks for a value (USE-VALUE, STORE-VALUE);
         without one, what the restart reads is asked through `on_input`, as any read."""
+        if self._remote:
+            return self._remote_resume(int(index), argument, on_output=on_output,
+                                       value_cap=value_cap, on_input=on_input)
         self._supports_levels()
         return self.eval(f"{int(index)} {argument}", timeout=None, on_output=on_output,
                          value_cap=value_cap, keep_levels=keep_levels, on_input=on_input,
@@ -531,26 +550,55 @@ class LispSession(Session):
         return result
 
     def backtrace(self):
+        if self._remote:
+            return parse_frames(self._remote_frames("bt", None).splitlines())
         return parse_frames(self._frame_request("bt").values)
 
     def frame_locals(self, index: int):
+        if self._remote:
+            return parse_locals(self._remote_frames("locals", int(index)).splitlines())
         return parse_locals(self._frame_request(f"locals {int(index)}").values)
 
     def frame_source(self, index: int) -> str:
+        if self._remote:
+            return self._remote_frames("source", int(index)).strip()
         values = self._frame_request(f"source {int(index)}").values
         return values[0] if values else ""
 
     def eval_in_frame(self, index: int, code: str, **kw) -> EvalResult:
+        if self._remote:
+            if int(index) != 0:
+                raise ValueError("only frame 0, the call, is known on another thread")
+            return self._remote_eval(code, **kw)
         return self._frame_request(f"eval {int(index)} {code}", **kw)
 
     def restart_frame(self, index: int, **kw) -> EvalResult:
         return self._frame_request(f"restart {int(index)}", **kw)
 
+    def step_form(self, code: str) -> str:
+        if not self.dialect.stepping:
+            self._refuse("stepping")
+        return self.dialect.stepping.format(code=code)
+
+    def step(self, how: str, **kw) -> EvalResult:
+        if not self.dialect.stepping:
+            self._refuse("stepping")
+        return step_by_restarts(self, how, **kw)
+
     def leave_level(self, **kw) -> EvalResult:
+        if self._remote:
+            return self._remote_resume(2, **kw)
         self._supports_levels()
         return self.eval("", timeout=None, keep_levels=True, _kind="A", **kw)
 
     def top(self, **kw) -> EvalResult:
+        result = None
+        while self._remote:
+            result = self._remote_resume(2, **kw)
+            if result.error is not None:
+                return result
+        if result is not None and not self._levels.depth:
+            return result
         self._supports_levels()
         return self.eval("", timeout=None, keep_levels=True, _kind="T", **kw)
 

@@ -36,12 +36,13 @@ import threading
 import time
 from pathlib import Path
 
+from lispshell.lisp.breakpoints import ImageBreakpoints
 from lispshell.lisp.channel import Lost, recv
 from lispshell.lisp.connection import ConnectError, Connection, open_socket
 from lispshell.lisp.contract import Capabilities, EvalClock
 from lispshell.lisp.dialects import string_literal
 from lispshell.lisp.image import code as image_code
-from lispshell.lisp.levels import LevelStack, parse_frames
+from lispshell.lisp.levels import LevelStack, parse_frames, step_by_restarts
 from lispshell.lisp.session import EvalResult, LispError, _Answer
 
 READ_SIZE = 1 << 16
@@ -131,9 +132,10 @@ def _nil(value) -> bool:
     return value == [] or _is(value, "nil")
 
 
-class Session(Connection):
+class Session(ImageBreakpoints, Connection):
     capabilities = Capabilities(levels=True, frames=True, threads=True, systems=True,
-                                reconnect=True)
+                                reconnect=True, breakpoints=True,
+                                stepping=True)
 
     def _connect(self) -> None:
         self._sock = open_socket(self.target, self.connect_timeout)
@@ -653,6 +655,12 @@ class Session(Connection):
         return self._control('(cl:funcall (cl:find-symbol "RESTART-FRAME" "SWANK/BACKEND") '
                              f"{int(index)})", **kw)
 
+    def step_form(self, code: str) -> str:
+        return f"(step {code}\n)"
+
+    def step(self, how: str, **kw) -> EvalResult:
+        return step_by_restarts(self, how, **kw)
+
     def leave_level(self, **kw) -> EvalResult:
         return self._control("(swank:sldb-abort)", **kw)
 
@@ -710,6 +718,17 @@ class Session(Connection):
         kind = m[1] if m else "debugger"
         if kind.endswith("::INPUT-INTERRUPTED"):      # Ctrl-C at the input line: an interrupt
             kind = "SB-SYS:INTERACTIVE-INTERRUPT"
+        elif kind.endswith("::BREAKPOINT-HIT"):      # sbcl-debug.lisp: the call, its arguments
+            kind = "LISPSHELL-BREAK"
+        elif kind.endswith("STEP-FORM-CONDITION"):
+            # A step (sbcl-debug.lisp's hook), said in one line as on a child: SBCL's report
+            # is "Evaluating call: FORM With arguments: ARGS" over several lines.
+            m = re.match(r"\s*Evaluating call:\s*(.*?)\s*(?:With arguments:\s*(.*?)|With unknown "
+                         r"arguments)?\s*\Z", text, re.S)
+            kind = "LISPSHELL-STEP"
+            if m:
+                text = " ".join(m[1].split()) + (f"  [arguments: {' '.join(m[2].split())}]"
+                                                   if m[2] else "")
         return kind, text
 
     # -- interrupt, completions -----------------------------------------------------------------

@@ -346,7 +346,19 @@ class Repl:
             state = "ready"
         parts = [self.key, self.package if session else "-", state]
         if session is not None and session.level:
-            parts.append(f"debug level {session.level}: ,bt ,frame N ,invoke N ,abort ,top")
+            waiting = session.waiting
+            kind = getattr(waiting, "type", "")
+            parts.append("step: ,s into ,n over ,o out ,c continue ,abort" if kind == "LISPSHELL-STEP"
+                         else f"break {session.level}: ,continue ,return FORM ,s ,bt ,abort"
+                         if kind == "LISPSHELL-BREAK" else
+                         f"debug level {session.level}: ,bt ,frame N ,invoke N ,abort ,top")
+        points = list(getattr(session, "known_breakpoints", {}).values()) if session else []
+        if points:
+            # the model's are named: the person removes them with ,unbreak
+            mine = [p.name for p in points if p.by_model]
+            parts.append(f"{len(points)} breakpoint{'s' if len(points) > 1 else ''}"
+                         + (f" (model: {', '.join(mine[:3])}{'…' if len(mine) > 3 else ''})"
+                            if mine else ""))
         llm = self._llm_toolbar()
         if llm:
             parts.append(llm)

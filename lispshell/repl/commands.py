@@ -99,11 +99,10 @@ def _last(repl, arg: str):
 
 async def _invoke(repl, arg: str):
     """`,invoke N [FORM]`: invoke restart N of the error on offer (SBCL), as SLDB does."""
-    import asyncio
-
     number, _, form = arg.strip().partition(" ")
     session = repl.session
-    if session is None or not session.capabilities.levels:
+    if session is None or (not session.capabilities.levels and not session.restarts):
+        # (a Clojure breakpoint's level has restarts: CONTINUE, RETURN-VALUE)
         repl.renderer.notice(get_dialect(repl.lisp).no_restarts)
         return
     if not number.isdigit():
@@ -114,6 +113,19 @@ async def _invoke(repl, arg: str):
         repl.renderer.notice("No error is waiting with restarts: an error opens a debug level "
                              "that offers them, until ,abort or ,top leaves it.")
         return
+    await run_on(repl, session.invoke_restart, int(number), form.strip())
+
+
+async def run_on(repl, method, *args):
+    """Run a level action that resumes code (a restart, a step, a breakpoint's continue or
+    return): shown as an eval's result, or the next level it stops in."""
+    import asyncio
+    import time
+
+    from lispshell.lisp.levels import NotOverThisTransport
+    from lispshell.lisp.session import PERSON_VALUE_CAP
+
+    session = repl.session
     streamed = False
 
     def on_output(chunk: str) -> None:
@@ -121,9 +133,6 @@ async def _invoke(repl, arg: str):
         streamed = True
         repl.renderer.output(chunk)
 
-    import time
-
-    from lispshell.lisp.session import PERSON_VALUE_CAP
     started = time.monotonic()
     # The form a restart resumes runs as any form: a status line when silent, Ctrl-C, and
     # what it (or the restart's :interactive reader, without FORM) reads asked of the person.
@@ -131,9 +140,12 @@ async def _invoke(repl, arg: str):
                                  "Ctrl-C interrupts", delay=0.5)
     try:
         with repl._on_sigint(lambda: repl.interrupt(session)):
-            result = await asyncio.to_thread(session.invoke_restart, int(number), form.strip(),
+            result = await asyncio.to_thread(method, *args,
                                              on_output=on_output, value_cap=PERSON_VALUE_CAP,
                                              on_input=repl.input_line.reader())
+    except (NotOverThisTransport, ValueError) as exc:
+        repl.renderer.notice(str(exc)[:1].upper() + str(exc)[1:] + ".")
+        return None
     finally:
         repl.renderer.status(None)
     if result.error is not None and result.error.type == "LISPSHELL-ABORTED":
@@ -142,6 +154,7 @@ async def _invoke(repl, arg: str):
     else:
         repl.renderer.result(result, streamed)
     repl._after_eval()
+    return result
 
 
 

@@ -10,6 +10,16 @@ extent (define the missing function, then `,invoke 0` retries), and these comman
   ,restart-frame N         run frame N again from its start (SBCL, where it can)
   ,abort                   leave this level (Ctrl-D on an empty line does the same)
   ,top                     leave every level
+
+Stepping and breakpoints (issue 41; what each Lisp offers is in docs/debugging.md):
+
+  ,step FORM               evaluate FORM stepping: each step a level said in one line
+  ,s ,n ,o                 step into, over (next), out; from a breakpoint, start stepping
+  ,c  ,continue            run on (a step unstepped, a breakpoint's call, a CONTINUE restart)
+  ,return FORM             leave a breakpoint's call with FORM's value, its body not run
+  ,break NAME [COND]       stop when NAME is called (and COND, over its arguments, is true)
+  ,breaks                  the breakpoints set
+  ,unbreak [N|NAME]        remove one (all without an argument)
 """
 from __future__ import annotations
 
@@ -152,9 +162,10 @@ async def _top(repl, arg: str):
 
 async def _threads(repl, arg: str):
     session = repl.session
-    waiting = list(session.other_debuggers) if session else []
+    # (a child asks its image for the breakpoint hits parked there: not on the event loop)
+    waiting = await asyncio.to_thread(lambda: list(session.other_debuggers)) if session else []
     if not waiting:
-        repl.renderer.notice("No other thread waits in the debugger.")
+        repl.renderer.notice("No other thread waits in the debugger or at a breakpoint.")
         return
     lines = [Text("Other threads waiting in the debugger (,thread N enters one):", style="bold")]
     for n, (thread, level, condition, _) in enumerate(waiting):
@@ -176,6 +187,119 @@ async def _thread(repl, arg: str):
     repl.renderer.error(error, session.level)
 
 
+async def _step_form(repl, arg: str):
+    session = repl.session or repl.start_session(repl.lisp)
+    if session is None:
+        return
+    if not arg.strip():
+        repl.renderer.notice("Usage: ,step FORM (each call it makes, stepped: ,s into, ,n over, "
+                             ",o out, ,c continue)")
+        return
+    from lispshell.repl.forms import split_forms
+
+    forms, problem = split_forms(arg, repl.lisp)
+    if problem is not None:
+        repl.renderer.syntax_problem(arg, problem)
+        return
+    if len(forms) != 1:
+        repl.renderer.notice("Usage: ,step FORM (one form)")
+        return
+    try:
+        code = session.step_form(arg.strip())
+    except NotOverThisTransport as exc:
+        repl.renderer.notice(str(exc)[:1].upper() + str(exc)[1:] + ".")
+        return
+    await repl.eval_form(code)
+
+
+def _stepper(how: str):
+    async def run(repl, arg: str):
+        from lispshell.repl.commands import run_on
+
+        session = repl.session
+        if session is None or not session.level:
+            repl.renderer.notice("Nothing is being stepped: ,step FORM steps a form, and ,s "
+                                 "at a breakpoint steps from there.")
+            return
+        if how == "continue":
+            await run_on(repl, session.continue_level)
+        else:
+            await run_on(repl, session.step, how)
+    return run
+
+
+async def _return(repl, arg: str):
+    from lispshell.repl.commands import run_on
+
+    session = repl.session
+    if not arg.strip():
+        repl.renderer.notice("Usage: ,return FORM (the value the breakpoint's call returns)")
+        return
+    if session is None or not session.level:
+        repl.renderer.notice("No breakpoint is waiting: ,return leaves a breakpoint's call.")
+        return
+    await run_on(repl, session.return_value, arg.strip())
+
+
+async def _break(repl, arg: str):
+    name, _, condition = arg.strip().partition(" ")
+    if not name:
+        repl.renderer.notice("Usage: ,break NAME [CONDITION] (CONDITION: a form over the "
+                             "function's arguments, e.g. (> n 3))")
+        return
+    session = repl.session or repl.start_session(repl.lisp)
+    if session is None:
+        return
+    if not session.ready and not await repl._wait_until_ready(session):
+        return
+    point = await _call(repl, "set_breakpoint", name, condition.strip())
+    if point is not None:
+        when = f" when {point.condition}" if point.condition else ""
+        repl.renderer.notice(f"Breakpoint {point.number}: a call of {point.name}{when} stops "
+                             "in a level (,continue runs it, ,return FORM returns FORM).")
+
+
+def breakpoint_lines(points) -> list:
+    lines = []
+    for p in points:
+        line = Text(f"  {p.number}: {p.name}")
+        if p.condition:
+            line.append(f" when {p.condition}")
+        line.append(f"  ({p.hits} hit{'' if p.hits == 1 else 's'}"
+                    f"{', set by the model' if p.by_model else ''})", style=STYLE_DIM)
+        lines.append(line)
+    return lines
+
+
+async def _breaks(repl, arg: str):
+    if repl.session is None:
+        repl.renderer.notice("No Lisp is running: no breakpoints.")
+        return
+    points = await _call(repl, "breakpoints")
+    if points is None:
+        return
+    if not points:
+        repl.renderer.notice("No breakpoints (,break NAME sets one).")
+        return
+    repl.renderer.print(Text("Breakpoints (,unbreak N removes one):", style="bold"),
+                        *breakpoint_lines(points), sep="\n")
+
+
+async def _unbreak(repl, arg: str):
+    if repl.session is None:
+        repl.renderer.notice("No Lisp is running: no breakpoints.")
+        return
+    removed = await _call(repl, "clear_breakpoint", arg.strip())
+    if removed is None:
+        return
+    if not removed:
+        repl.renderer.notice("No breakpoints to remove." if not arg.strip() else
+                             f"No breakpoint {arg.strip()} (,breaks lists them).")
+        return
+    repl.renderer.notice("Removed " + ", ".join(f"breakpoint {p.number} on {p.name}"
+                                               for p in removed) + ".")
+
+
 def say_level(repl) -> None:
     level = repl.session.level if repl.session is not None else 0
     repl.renderer.notice(f"Back at debug level {level}." if level else "Back at the top level.")
@@ -191,7 +315,21 @@ COMMANDS = [
     Command("abort", "leave this debug level (Ctrl-D on an empty line does the same)",
             leave_level),
     Command("top", "leave every debug level, back to the top level", _top),
-    Command("threads", "the debuggers other threads of a connected image wait in (Swank)",
+    Command("threads", "the debuggers (Swank) and breakpoint hits other threads wait in",
             _threads),
     Command("thread", "enter the debugger thread N waits in (from ,threads)", _thread, "N"),
+    Command("step", "evaluate FORM stepping: ,s into, ,n over, ,o out, ,c continue (SBCL)",
+            _step_form, "FORM"),
+    Command("s", "step into the next call (at a step, or from a breakpoint)", _stepper("into")),
+    Command("n", "step over the next call", _stepper("next")),
+    Command("o", "step out of this function", _stepper("out")),
+    Command("c", "continue: the same as ,continue", _stepper("continue")),
+    Command("continue", "run on from this level (a step, a breakpoint's call, CONTINUE)",
+            _stepper("continue")),
+    Command("return", "leave the breakpoint's call with FORM's value, its body not run",
+            _return, "FORM"),
+    Command("break", "stop when the function NAME is called (and CONDITION is true)", _break,
+            "NAME [CONDITION]"),
+    Command("breaks", "list the breakpoints", _breaks),
+    Command("unbreak", "remove breakpoint N, or the one on NAME, or all", _unbreak, "[N|NAME]"),
 ]

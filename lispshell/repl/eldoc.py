@@ -1,7 +1,10 @@
 """Help while typing, from the live image (rebel-readline's eldoc, SLIME's autodoc).
 
 - The toolbar shows the arglist and first doc line of the operator of the innermost open list
-  at the cursor: `(mapcar function list &rest more-lists) — Apply FUNCTION to ...`.
+  at the cursor whose operator has one: `(mapcar function «list» &rest more-lists) — Apply
+  FUNCTION to ...`, with the parameter the cursor's argument goes to marked «so», as SLIME's
+  autodoc highlights it. Inside `(with-open-file (s ` the innermost list's operator, `s`, names
+  no function: the hint is the enclosing `with-open-file`'s, its first parameter marked.
 - Ctrl-X Ctrl-D prints the full documentation of the symbol at the cursor, Ctrl-X Ctrl-A the
   symbols whose names contain it (apropos), above the prompt.
 
@@ -26,22 +29,97 @@ LONGEST_INPUT = 20_000     # characters before the cursor; beyond that, no hint 
 
 def operator_at(text_before_cursor: str, lisp: str) -> str:
     """The operator of the innermost open list before the cursor ("" if none)."""
+    found = operators_at(text_before_cursor, lisp)
+    return found[0][0] if found and found[0][0] else ""
+
+
+def operators_at(text_before_cursor: str, lisp: str) -> list[tuple[str, int]]:
+    """(operator, argument index) of each open list around the cursor, innermost first: the
+    operator's name ("" where the list starts with no symbol), and which argument (from 0,
+    after the operator) the cursor is in or about to type."""
     if not text_before_cursor or len(text_before_cursor) > LONGEST_INPUT:
-        return ""
+        return []
+    from lispshell.syntax.reading import read
     from lispshell.syntax.validate import validate
 
     try:
-        check = validate(text_before_cursor, resolve_dialect(lisp))
+        dialect = resolve_dialect(lisp)
+        check = validate(text_before_cursor, dialect)
     except Exception:
-        return ""
-    parens = [o for o in check.unclosed if o.get("delim") == "paren"]
-    if not parens:
-        return ""
-    match = _SYMBOL.match(text_before_cursor, parens[-1]["offset"] + 1)
-    name = match.group(0) if match else ""
-    if not name or name[0].isdigit() or name[0] in ":#" or name in (".", "-", "+"):
-        return ""
-    return name
+        return []
+    found = []
+    for opener in reversed([o for o in check.unclosed if o.get("delim") == "paren"]):
+        start = opener["offset"] + 1
+        match = _SYMBOL.match(text_before_cursor, start)
+        name = match.group(0) if match else ""
+        if not name or name[0].isdigit() or name[0] in ":#" or name in (".", "-", "+"):
+            found.append(("", 0))
+            continue
+        rest = text_before_cursor[match.end():]
+        try:
+            reading = read(rest, dialect)
+        except Exception:
+            found.append((name, -1))
+            continue
+        spans = list(reading.spans)
+        # an argument being typed (the last form ends at the cursor) is the current one
+        typing = bool(spans) and spans[-1][1] == len(rest) and not reading.unclosed
+        index = len(spans) - 1 if typing else len(spans)
+        if not rest or not rest[:1].isspace():
+            index = -1              # still typing the operator itself
+        found.append((name, index))
+    return found
+
+
+def mark_argument(arglist: str, index: int, lisp: str) -> str:
+    """`arglist` (as the image gives it: `(name param ...)`, Clojure's `(name [params] ...)`)
+    with the parameter that argument `index` goes to marked «so»; unchanged when none is."""
+    if index < 0 or not (arglist.startswith("(") and arglist.endswith(")")):
+        return arglist
+    from lispshell.syntax.reading import read
+
+    try:
+        dialect = resolve_dialect(lisp)
+        inner = arglist[1:-1]
+        elements = read(inner, dialect).spans[1:]       # after the name
+    except Exception:
+        return arglist
+
+    def marked(start: int, end: int) -> str:
+        return arglist[:1 + start] + "«" + inner[start:end] + "»" + arglist[1 + end:]
+
+    def param_for(items: list[tuple[int, int]], text: str, offset: int):
+        """The span (in `inner`) of the parameter taking argument `index` among `items`."""
+        position, rest_next = 0, False
+        for start, end in items:
+            word = text[start:end].lower()
+            if rest_next:
+                return offset + start, offset + end
+            if word in ("&rest", "&body", "&", "."):
+                rest_next = True
+                continue
+            if word in ("&key", "&aux", "&allow-other-keys", "&environment", "&whole"):
+                return None            # keyword arguments come by name: nothing to mark
+            if word == "&optional" or word.startswith("#:"):
+                continue
+            if position == index:
+                return offset + start, offset + end
+            position += 1
+        return None
+
+    if lisp == "clojure" and elements and inner[elements[0][0]:elements[0][0] + 1] == "[":
+        for start, end in elements:          # the first arity the argument fits
+            body = inner[start + 1:end - 1]
+            try:
+                params = read(body, dialect).spans
+            except Exception:
+                continue
+            span = param_for(params, body, start + 1)
+            if span is not None:
+                return marked(*span)
+        return arglist
+    span = param_for(elements, inner, 0)
+    return marked(*span) if span is not None else arglist
 
 
 def symbol_at(document) -> str:
@@ -63,19 +141,29 @@ class ArglistHints:
             self._cache.clear()
 
     def hint(self, document) -> str:
-        """The toolbar's hint for the operator at the cursor; "" until the image has answered."""
-        name = operator_at(document.text_before_cursor, self.repl.dialect)
+        """The toolbar's hint for the operator at the cursor; "" until the image has answered.
+        An operator without an arglist (a variable at the head of a binding list: the `s` of
+        `(with-open-file (s `) gives way to the enclosing one, as SLIME's autodoc does."""
         session = self.repl.session
-        if not name or session is None:
+        if session is None:
             return ""
-        key = (self.repl.lisp, session.generation, session.package, name)
-        with self._lock:
-            if key in self._cache:
-                return self._cache[key]
-            if self._asking is None:
-                self._asking = key
-                threading.Thread(target=self._fetch, args=(session, key), daemon=True,
-                                 name="lispshell-arglist").start()
+        lisp = self.repl.lisp
+        syntax = self.repl.dialect
+        for name, index in operators_at(document.text_before_cursor, syntax)[:8]:
+            if not name:
+                continue
+            key = (lisp, session.generation, session.package, name)
+            with self._lock:
+                if key not in self._cache:
+                    if self._asking is None:
+                        self._asking = key
+                        threading.Thread(target=self._fetch, args=(session, key), daemon=True,
+                                         name="lispshell-arglist").start()
+                    return ""          # asked (or asking another): the answer redraws
+                hint = self._cache[key]
+            if hint:
+                arglist, dash, doc = hint.partition(" — ")
+                return mark_argument(arglist, index, syntax) + dash + doc
         return ""
 
     def _fetch(self, session, key: tuple) -> None:

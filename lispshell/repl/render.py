@@ -177,6 +177,23 @@ class Renderer:
     def error(self, err, level: int = 0) -> None:
         """An error: its type and message, its frames (numbered at a debug level, as ,frame N
         takes them) and, while a level waits in it, its restarts."""
+        if err.type == "LISPSHELL-STEP" and level:
+            # A step: the form it stops before, in one line (,s ,n ,o ,c: the toolbar says).
+            head = Text("; step: ", style=STYLE_DIM)
+            head.append(err.message or "")
+            self.last = [head]
+            self.print(head)
+            return
+        if err.type == "LISPSHELL-BREAK" and level:
+            # A breakpoint: the call, then its arguments by name, one a line.
+            call, *arguments = (err.message or "").split("\n")
+            head = Text("; break: ", style=STYLE_ERROR)
+            head.append(call)
+            lines = [head] + [Text(f";   {a}") for a in arguments]
+            self.last = lines
+            for line in lines:
+                self.print(line)
+            return
         head = Text()
         if err.type:
             head.append(f"{err.type}: ", style=STYLE_ERROR)

@@ -1,12 +1,22 @@
-"""The waiting error, for the model: `backtrace`, `eval_in_frame`, `invoke_restart`.
+"""The waiting error, for the model: `backtrace`, `eval_in_frame`, `invoke_restart`; and
+breakpoints: `set_breakpoint`, `clear_breakpoint`.
 
 An error in the REPL waits in a debug level (lispshell/lisp/levels.py). `backtrace` reads it
 without evaluating anything (the condition, its restarts, the frames with their bounded locals
 and source positions); `eval_in_frame` and `invoke_restart` run code, so they go through the
 gate exactly as `eval` does, showing the person what runs and where. The loop they serve is
 the Lisp programmer's: read the frames, propose the missing definition, let the person retry.
+
+A breakpoint (lispshell/lisp/levels.py: `set_breakpoint`) changes the image (its function is
+wrapped, its condition runs at each call), so setting one passes the gate as an eval does,
+shown as `;; break on NAME when CONDITION`; clearing one changes nothing the person would
+refuse, and is not asked. At a breakpoint's level, `backtrace` shows the call and its
+arguments by name (frame 0's locals), `eval` runs with them bound, and `invoke_restart` runs
+the call (CONTINUE) or returns a value instead (RETURN-VALUE).
 """
 from __future__ import annotations
+
+import re
 
 from lispshell.lisp.contract import NotOverThisTransport
 from lispshell.tools.live import DECLINED, EVAL_CODE_CAP, _check_complete, eval_result
@@ -137,3 +147,81 @@ def invoke_restart_tool(args: dict, ctx: ToolContext) -> dict:
         value = "" if value.strip() == ";; (no value)" else value
     res = _asked(ctx, lambda: session.invoke_restart(index, value))
     return eval_result(res)
+
+
+BREAK_SHOWN = re.compile(r"\A;; break on (\S+)(?: when (.+))?\Z", re.S)
+
+
+def _point(p) -> dict:
+    out = {"number": p.number, "name": p.name, "hits": p.hits,
+           "set_by": "you" if p.by_model else "the person"}
+    if p.condition:
+        out["condition"] = p.condition
+    return out
+
+
+@register(
+    "set_breakpoint",
+    "Stop every call of a function (when condition, a form over its arguments, is true) in a "
+    "debug level of the REPL showing the arguments by name: backtrace reads them, eval runs "
+    "with them bound, invoke_restart CONTINUE runs the call, RETURN-VALUE returns a value "
+    "instead. SBCL and Clojure. Needs the person's approval, as eval does.",
+    {"type": "object",
+     "properties": {"name": {"type": "string", "description": "the function's name, e.g. "
+                             "parse-line or my.ns/parse-line"},
+                    "condition": {"type": "string", "description": "a form over the "
+                                  "arguments, e.g. (> n 3); the call stops only when true"}},
+     "required": ["name"]},
+    group="debug", read_only=False, destructive=True, evaluates=True)
+def set_breakpoint_tool(args: dict, ctx: ToolContext) -> dict:
+    name, condition = args["name"].strip(), (args.get("condition") or "").strip()
+    if not name or len(name) > 300 or any(c.isspace() for c in name):
+        raise ToolError("BAD_INPUT", "name must be one function name, without blanks")
+    session = ctx.lisp()
+    if condition:
+        _check_complete(condition, session.lisp)
+    shown = f";; break on {name}" + (f" when {condition}" if condition else "")
+    ran = _gated(ctx, shown)
+    if ran != shown:                 # the person edited it: what they left is what is set
+        m = BREAK_SHOWN.match(ran.strip())
+        if m is None:
+            raise ToolError("BAD_INPUT", "the person changed the breakpoint into something that "
+                            "is not `;; break on NAME [when CONDITION]`; nothing was set")
+        name, condition = m[1], (m[2] or "").strip()
+    point = _asked(ctx, lambda: session.set_breakpoint(name, condition, by_model=True))
+    result = {"breakpoint": _point(point),
+              "note": "A call now stops in a debug level in the person's REPL (not over MCP or "
+                      "in a batch run, where the call is left at once and the result says so)."}
+    if ran != shown:
+        result["edited"] = f"The person edited it before it was set: {ran.strip()}"
+    return result
+
+
+@register(
+    "clear_breakpoint",
+    "Remove a breakpoint: by number (from set_breakpoint or list_breakpoints) or by the "
+    "function's name; all: true removes every one. Lists what was removed.",
+    {"type": "object",
+     "properties": {"number": {"type": "integer", "minimum": 1},
+                    "name": {"type": "string"},
+                    "all": {"type": "boolean"}}},
+    group="debug", read_only=False)
+def clear_breakpoint_tool(args: dict, ctx: ToolContext) -> dict:
+    which = (str(args["number"]) if args.get("number") is not None
+             else (args.get("name") or "").strip())
+    if not which and not args.get("all"):
+        raise ToolError("BAD_INPUT", "say which: number, name, or all: true")
+    session = ctx.lisp()
+    removed = _asked(ctx, lambda: session.clear_breakpoint(which))
+    left = _asked(ctx, session.breakpoints)
+    return {"removed": [_point(p) for p in removed], "left": [_point(p) for p in left]}
+
+
+@register(
+    "list_breakpoints",
+    "The breakpoints set in the image (by the person or by you), with how often each stopped.",
+    {"type": "object", "properties": {}},
+    group="debug", read_only=True)
+def list_breakpoints_tool(args: dict, ctx: ToolContext) -> dict:
+    session = ctx.lisp()
+    return {"breakpoints": [_point(p) for p in _asked(ctx, session.breakpoints)]}

@@ -61,6 +61,18 @@ def eval_result(res: Any, timeout: float | None = None, text_cap: int = OUTPUT_C
                                                f"was interrupted; the image is still running."}
     elif getattr(res, "interrupted", False):
         error = {"code": "INTERRUPTED", "message": "The evaluation was interrupted."}
+    elif res.error is not None and getattr(res.error, "type", "") == "LISPSHELL-BREAK":
+        # A breakpoint stopped a call (lispshell/lisp/levels.py): the call, then its arguments.
+        error = {"code": "BREAKPOINT", "message": "A breakpoint stopped this call: "
+                 + res.error.message.replace("\n", "; ")}
+        if not getattr(res, "level", 0):
+            error["message"] += (". Nobody is here to step (MCP, a batch run): the call was "
+                                 "left at once and the evaluation ended there; clear_breakpoint "
+                                 "removes the breakpoint.")
+    elif res.error is not None and getattr(res.error, "type", "") == "LISPSHELL-STEP":
+        error = {"code": "STEP", "message": f"Stepping stopped before {res.error.message}"}
+        if not getattr(res, "level", 0):
+            error["message"] += ". Nobody is here to step: the evaluation was left there."
     elif res.error is not None:
         e = res.error
         error = {"code": "LISP_ERROR", "type": getattr(e, "type", "") or "error",
@@ -86,9 +98,14 @@ def eval_result(res: Any, timeout: float | None = None, text_cap: int = OUTPUT_C
         error["debug_level"] = res.level
         error["restarts"] = [f"{n}: [{r.partition(chr(9))[0]}] {r.partition(chr(9))[2]}"
                              for n, r in enumerate(getattr(res.error, "restarts", []))]
-        error["waits"] = ("The error waits in debug level %d with its stack: backtrace shows "
-                          "its frames and locals; after the missing piece is defined, "
-                          "invoke_restart (e.g. CONTINUE) retries where it failed." % res.level)
+        error["waits"] = (
+            "The call waits in debug level %d: backtrace shows it with its arguments by name "
+            "(frame 0's locals), eval runs with them bound, invoke_restart CONTINUE runs the "
+            "call and RETURN-VALUE (with value) returns a value instead." % res.level
+            if error["code"] == "BREAKPOINT" else
+            "The error waits in debug level %d with its stack: backtrace shows "
+            "its frames and locals; after the missing piece is defined, "
+            "invoke_restart (e.g. CONTINUE) retries where it failed." % res.level)
     out = {"ok": error is None, **({"error": error} if error else {}), **out}
     return out
 

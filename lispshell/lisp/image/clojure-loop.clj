@@ -9,6 +9,14 @@
         writer (volatile! (new-writer))
         running (atom nil)
         stopped-trace (atom nil)
+        ;; Breakpoints (clojure-debug.clj): the levels open (hits this loop serves on its own
+        ;; thread), how forms are evaluated (with a hit's locals bound, at its level), whether
+        ;; the request being served is the person's (a look-up is never stopped), and the id
+        ;; of the request the answer being written ends.
+        depth (volatile! 0)
+        level-eval (volatile! eval)
+        serving-history (volatile! true)
+        id (volatile! "0")
         lock (Object.)
         none (Object.)
         ;; An answer's segments are gathered here and written with one call when it is
@@ -121,6 +129,8 @@
                                    (vreset! pending (subs s n))
                                    n)))))
                           (close []))))
+        ;; ,top at a breakpoint's level: thrown through every level to the top
+        top-abort (Error. "lispshell: left every level")
         run-job (fn [code history]
                   ;; Read and eval each form of code, print the last value.
                   ;; nil, or the Throwable that ended it.
@@ -138,7 +148,7 @@
                                   (let [form (read {:eof eof :read-cond :allow} rdr)]
                                     (if (identical? form eof)
                                       v
-                                      (let [v (eval form)]
+                                      (let [v (@level-eval form)]
                                         (when history (set! *3 *2) (set! *2 *1) (set! *1 v))
                                         (recur v)))))]
                           (when-not (identical? v none)
@@ -153,7 +163,9 @@
                           nil)
                         (catch Throwable t
                           (locking lock (reset! running nil))
-                          (when (and history (not (instance? ThreadDeath t))) (set! *e t))
+                          (when (and history (not (instance? ThreadDeath t))
+                                     (not (lispshell.debug/abort? t)) (not (identical? t top-abort)))
+                            (set! *e t))
                           t)
                         (finally
                           ;; Java code may print to System/out; ours is flushed with the frame.
@@ -161,11 +173,16 @@
                           (.flush System/err))))))
         ;; clojure-errors.clj, loaded before this loop by the bootstrap
         describe (fn [^Throwable t]
-                   (if (instance? ThreadDeath t)
-                     ["interrupt" "Interrupted" (frame-lines @stopped-trace)]
-                     (lispshell.errors/describe t)))
-        answer-eval (fn [code history]
-                      (when-let [r (run-job code history)]
+                   (cond (instance? ThreadDeath t)
+                         ["interrupt" "Interrupted" (frame-lines @stopped-trace)]
+                         (or (lispshell.debug/abort? t) (identical? t top-abort))
+                         ["LISPSHELL-ABORTED" (if (pos? @depth)
+                                                (str "Back at debug level " @depth ".")
+                                                "Back at the top level.")
+                          []]
+                         :else (lispshell.errors/describe t)))
+        say-failure (fn [r]
+                      (when r
                         (when (instance? ThreadDeath r)
                           (.setLength frame 0)            ; it may hold half a value
                           (vreset! writer (new-writer)))  ; the old one may be mid-write
@@ -174,6 +191,8 @@
                           (seg \E etype)
                           (seg \M msg)
                           (doseq [f frames] (seg \B f)))))
+        answer-eval (fn [code history]
+                      (say-failure (run-job code history)))
         ;; Word by word, as SLIME's completion does (m-v: map-vals): each hyphen of the
         ;; prefix skips to the name's next one (sbcl-loop.lisp's compound-match-p).
         compound-match? (fn [^String prefix ^String name]
@@ -222,7 +241,97 @@
                             found (distinct (filter #(compound-match? prefix %) cands))
                             plain? #(.startsWith ^String % prefix)]
                         (take 500 (concat (sort (filter plain? found))
-                                          (sort (remove plain? found))))))]
+                                          (sort (remove plain? found))))))
+        end-answer (fn []
+                     ;; The end of every answer: the namespace, the levels open, the id.
+                     (seg \P (ns-name *ns*))
+                     (when (pos? @depth) (seg \L @depth))
+                     (seg \D (str @id "\n"))
+                     (let [^java.io.Writer w @writer]
+                       (.write w (.toString frame))
+                       (.setLength frame 0)
+                       (.flush w)))
+        ;; A breakpoint hit on this thread (clojure-debug.clj): the request that ran into it
+        ;; is answered with the call (LISPSHELL-BREAK, its arguments by name), its restarts
+        ;; and the level, then requests are served inside the call until one decides it, as
+        ;; SBCL's loop serves a level: E evaluates with the arguments bound, F asks about the
+        ;; frames, I 0 runs the call, I 1 FORM returns FORM's value, A (or I 2) leaves it, T
+        ;; leaves every level.
+        serve-hit (fn [hit]
+                    (if-not @serving-history
+                      [:run]
+                      (let [outer (if (pos? @depth)
+                                    (str "Return to debug level " @depth ".")
+                                    "Return to lispshell's top level.")
+                            saved-eval @level-eval
+                            saved-running @running
+                            locals (:locals hit)]
+                        (vswap! depth inc)
+                        (locking lock (reset! running nil))   ; idle at the level: Ctrl-C ignored
+                        (try
+                          (seg \E "LISPSHELL-BREAK")
+                          (seg \M (lispshell.debug/hit-message hit))
+                          (doseq [r (lispshell.debug/restarts hit outer)] (seg \R r))
+                          (end-answer)
+                          (vreset! level-eval (fn [form] (lispshell.debug/eval-with locals form)))
+                          (loop []
+                            (let [[kind ^String text request-id] (read-request false)
+                                  refuse (fn [etype msg] (seg \E etype) (seg \M msg) nil)
+                                  space (.indexOf text " ")
+                                  head (if (neg? space) text (subs text 0 space))
+                                  tail (if (neg? space) "" (subs text (inc space)))
+                                  number (try (Long/parseLong head) (catch Exception _ nil))]
+                              (vreset! id request-id)
+                              (let [decision
+                                    (case kind
+                                      (\E \N)
+                                      (let [r (do (vreset! serving-history (= kind \E))
+                                                  (try (run-job text (= kind \E))
+                                                       (finally (vreset! serving-history true))))]
+                                        (when (identical? r top-abort) (throw r))
+                                        (say-failure r)
+                                        nil)
+                                      \C (do (doseq [c (try (completions text) (catch Throwable _ nil))]
+                                               (seg \V c))
+                                             nil)
+                                      \F (let [tspace (.indexOf tail " ")
+                                               n (try (Long/parseLong (if (neg? tspace) tail (subs tail 0 tspace)))
+                                                      (catch Exception _ nil))
+                                               op (if (= head "bt") "bt" head)]
+                                           (if (= op "eval")
+                                             (if (= 0 n)
+                                               (let [r (run-job (subs tail (inc tspace)) false)]
+                                                 (when (identical? r top-abort) (throw r))
+                                                 (say-failure r))
+                                               (refuse "LISPSHELL-NO-SUCH-FRAME"
+                                                       "only frame 0, the call, has locals on Clojure"))
+                                             (let [[status values] (lispshell.debug/frame-values
+                                                                    hit op (if (= op "bt") nil n))]
+                                               (if (= status :ok)
+                                                 (doseq [v values] (seg \V v))
+                                                 (refuse "LISPSHELL-NO-SUCH-FRAME" values))))
+                                           nil)
+                                      \I (case (int (or number -1))
+                                           0 [:run]
+                                           ;; FORM's value, evaluated with the arguments bound
+                                           1 (try [:return (lispshell.debug/eval-with
+                                                            locals (read-string (str "(do " tail "\n)")))]
+                                                  (catch Throwable t (say-failure t) nil))
+                                           2 (throw (lispshell.debug/abort-error))
+                                           (refuse "LISPSHELL-NO-SUCH-RESTART" "choose a restart from 0 to 2"))
+                                      \A (throw (lispshell.debug/abort-error))
+                                      \T (throw top-abort)
+                                      \Q (System/exit 0)
+                                      (refuse "LISPSHELL-NO-SUCH-REQUEST" (str "unknown request " kind)))]
+                                (or decision
+                                    (do (when (= kind \I)       ; still on offer: say so again
+                                          (doseq [r (lispshell.debug/restarts hit outer)] (seg \R r)))
+                                        (end-answer)
+                                        (recur))))))
+                          (finally
+                            (vswap! depth dec)
+                            (vreset! level-eval saved-eval)
+                            (locking lock (reset! running saved-running)))))))]
     (System/setIn (java.io.ByteArrayInputStream. (byte-array 0)))
     (sun.misc.Signal/handle
      (sun.misc.Signal. "INT")
@@ -232,22 +341,21 @@
            (when-let [^Thread t @running]
              (reset! stopped-trace (.getStackTrace t))
              (.stop t))))))
-    (let [id (volatile! "0")]
+    (reset! lispshell.debug/level-hook [(Thread/currentThread) serve-hit])
+    (do
       ;; Each answer ends with the namespace and the id of its request, so a stray answer can
       ;; never be taken for the next one.
       (loop []
         (try
-          (seg \P (ns-name *ns*))
-          (seg \D (str @id "\n"))
-          (let [^java.io.Writer w @writer]
-            (.write w (.toString frame))
-            (.setLength frame 0)
-            (.flush w))
+          (end-answer)
           (let [[kind text request-id] (read-request false)]
             (vreset! id request-id)
+            (vreset! serving-history (not= kind \N))
             (case kind
               \E (answer-eval text true)
               \N (answer-eval text false)   ; N: an eval that leaves *1 *2 *3 *e alone
+              (\F \I \A \T) (do (seg \E "LISPSHELL-NO-LEVEL")
+                                 (seg \M "no breakpoint is waiting: no debug level is open"))
               \C (doseq [c (try (completions text) (catch Throwable _ nil))]
                    (seg \V c))
               \Q (System/exit 0)))

@@ -49,7 +49,9 @@
   '("%LISPSHELL::" "SB-KERNEL::%SIGNAL" "(SIGNAL " "(ERROR " "(CERROR " "SB-KERNEL:%SIGNAL"
     "SB-INT:%BREAK" "SB-KERNEL::%BREAK" "(BREAK " "(INVOKE-DEBUGGER " "SB-DEBUG::" "(FLET " "SB-UNIX::"
     "SB-THREAD::" "(LAMBDA () :IN SB-UNIX" "SB-KERNEL::INTERNAL-ERROR" "SB-KERNEL:INTERNAL-ERROR"
-    "SB-SYS:INVOKE-INTERRUPTION" "SB-SYS::INVOKE-INTERRUPTION" "foreign function"))
+    "SB-SYS:INVOKE-INTERRUPTION" "SB-SYS::INVOKE-INTERRUPTION" "foreign function"
+    ;; the stepper's own frames, above the stepped code
+    "SB-IMPL::STEP-" "SB-IMPL::INVOKE-STEPPER" "(STEP-" "SB-KERNEL::STEP-" "SB-C::STEP-"))
 
 (defmacro with-frame-syntax (&body body)
   "BODY prints frames as the skip list above reads them, whatever printer variables the person
@@ -87,6 +89,13 @@
   (:documentation "Ctrl-C at the person's input line: said as any interrupt."))
 
 (defun describe-condition (c)
+  ;; A step (sbcl-debug.lisp) is said in one line: the form it stops before.
+  (when (typep c 'sb-ext:step-form-condition)
+    (return-from describe-condition (list "LISPSHELL-STEP" (step-message c) nil)))
+  ;; A breakpoint's hit: the call, then its arguments by name (its report), no frames.
+  (when (typep c 'breakpoint-hit)
+    (return-from describe-condition
+      (list "LISPSHELL-BREAK" (safe-string (lambda () (princ-to-string c))) nil)))
   (list (if (typep c 'input-interrupted)
             "SB-SYS:INTERACTIVE-INTERRUPT"
             (safe-string (lambda () (let ((*package* (find-package "COMMON-LISP-USER")))
@@ -169,6 +178,14 @@
   (let ((in (make-instance 'terminal-input :ask (lambda () (ask-for-input marker)))))
     (values in (make-two-way-stream in *user-out*))))
 
+(defvar *loop-thread* nil
+  "The thread lispshell's loop runs in, on a child (MAIN); NIL over Swank. A breakpoint hit on
+   another thread of a child waits parked (sbcl-debug.lisp).")
+
+(defvar *level-bindings* nil
+  "(symbol . value) of the arguments of the breakpoint whose level forms are typed at
+   (sbcl-debug.lisp): EVAL-FORMS evaluates each form with them bound.")
+
 (defun eval-forms (code history)
   "Evaluate each form of CODE in turn, as the REPL would; the last form's values.
    HISTORY false leaves the REPL variables (- + ++ +++ * ** *** / // ///) alone."
@@ -179,7 +196,7 @@
       (let ((form (read stream nil eof)))
         (when (eq form eof) (return vals))
         (when history (setf - form))
-        (setf vals (multiple-value-list (eval form)))
+        (setf vals (multiple-value-list (eval (with-bindings form *level-bindings*))))
         (when history
           (setf +++ ++ ++ + + form
                 /// // // / / vals
@@ -235,7 +252,11 @@
                    (unless (eq top *outermost-abort*)
                      (loop for r in (rest (member top (compute-restarts)))
                            collect r until (eq r *outermost-abort*)))))
-        (frames (user-frames 200))
+        ;; a breakpoint's call is frame 0 (its locals the arguments), then its callers
+        (frames (if (typep c 'breakpoint-hit)
+                    (concatenate 'vector (vector c) (user-frames 200))
+                    (user-frames 200)))
+        (*level-bindings* (and (typep c 'breakpoint-hit) (hit-bindings c)))
         (*level* (1+ *level*)))
     (write-error (describe-condition c) marker)
     (dolist (r restarts) (seg marker #\R) (write-string (restart-line r) *out*))
@@ -268,6 +289,7 @@
                           ;; Returns only when the restart did not transfer control: it
                           ;; needs a value (none was given), or it simply returned.
                           (setf *invoking* t)
+                          (setf restart (step-restart restart c))
                           (let ((why (handler-case (progn (invoke-restart-interactively restart) nil)
                                        (error (e) (safe-string (lambda () (princ-to-string e)))))))
                             (list "LISPSHELL-RESTART-DID-NOT-RUN"
@@ -324,6 +346,8 @@
                   (let ((sb-ext:*invoke-debugger-hook*      ; BREAK, INVOKE-DEBUGGER
                           (lambda (c hook) (declare (ignore hook)) (fail c t)))
                         (*debugger-hook* nil)
+                        ;; a step stops in a level said in one line (sbcl-debug.lisp)
+                        (sb-ext:*stepper-hook* 'step-hook)
                         (*evaluating* t))
                     (dolist (v (eval-forms code history))
                       (seg marker #\V)
@@ -521,6 +545,7 @@
   ;; (exit) typed by the person: what they printed last, without a newline, is still shown.
   (push (lambda () (ignore-errors (finish-output *user-out*))) sb-ext:*exit-hooks*)
   (setf sb-ext:*invoke-debugger-hook* 'thread-debugger-hook)
+  (setf *loop-thread* sb-thread:*current-thread*)
   (setf *package* (find-package "COMMON-LISP-USER"))
   ;; The stock REPL that read this bootstrap left its forms and values in the REPL variables
   ;; (`+++` held this very DEFUN, `*` a package): a fresh image starts with them empty.
@@ -542,8 +567,10 @@
               (setf (car state) request-id)
               (catch 'top-level
                (case kind
-                (#\E (answer-eval text t marker state))
-                (#\N (answer-eval text nil marker state))   ; N: an eval that leaves * ** *** alone
+                ;; No level is open, so nothing is being stepped: stepping switched on at a
+                ;; level (,s from a breakpoint) ends with it, as STEP's own does.
+                (#\E (forget-steps) (answer-eval text t marker state))
+                (#\N (forget-steps) (answer-eval text nil marker state))   ; N: an eval that leaves * ** *** alone
                 (#\C (answer-completions text marker))
                 (#\Y (answer-system-names text marker))
                 ((#\I #\F #\A #\T)

@@ -137,7 +137,14 @@
          (in (make-instance 'terminal-input :ask 'swank-ask-input))
          (io (make-two-way-stream in out))
          (*standard-input* in) (*standard-output* out) (*error-output* out)
-         (*trace-output* out) (*terminal-io* io) (*query-io* io))
+         (*trace-output* out) (*terminal-io* io) (*query-io* io)
+         ;; a step is said in one line, its values too (sbcl-debug.lisp), not Swank's way
+         (sb-ext:*stepper-hook* 'step-hook)
+         ;; at a breakpoint's SLDB level, forms see the call's arguments (sbcl-debug.lisp)
+         (*level-bindings*
+           (let ((c (find-symbol "*SWANK-DEBUGGER-CONDITION*" "SWANK")))
+             (and debug c (boundp c) (typep (symbol-value c) 'breakpoint-hit)
+                  (hit-bindings (symbol-value c))))))
     (let ((result
             (catch 'abort-eval
               (handler-bind ((serious-condition
@@ -167,6 +174,9 @@
          (*query-io* (make-two-way-stream in out))
          (*standard-input* in)
          (*standard-output* out))
+    (when restart
+      (setf restart (step-restart restart (symbol-value (find-symbol "*SWANK-DEBUGGER-CONDITION*"
+                                                                       "SWANK")))))
     (if restart
         ;; Returns only when the restart did not transfer control (as in the child's loop).
         (let ((why (handler-case (progn (invoke-restart-interactively restart) nil)
