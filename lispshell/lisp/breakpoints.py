@@ -167,8 +167,6 @@ class ParkedHits:
                 for _, thread, restarts, message in others]
 
     def enter_thread(self, index: int):
-        from lispshell.lisp.session import LispError
-
         if self.lisp not in PARKED:
             self._refuse("another thread's debugger")
         others = self.other_debuggers
@@ -180,7 +178,8 @@ class ParkedHits:
         result = self.eval(self._parked_form("lines"), history=False, timeout=None)
         message = next((p[3] for p in parse_parked(result.output) if p[0] == hit_id),
                        others[index][2])
-        error = LispError("LISPSHELL-BREAK", message, [], list(restarts))
+        # (LispError is session.py's, which imports this module: the class gives it here)
+        error = self.error_class("LISPSHELL-BREAK", message, [], list(restarts))
         self._remote = self._remote + [(hit_id, error)]
         return error
 

@@ -41,7 +41,7 @@ from lispshell.lisp.bencode import DecodeError, Decoder, encode
 from lispshell.lisp.breakpoints import ImageBreakpoints
 from lispshell.lisp.channel import Lost, recv
 from lispshell.lisp.connection import ConnectError, Connection, open_socket
-from lispshell.lisp.contract import Capabilities, EvalClock
+from lispshell.lisp.contract import Capabilities, EvalClock, NotOverThisTransport
 from lispshell.lisp.dialects import string_literal
 from lispshell.lisp.image import code as image_code
 from lispshell.lisp.levels import LevelStack, parse_frames, parse_locals
@@ -403,7 +403,9 @@ class Session(ImageBreakpoints, Connection):
 
     def _at_hit(self):
         if not self._hits:
-            raise ValueError("no breakpoint is waiting: no debug level is open")
+            # (nREPL has levels only at a breakpoint's hit: `capabilities.levels` is False)
+            raise NotOverThisTransport(f"a debug level is not available over {self.transport} "
+                                       "except at a breakpoint's hit (,break NAME)")
         return self._hits[-1]
 
     def _resume(self, n: int, argument: str = "", *, on_output=None, value_cap=None,

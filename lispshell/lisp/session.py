@@ -237,6 +237,8 @@ class LispSession(ImageBreakpoints, ParkedHits, Session):
     `interrupt`, `busy`, `ready`, `package` and `completions` may be used from any thread.
     `eval_timeout` is only remembered here, for programmatic callers to pass as `timeout`."""
 
+    error_class = LispError     # what breakpoints.ParkedHits makes a level's error of
+
     def __init__(self, lisp: str, command: list[str] | None = None, *,
                  eval_timeout: float = 30.0, output_cap: int = 65536,
                  interrupt_grace: float = 2.0, boot_timeout: float = 60.0,

@@ -113,48 +113,10 @@ async def _invoke(repl, arg: str):
         repl.renderer.notice("No error is waiting with restarts: an error opens a debug level "
                              "that offers them, until ,abort or ,top leaves it.")
         return
+    from lispshell.repl.debugger import run_on
+
     await run_on(repl, session.invoke_restart, int(number), form.strip())
 
-
-async def run_on(repl, method, *args):
-    """Run a level action that resumes code (a restart, a step, a breakpoint's continue or
-    return): shown as an eval's result, or the next level it stops in."""
-    import asyncio
-    import time
-
-    from lispshell.lisp.levels import NotOverThisTransport
-    from lispshell.lisp.session import PERSON_VALUE_CAP
-
-    session = repl.session
-    streamed = False
-
-    def on_output(chunk: str) -> None:
-        nonlocal streamed
-        streamed = True
-        repl.renderer.output(chunk)
-
-    started = time.monotonic()
-    # The form a restart resumes runs as any form: a status line when silent, Ctrl-C, and
-    # what it (or the restart's :interactive reader, without FORM) reads asked of the person.
-    repl.renderer.status(lambda: f"{repl.lisp} busy · {time.monotonic() - started:.1f} s · "
-                                 "Ctrl-C interrupts", delay=0.5)
-    try:
-        with repl._on_sigint(lambda: repl.interrupt(session)):
-            result = await asyncio.to_thread(method, *args,
-                                             on_output=on_output, value_cap=PERSON_VALUE_CAP,
-                                             on_input=repl.input_line.reader())
-    except (NotOverThisTransport, ValueError) as exc:
-        repl.renderer.notice(str(exc)[:1].upper() + str(exc)[1:] + ".")
-        return None
-    finally:
-        repl.renderer.status(None)
-    if result.error is not None and result.error.type == "LISPSHELL-ABORTED":
-        repl.renderer.finish_line()
-        repl.renderer.notice(result.error.message)
-    else:
-        repl.renderer.result(result, streamed)
-    repl._after_eval()
-    return result
 
 
 

@@ -187,6 +187,47 @@ async def _thread(repl, arg: str):
     repl.renderer.error(error, session.level)
 
 
+async def run_on(repl, method, *args):
+    """Run a level action that resumes code (a restart, a step, a breakpoint's continue or
+    return): shown as an eval's result, or the next level it stops in."""
+    import asyncio
+    import time
+
+    from lispshell.lisp.contract import NotOverThisTransport
+    from lispshell.lisp.session import PERSON_VALUE_CAP
+
+    session = repl.session
+    streamed = False
+
+    def on_output(chunk: str) -> None:
+        nonlocal streamed
+        streamed = True
+        repl.renderer.output(chunk)
+
+    started = time.monotonic()
+    # The form a restart resumes runs as any form: a status line when silent, Ctrl-C, and
+    # what it (or the restart's :interactive reader, without FORM) reads asked of the person.
+    repl.renderer.status(lambda: f"{repl.lisp} busy · {time.monotonic() - started:.1f} s · "
+                                 "Ctrl-C interrupts", delay=0.5)
+    try:
+        with repl._on_sigint(lambda: repl.interrupt(session)):
+            result = await asyncio.to_thread(method, *args,
+                                             on_output=on_output, value_cap=PERSON_VALUE_CAP,
+                                             on_input=repl.input_line.reader())
+    except (NotOverThisTransport, ValueError) as exc:
+        repl.renderer.notice(str(exc)[:1].upper() + str(exc)[1:] + ".")
+        return None
+    finally:
+        repl.renderer.status(None)
+    if result.error is not None and result.error.type == "LISPSHELL-ABORTED":
+        repl.renderer.finish_line()
+        repl.renderer.notice(result.error.message)
+    else:
+        repl.renderer.result(result, streamed)
+    repl._after_eval()
+    return result
+
+
 async def _step_form(repl, arg: str):
     session = repl.session or repl.start_session(repl.lisp)
     if session is None:
@@ -214,8 +255,6 @@ async def _step_form(repl, arg: str):
 
 def _stepper(how: str):
     async def run(repl, arg: str):
-        from lispshell.repl.commands import run_on
-
         session = repl.session
         if session is None or not session.level:
             repl.renderer.notice("Nothing is being stepped: ,step FORM steps a form, and ,s "
@@ -229,8 +268,6 @@ def _stepper(how: str):
 
 
 async def _return(repl, arg: str):
-    from lispshell.repl.commands import run_on
-
     session = repl.session
     if not arg.strip():
         repl.renderer.notice("Usage: ,return FORM (the value the breakpoint's call returns)")
