@@ -415,3 +415,15 @@ def test_a_hit_on_another_thread_is_listed_and_entered_in_the_repl(sbcl_shell):
     sh.expect("; the thread goes on")
     sh.submit("(sb-thread:join-thread *th*)")
     sh.expect("\n50\n")
+
+
+def test_stepping_starts_from_a_breakpoint():
+    with LispSession("sbcl") as s:
+        assert s.eval(DEFS).ok
+        s.set_breakpoint("f")
+        assert s.eval("(f 3)", keep_levels=True).error.type == "LISPSHELL-BREAK"
+        step = s.step("into")                   # SBCL's START: the call runs stepping
+        assert step.error.message == "(+ N 1)" and s.waiting.type == "LISPSHELL-STEP"
+        assert "STEP-INTO\tStep into call" in s.restarts, s.restarts
+        assert s.step("next").error.message == "(G A)  [arguments: 4]"
+        assert s.continue_level().values == ["8"] and s.level == 0

@@ -76,6 +76,10 @@ def parse_locals(values: list[str]) -> list[Local]:
     return [Local(*v.split("\t", 1)) for v in values if "\t" in v]
 
 
+# Answers of lispshell's loops that carry a level's restarts again without opening a level.
+OWN_NOTES = ("LISPSHELL-RESTART-DID-NOT-RUN", "LISPSHELL-NO-SUCH-RESTART", "LISPSHELL-ABORTED")
+
+
 class LevelStack:
     """The errors of the open levels, innermost last, kept in step with the level each answer
     reports (an answer from level 2 after level 3 was left drops the third)."""
@@ -96,6 +100,12 @@ class LevelStack:
             self.errors.extend([error] * (reported - len(self.errors)))
         else:
             del self.errors[reported:]
+            # A level left and another opened at the same depth (a restart that ran into a new
+            # error, the next step, a breakpoint's ,s into a step): the new one waits now. An
+            # answer with restarts opened it; lispshell's own notes (ABORTED...) did not.
+            if (reported and error is not None and getattr(error, "restarts", None)
+                    and error.type not in OWN_NOTES):
+                self.errors[reported - 1] = error
 
     def clear(self) -> None:
         self.errors = []
