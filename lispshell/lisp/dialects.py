@@ -202,11 +202,9 @@ GUILE = Dialect(
     command=("guile", "--no-auto-compile", "-q"), interrupt_type="interrupt",
     loop_file="guile-loop.scm", introspect_file="guile-introspect.scm",
     project_file="guile-project.scm", observe_file="guile-observe.scm", code_length=_chars,
-    last_error_frames=("bt", "locals"), requests="ENCFQ",
+    levels=True, requests="ENCIFATQ",
     sequence="(begin\n{}\n)", init_files_shown="~/.guile", apropos_regex=True,
-    load_notes="guile",
-    no_restarts="Guile errors unwind to the top level at once (lispshell never leaves the image "
-                "in its debugger), so there are no restarts to invoke.",
+    load_notes="guile", no_restarts="",
     # The loop is a procedure of the nonce: applied to it.
     _bootstrap=lambda loop, nonce: "(" + loop + f' "{nonce}")\n',
     _introspect_call=lambda setup, fn, lits, mark: (

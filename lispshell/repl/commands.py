@@ -14,7 +14,7 @@ from rich.text import Text
 
 from lispshell.lisp.dialects import DIALECTS, get_dialect
 from lispshell.repl.command import QUIT, Command
-from lispshell.repl.debugger import COMMANDS as DEBUGGER
+from lispshell.repl.debugger import COMMANDS as DEBUGGER, leave_level
 from lispshell.repl.navigation import COMMANDS as NAVIGATION
 from lispshell.repl.observe import COMMANDS as OBSERVE
 
@@ -37,7 +37,13 @@ def _help(repl, arg: str):
         style="dim"), soft_wrap=False)       # wrapped at words, unlike the Lisp's own output
 
 
-def _quit(repl, arg: str):
+async def _quit(repl, arg: str):
+    """At a debug level, ,q leaves the level, as Guile's REPL does there: never the image."""
+    session = repl.session
+    if session is not None and session.level:
+        await leave_level(repl, "")
+        repl.renderer.notice(",quit at the top level leaves lispshell.")
+        return None
     return QUIT
 
 
@@ -390,7 +396,8 @@ async def _trust(repl, arg: str):
 
 BUILTIN = [
     Command("help", "list the commands and keys", _help),
-    Command("quit", "leave lispshell (Ctrl-D on an empty line does the same)", _quit),
+    Command("quit", "leave lispshell (Ctrl-D on an empty line does the same); at a debug "
+            "level, leave the level", _quit),
     Command("restart", "kill the Lisp process and start a fresh one", _restart),
     Command("lisp", "switch to another Lisp (each keeps its own image and history)", _lisp,
             "NAME"),

@@ -4,7 +4,8 @@ An error waits: the prompt says `[1] CL-USER>`, forms evaluate inside the error'
 extent (define the missing function, then `,invoke 0` retries), and these commands look at it:
 
   ,bt                      the waiting error's frames, numbered, with their source
-  ,frame N                 frame N's locals
+  ,frame [N]               frame N's locals (default: the current frame)
+  ,up  ,down  ,locals      move the current frame out or in, show its locals (Guile's names)
   ,eval-in-frame N FORM    FORM with frame N's locals in scope
   ,source N                where frame N's function is defined (path:line)
   ,restart-frame N         run frame N again from its start (SBCL, where it can)
@@ -24,6 +25,7 @@ Stepping and breakpoints (issue 41; what each Lisp offers is in docs/debugging.m
 from __future__ import annotations
 
 import asyncio
+import weakref
 
 from rich.text import Text
 
@@ -99,10 +101,51 @@ async def _bt(repl, arg: str):
         repl.renderer.print(*lines, sep="\n")
 
 
+# The current frame of each session's waiting error, as Guile's ,up and ,down move it:
+# (the error it belongs to, its number). A new error starts where it was raised, inside
+# frame 0 (-1: the primitive that signalled it, which ,bt does not list), so the first ,up
+# shows frame 0, as in Guile's REPL.
+_current: "weakref.WeakKeyDictionary" = weakref.WeakKeyDictionary()
+
+
+def current_frame(session) -> int:
+    error, index = _current.get(session, (None, -1))
+    return index if error is session.waiting else -1
+
+
+async def _move(repl, step: int):
+    session = repl.session
+    if session is None or not session.level:
+        repl.renderer.notice("No error is waiting: no debug level is open (an error opens one).")
+        return
+    frames = await _call(repl, "backtrace")
+    if frames is None:
+        return
+    index = max(current_frame(session) + step, 0 if step > 0 else -1)
+    if not 0 <= index < len(frames):
+        repl.renderer.notice("Already at the outermost frame." if step > 0 else
+                             "Already at the innermost frame.")
+        return
+    _current[session] = (session.waiting, index)
+    await _frame(repl, str(index))
+
+
+async def _up(repl, arg: str):
+    await _move(repl, 1)
+
+
+async def _down(repl, arg: str):
+    await _move(repl, -1)
+
+
 async def _frame(repl, arg: str):
+    if not arg.strip() and repl.session is not None:
+        arg = str(max(current_frame(repl.session), 0))
     parsed = _number(repl, arg, ",frame N (a frame number from ,bt)")
     if parsed is None:
         return
+    if repl.session is not None and repl.session.waiting is not None:
+        _current[repl.session] = (repl.session.waiting, parsed[0])
     locals_ = await _call(repl, "frame_locals", parsed[0])
     if locals_ is None:
         return
@@ -344,7 +387,10 @@ def say_level(repl) -> None:
 
 COMMANDS = [
     Command("bt", "the waiting error's frames, numbered, with where each is defined", _bt),
-    Command("frame", "frame N's local variables", _frame, "N"),
+    Command("frame", "frame N's local variables (default: the current frame)", _frame, "[N]"),
+    Command("locals", "the current frame's local variables (,frame N picks another)", _frame),
+    Command("up", "the next frame out, its locals (as Guile's ,up)", _up),
+    Command("down", "the next frame in, its locals (as Guile's ,down)", _down),
     Command("eval-in-frame", "evaluate FORM with frame N's locals in scope", _eval_in_frame,
             "N FORM"),
     Command("source", "where frame N's function is defined (path:line)", _source, "N"),

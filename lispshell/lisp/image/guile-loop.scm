@@ -18,6 +18,7 @@
          (user-out (fdopen (dup->fdes (fileno out)) "w"))
          (read-line (@ (ice-9 rdelim) read-line))
          (get-string-n (@ (ice-9 textual-ports) get-string-n))
+         (make-exception-from-throw (@@ (ice-9 exceptions) make-exception-from-throw))
          (evaluating #f)
          (me ((@ (ice-9 threads) current-thread)))
          (form-tag (make-prompt-tag "lispshell-form"))
@@ -25,8 +26,14 @@
          (image-budget 1600)
          (budget-said #f)
          ;; The frames of the last error, for `F` requests (levels.py: backtrace, locals):
-         ;; Guile's errors unwind at once, but a captured stack outlives its extent.
-         (last-frames '()))
+         ;; an error of a look-up unwinds at once, but a captured stack outlives its extent.
+         (last-frames '())
+         ;; The debug levels open, innermost first: each (prompt-tag frames). An error of
+         ;; the person's eval (E) waits inside its handler, in the error's dynamic extent,
+         ;; serving requests there (open-level), as Guile's own REPL enters `[1]`.
+         (levels '())
+         ;; The id of the request being answered, shared by the loops of every level.
+         (request-id "0"))
     (define (leave status)
       ;; The end of input, a Q request or (exit): a child ends; a server client ends its own
       ;; thread, after closing its connection, and the person's process runs on. Not by
@@ -256,22 +263,17 @@ starts a fresh Guile.~%"))
                     "r")))
         (set-port-encoding! port "UTF-8")
         port))
-    (define (run-eval code)
-      ;; #f, or (type message backtrace) if the code failed.
+    (define (run-eval code history)
+      ;; #f; (type message backtrace) if the code failed; 'left when the error waited in a
+      ;; level (HISTORY: the person's eval) and a later request left it.
       (let ((tag (make-prompt-tag "lispshell")))
         (call-with-prompt tag
           (lambda ()
-            (with-exception-handler
-             (lambda (exn)
-               (when (and (false-if-exception ((@ (ice-9 exceptions) exception-kind) exn))
-                          (eq? ((@ (ice-9 exceptions) exception-kind) exn) 'quit))
-                 ;; (exit n): the Lisp exits with the code's status, as `guile < file` does
-                 (let ((args ((@ (ice-9 exceptions) exception-args) exn)))
-                   (false-if-exception (force-output user-out))
-                   (force-output out)
-                   (leave (match-exit-status args))))
-               (abort-to-prompt tag (describe exn (or (false-if-exception (make-stack #t 0 form-tag 0 1))
-                                                      (make-stack #t)))))
+            ;; A throw handler, not with-exception-handler: Guile runs the latter's handler
+            ;; with the handlers outside it fixed (%active-exception-handlers), so an error of
+            ;; a form evaluated at the level would skip that form's own handler; a throw
+            ;; handler's runs with them reset, and levels nest.
+            (with-throw-handler #t
              (lambda ()
                (let ((input (terminal-input)))
                  (parameterize ((current-input-port input)
@@ -284,17 +286,85 @@ starts a fresh Guile.~%"))
                      (force-output user-out)
                      (for-each (lambda (v) (seg #\V) (write-value v)) vals))
                    (set! evaluating #f)
-                   #f)))))
+                   #f)))
+             (lambda (key . args)
+               (when (eq? key 'quit)
+                 ;; (exit n): the Lisp exits with the code's status, as `guile < file` does
+                 (false-if-exception (force-output user-out))
+                 (force-output out)
+                 (leave (match-exit-status args)))
+               (let ((exn (make-exception-from-throw key args))
+                     (stack (or (false-if-exception (make-stack #t 0 form-tag 0 1))
+                                (make-stack #t))))
+                 (if (and history (not (interrupt? exn)))
+                     (begin (set! evaluating #f)
+                            (open-level (describe exn stack) tag))
+                     (abort-to-prompt tag (describe exn stack)))))))
           (lambda (k err)
             (set! evaluating #f)
             (false-if-exception (force-output user-out))
             err))))
-    (define (answer-eval code)
-      (let ((err (run-eval code)))
-        (when err
-          (seg #\E) (display (car err) out)
-          (seg #\M) (display (cadr err) out)
-          (for-each (lambda (line) (seg #\B) (display line out)) (caddr err)))))
+    (define (write-error err)
+      (seg #\E) (display (car err) out)
+      (seg #\M) (display (cadr err) out)
+      (for-each (lambda (line) (seg #\B) (display line out)) (caddr err)))
+    (define (answer-eval code history)
+      (let ((err (run-eval code history)))
+        (when (pair? err)
+          (write-error err))))
+    (define (end-answer)
+      ;; Every answer ends so: the module, the levels open, D and the request's id.
+      (seg #\P) (display (module-name (current-module)) out)
+      (unless (null? levels) (seg #\L) (display (length levels) out))
+      (seg #\D) (display request-id out) (newline out)
+      (force-output out))
+    (define (open-level err tag)
+      ;; In the handler of the error ERR describes, still inside it: answer the failed
+      ;; request with the error, its frames and the one restart Guile has (back to the level
+      ;; below), then serve requests here until one leaves (A, T, I 0): the prompt TAG of
+      ;; the failed eval is aborted to, and the stack unwinds only then.
+      (write-error err)
+      (seg #\R)
+      (format out "ABORT\tReturn to ~a." (if (null? levels) "lispshell's top level"
+                                            (format #f "debug level ~a" (length levels))))
+      (dynamic-wind
+        (lambda () (set! levels (cons (list tag last-frames) levels)))
+        (lambda ()
+          (end-answer)
+          (let loop ()
+            (let ((req (read-request)))
+              (set! request-id (caddr req))
+              (serve req)
+              (end-answer)
+              (loop))))
+        (lambda () (set! levels (cdr levels)))))
+    (define (leave-level to)
+      ;; TO: 'one (A, ,abort) or 'all (T, ,top).
+      (if (null? levels)
+          (begin (seg #\E) (display "LISPSHELL-NO-LEVEL" out)
+                 (seg #\M) (display "no error is waiting: no debug level is open" out))
+          (abort-to-prompt (caar (if (eq? to 'all) (last-pair levels) levels)) 'left)))
+    (define (invoke-restart text)
+      (let ((n (string->number (car (append (string-tokenize text) '("x"))))))
+        (cond ((null? levels) (leave-level 'one))
+              ((eqv? n 0) (leave-level 'one))
+              (else (seg #\E) (display "LISPSHELL-NO-SUCH-RESTART" out)
+                    (seg #\M) (display "Guile offers one restart here: 0, back a level" out)
+                    (seg #\R)
+                    (format out "ABORT\tReturn to ~a."
+                            (if (null? (cdr levels)) "lispshell's top level"
+                                (format #f "debug level ~a" (- (length levels) 1))))))))
+    (define (serve req)
+      ;; One request, not its end (end-answer): at the top level and at every level.
+      (case (car req)
+        ((#\E) (answer-eval (cadr req) #t))
+        ((#\N) (answer-eval (cadr req) #f))   ; no REPL history variables here
+        ((#\C) (answer-completions (cadr req)))
+        ((#\F) (answer-frames (cadr req)))
+        ((#\I) (invoke-restart (cadr req)))
+        ((#\A) (leave-level 'one))
+        ((#\T) (leave-level 'all))
+        ((#\Q) (leave 0))))
     (define (compound-match? prefix name)
       ;; Word by word, as SLIME's completion does (c-w-o-f: call-with-output-file): each
       ;; hyphen of PREFIX skips to NAME's next one (sbcl-loop.lisp's compound-match-p).
@@ -333,7 +403,8 @@ starts a fresh Guile.~%"))
       ;; "bt": each frame of the last error as index TAB call TAB where; "locals N": frame N's
       ;; variables as name TAB value (bounded).
       (define (fail type message) (seg #\E) (display type out) (seg #\M) (display message out))
-      (let ((words (string-tokenize request)))
+      (let ((words (string-tokenize request))
+            (last-frames (if (null? levels) last-frames (cadr (car levels)))))
         (cond ((null? last-frames)
                (fail "LISPSHELL-NO-LEVEL" "No error to show: nothing has failed here yet."))
               ((equal? words '("bt"))
@@ -359,8 +430,57 @@ starts a fresh Guile.~%"))
                         (fail "LISPSHELL-NO-SUCH-FRAME"
                               (format #f "No frame ~a: the last error has frames 0 to ~a."
                                       (cadr words) (- (length last-frames) 1))))))
+              ((and (>= (length words) 2) (member (car words) '("source" "eval" "restart"))
+                    (string->number (cadr words)))
+               => (lambda (n)
+                    (cond ((not (and (exact-integer? n) (< -1 n (length last-frames))))
+                           (fail "LISPSHELL-NO-SUCH-FRAME"
+                                 (format #f "No frame ~a: the error has frames 0 to ~a."
+                                         (cadr words) (- (length last-frames) 1))))
+                          ((equal? (car words) "source")
+                           (seg #\V) (display (cddr (list-ref last-frames n)) out))
+                          ((equal? (car words) "restart")
+                           (fail "LISPSHELL-NO-SUCH-FRAME"
+                                 "Guile cannot run a frame again: ,abort, then call it anew."))
+                          (else (eval-in-frame (car (list-ref last-frames n))
+                                               (frame-code request))))))
               (else (fail "LISPSHELL-NO-SUCH-FRAME"
-                          (format #f "Guile answers bt and locals N, not ~s." request))))))
+                          (format #f "Guile answers bt, locals N, source N, eval N FORM, not ~s."
+                                  request))))))
+    (define (frame-code request)
+      ;; The FORM of "eval N FORM": everything after the frame's number.
+      (let* ((start (string-skip request char-whitespace? 4))
+             (after-n (string-index request char-whitespace? start)))
+        (if after-n (substring request after-n) "")))
+    (define (eval-in-frame frame code)
+      ;; CODE's forms with the frame's Scheme variables bound by name (the values they hold
+      ;; now, as Guile's debugger shows them), in the current module; its values, or the
+      ;; error (no level: this is a question asked of the level, not a new eval).
+      (let* ((seen (make-hash-table))
+             (bindings (filter (lambda (b)
+                                 (let ((name ((@ (system vm frame) binding-name) b)))
+                                   (and (eq? ((@ (system vm frame) binding-representation) b)
+                                             'scm)
+                                        (not (hashq-ref seen name))
+                                        (hashq-set! seen name #t))))
+                               ((@ (system vm frame) frame-bindings) frame)))
+             (names (map (@ (system vm frame) binding-name) bindings))
+             (vals (map (@ (system vm frame) binding-ref) bindings)))
+        (catch #t
+          (lambda ()
+            (let ((proc (primitive-eval `(lambda ,names ,@(read-all code)))))
+              (parameterize ((current-output-port user-out) (current-error-port user-out))
+                (let ((results (call-with-values (lambda () (apply proc vals)) list)))
+                  (force-output user-out)
+                  (for-each (lambda (v) (seg #\V) (write-value v)) (printable results))))))
+          (lambda (key . args)
+            (false-if-exception (force-output user-out))
+            (seg #\E) (display key out) (seg #\M) (display (exn-message key args) out)))))
+    (define (read-all code)
+      (let ((port (open-input-string code)))
+        (let loop ((acc '()))
+          (let ((form (read port)))
+            (if (eof-object? form) (reverse acc) (loop (cons form acc)))))))
     (define (answer-completions prefix)
       (for-each (lambda (s) (seg #\V) (display s out))
                 (or (false-if-exception (completions prefix)) '())))
@@ -410,22 +530,16 @@ starts a fresh Guile.~%"))
                           (lambda () (when evaluating (throw 'lispshell-interrupt))) me)))))
         (sigaction SIGINT (lambda (sig) (when evaluating (throw 'lispshell-interrupt)))))
     (set-current-module (resolve-module '(guile-user)))
-    (let ((id "0"))
+    (begin
       ;; Each answer ends with the module and the id of its request, so a stray answer can
       ;; never be taken for the next one.
       (let loop ()
         (catch #t
           (lambda ()
-            (seg #\P) (display (module-name (current-module)) out)
-            (seg #\D) (display id out) (newline out)
-            (force-output out)
+            (end-answer)
             (let ((req (read-request)))
-              (set! id (caddr req))
-              (case (car req)
-                ((#\E #\N) (answer-eval (cadr req)))   ; no REPL history variables here
-                ((#\C) (answer-completions (cadr req)))
-                ((#\F) (answer-frames (cadr req)))
-                ((#\Q) (leave 0)))))
+              (set! request-id (caddr req))
+              (serve req)))
           (lambda (key . args)
             (when (and server-token (eq? key 'quit))
               (leave 0))
