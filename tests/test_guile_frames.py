@@ -7,7 +7,6 @@ import pytest
 
 from lisp_servers import Server
 from lispshell.lisp.connection import connect_session
-from lispshell.lisp.contract import NotOverThisTransport
 from lispshell.lisp.levels import Local
 from lispshell.lisp.session import LispSession
 from pty_shell import Shell
@@ -25,10 +24,10 @@ def test_an_error_typed_at_the_prompt_names_the_callers_with_line_and_column(tmp
         # Each form typed is read on its own: its lines and columns count from its start.
         sh.expect("(f 5) at 1:15")
         sh.expect("(g _) at 1:20")
-        # The error unwound, but the loop kept its frames: ,bt and ,frame N show them, as
-        # Guile's own ,bt and ,locals do.
+        # The error waits in a level (tests/test_guile_levels.py): ,bt and ,frame N show its
+        # frames, as Guile's own ,bt and ,locals do.
         sh.submit(",bt")
-        sh.expect("Backtrace of the last error")
+        sh.expect("Backtrace at level 1")
         sh.expect("0: (f 5)")
         sh.submit(",frame 0")
         sh.expect("Frame 0: (f 5)")
@@ -66,8 +65,9 @@ def test_over_the_guile_server_too(guile_server):
 
 @pytest.mark.parametrize("transport", ["child", "server"])
 def test_the_last_errors_frames_and_their_locals(transport, guile_server):
-    """Guile's errors unwind at once, but the loop keeps the stack it captured: the session's
-    backtrace() and frame_locals(n) (lispshell/lisp/levels.py) read the last error's frames."""
+    """An error of an eval that keeps no level (the model's, MCP's, a look-up) unwinds at
+    once, but the loop keeps the stack it captured: backtrace() and frame_locals(n) read the
+    last error's frames."""
     session = LispSession("guile") if transport == "child" else \
         connect_session(guile_server.url, {})
     try:
@@ -85,7 +85,7 @@ def test_the_last_errors_frames_and_their_locals(transport, guile_server):
         assert session.frame_locals(0) == [Local("x", "21")]
         with pytest.raises(ValueError, match="No frame 5"):
             session.frame_locals(5)
-        with pytest.raises(NotOverThisTransport):
-            session.eval_in_frame(0, "x")
+        with pytest.raises(ValueError, match="no debug level is open"):
+            session.eval_in_frame(0, "x")      # only where the error waits (a level)
     finally:
         session.close()

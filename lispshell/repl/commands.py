@@ -37,12 +37,17 @@ def _help(repl, arg: str):
         style="dim"), soft_wrap=False)       # wrapped at words, unlike the Lisp's own output
 
 
-async def _quit(repl, arg: str):
-    """At a debug level, ,q leaves the level, as Guile's REPL does there: never the image."""
+def _quit(repl, arg: str):
+    return QUIT
+
+
+async def _q(repl, arg: str):
+    """`,q` at a debug level leaves the level, as in Guile's REPL (a Guile user's habit must
+    not cost the image); at the top level it is ,quit."""
     session = repl.session
     if session is not None and session.level:
         await leave_level(repl, "")
-        repl.renderer.notice(",quit at the top level leaves lispshell.")
+        repl.renderer.notice("(,q leaves a debug level; ,quit leaves lispshell.)")
         return None
     return QUIT
 
@@ -396,8 +401,8 @@ async def _trust(repl, arg: str):
 
 BUILTIN = [
     Command("help", "list the commands and keys", _help),
-    Command("quit", "leave lispshell (Ctrl-D on an empty line does the same); at a debug "
-            "level, leave the level", _quit),
+    Command("quit", "leave lispshell (Ctrl-D on an empty line does the same)", _quit),
+    Command("q", "at a debug level, leave the level (as Guile's ,q); else ,quit", _q),
     Command("restart", "kill the Lisp process and start a fresh one", _restart),
     Command("lisp", "switch to another Lisp (each keeps its own image and history)", _lisp,
             "NAME"),

@@ -439,6 +439,9 @@ starts a fresh Guile.~%"))
                                          (cadr words) (- (length last-frames) 1))))
                           ((equal? (car words) "source")
                            (seg #\V) (display (cddr (list-ref last-frames n)) out))
+                          ((and (equal? (car words) "eval") (null? levels))
+                           (fail "LISPSHELL-NO-LEVEL"
+                                 "no error is waiting: no debug level is open"))
                           ((equal? (car words) "restart")
                            (fail "LISPSHELL-NO-SUCH-FRAME"
                                  "Guile cannot run a frame again: ,abort, then call it anew."))
