@@ -660,7 +660,7 @@ FEATURES = {
                  "l.lisp:2:", "(lispshell-twice 21)"),
     },
     "guile": {
-        "invoke": "Guile errors unwind",
+        "invoke": "Back at the top level",        # the error waited in a level: left
         "typed": "(let ((x 1)) (map ", "arglist": "(map «f» l",
         "value": "(vector 1 (* 6 7))", "inspect_last": ",inspect",
         "inspected": "keeps no last value here",

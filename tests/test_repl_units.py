@@ -45,7 +45,8 @@ class FakeRepl:
 def test_commands_prefixes_ambiguity_and_llm_extras():
     calls = []
     table = CommandTable(lambda: {"yolo": ("toggle YOLO", lambda arg: calls.append(arg))})
-    assert table.find("q")[0].name == "quit"
+    assert table.find("q")[0].name == "q"          # Guile's: leaves a level, else quits
+    assert table.find("qu")[0].name == "quit"
     assert table.find("res")[0].name == "restart"
     assert table.find("h")[0] is None and "ambiguous" in table.find("h")[1]   # help, history
     assert "Unknown command" in table.find("nope")[1]

@@ -14,7 +14,7 @@ from rich.text import Text
 
 from lispshell.lisp.dialects import DIALECTS, get_dialect
 from lispshell.repl.command import QUIT, Command
-from lispshell.repl.debugger import COMMANDS as DEBUGGER, leave_level
+from lispshell.repl.debugger import COMMANDS as DEBUGGER
 from lispshell.repl.navigation import COMMANDS as NAVIGATION
 from lispshell.repl.observe import COMMANDS as OBSERVE
 
@@ -38,17 +38,6 @@ def _help(repl, arg: str):
 
 
 def _quit(repl, arg: str):
-    return QUIT
-
-
-async def _q(repl, arg: str):
-    """`,q` at a debug level leaves the level, as in Guile's REPL (a Guile user's habit must
-    not cost the image); at the top level it is ,quit."""
-    session = repl.session
-    if session is not None and session.level:
-        await leave_level(repl, "")
-        repl.renderer.notice("(,q leaves a debug level; ,quit leaves lispshell.)")
-        return None
     return QUIT
 
 
@@ -402,7 +391,6 @@ async def _trust(repl, arg: str):
 BUILTIN = [
     Command("help", "list the commands and keys", _help),
     Command("quit", "leave lispshell (Ctrl-D on an empty line does the same)", _quit),
-    Command("q", "at a debug level, leave the level (as Guile's ,q); else ,quit", _q),
     Command("restart", "kill the Lisp process and start a fresh one", _restart),
     Command("lisp", "switch to another Lisp (each keeps its own image and history)", _lisp,
             "NAME"),

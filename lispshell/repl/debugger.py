@@ -30,7 +30,7 @@ import weakref
 from rich.text import Text
 
 from lispshell.lisp.contract import NotOverThisTransport
-from lispshell.repl.command import Command
+from lispshell.repl.command import QUIT, Command
 
 STYLE_DIM = "dim"
 
@@ -192,6 +192,17 @@ async def leave_level(repl, arg: str = ""):
     result = await _call(repl, "leave_level", needs_level=True)
     if result is not None:
         say_level(repl)
+
+
+async def _q(repl, arg: str):
+    """`,q` at a debug level leaves the level, as in Guile's REPL (a Guile user's habit must
+    not cost the image); at the top level it is ,quit."""
+    session = repl.session
+    if session is not None and session.level:
+        await leave_level(repl, "")
+        repl.renderer.notice("(,q leaves a debug level; ,quit leaves lispshell.)")
+        return None
+    return QUIT
 
 
 async def _top(repl, arg: str):
@@ -398,6 +409,7 @@ COMMANDS = [
     Command("abort", "leave this debug level (Ctrl-D on an empty line does the same)",
             leave_level),
     Command("top", "leave every debug level, back to the top level", _top),
+    Command("q", "at a debug level, leave the level (as Guile's ,q); else ,quit", _q),
     Command("threads", "the debuggers (Swank) and breakpoint hits other threads wait in",
             _threads),
     Command("thread", "enter the debugger thread N waits in (from ,threads)", _thread, "N"),
