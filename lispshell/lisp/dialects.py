@@ -107,6 +107,9 @@ class Dialect:
     # How load_file's compiler notes come back: "entries" (already parsed by the helper), or
     # the name of the text format tools/project_tools.py parses ("guile", "clojure").
     load_notes: str = "entries"
+    # `,load` compiles the file alone (its project helper's compile-file-only), then loads the
+    # result as the person's form, so that an error while loading waits in a level.
+    loads_in_a_level: bool = False
     # "type: message" of the error a lone unbound symbol gets (a word of prose typed as Lisp).
     unbound_error: str = r"\AUNBOUND-VARIABLE: "
 
@@ -187,7 +190,7 @@ SBCL = Dialect(
         f'{seconds} :{mode})'),
     levels=True, systems=True, requests="ENCYIFATQ",
     sequence="(progn\n{}\n)", last_value="*", no_restarts="", init_files_shown="~/.sbclrc",
-    profile_modes=("cpu", "alloc"),
+    profile_modes=("cpu", "alloc"), loads_in_a_level=True,
     # STEP's own form (SBCL); the line break keeps a comment at FORM's end from eating ")".
     stepping="(step {code}\n)",
     init_form=('(let ((loaded (quote ()))) '

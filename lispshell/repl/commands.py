@@ -245,7 +245,7 @@ def _load(repl, arg: str):
     from pathlib import Path
     path = str(Path(arg.strip()).expanduser())
     session = repl.session
-    if session is not None and session.capabilities.levels:
+    if session is not None and session.capabilities.levels and session.dialect.loads_in_a_level:
         return _load_where_errors_wait(repl, session, path)
     return _project_tool(repl, "load_file", {"file_path": path})
 
