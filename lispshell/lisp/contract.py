@@ -118,8 +118,9 @@ class Session:
         self._refuse("reconnecting")
 
     def kill_now(self) -> None:
-        """From a signal handler: end what lispshell started, at once, without waiting."""
-        self.close()
+        """From a signal handler: end what lispshell started, at once, without waiting. A
+        connection has nothing of lispshell's to end (the process leaving closes its socket),
+        and must not wait on a server there."""
 
     @property
     def alive(self) -> bool:
