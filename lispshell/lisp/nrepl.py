@@ -38,7 +38,7 @@ import socket
 import time
 
 from lispshell.lisp.bencode import DecodeError, Decoder, encode
-from lispshell.lisp.breakpoints import ImageBreakpoints
+from lispshell.lisp.breakpoints import ImageBreakpoints, parse_parked
 from lispshell.lisp.channel import Lost, recv
 from lispshell.lisp.connection import ConnectError, Connection, open_socket
 from lispshell.lisp.contract import Capabilities, EvalClock, NotOverThisTransport
@@ -376,15 +376,7 @@ class Session(ImageBreakpoints, Connection):
     def _parked(self) -> list[tuple[str, str, list[str], str]]:
         """(id, thread, restarts, message) of each hit waiting in the image."""
         out, _ = self._ask("(lispshell.debug/parked-lines)")
-        hits = []
-        for line in out.splitlines():
-            # id, thread, the restarts ("NAME\tdescription", joined by US), the message
-            parts = line.split("\t", 2)
-            if len(parts) == 3 and parts[0].isdigit() and "\t" in parts[2]:
-                restarts, message = parts[2].rsplit("\t", 1)
-                hits.append((parts[0], parts[1], restarts.split("\x1f"),
-                             message.replace("\x1f", "\n")))
-        return hits
+        return parse_parked(out)
 
     def _entered_hit(self, hit_id: str, pending, answer, started) -> EvalResult:
         hit = _Hit(hit_id, pending)
