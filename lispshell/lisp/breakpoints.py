@@ -21,6 +21,15 @@ FORMS = {
         "clear": "(%lispshell::clear-breakpoints {which})",
         "true": "t", "false": "nil",
     },
+    # The loop's own procedures, registered for its thread (image/guile-loop.scm): Guile's
+    # traps fire on the thread that set them, the loop's.
+    "guile": {
+        "set": "({guile} \"set\" {name} {condition} {model})",
+        "set-at": "({guile} \"set-at\" {file} {line} {condition} {model})",
+        "list": "({guile} \"list\")",
+        "clear": "({guile} \"clear\" {which})",
+        "true": "#t", "false": "#f",
+    },
     "clojure": {
         "set": "(lispshell.debug/set-breakpoint {name} {condition} {model})",
         "list": "(lispshell.debug/list-breakpoints)",
@@ -28,6 +37,10 @@ FORMS = {
         "true": "true", "false": "false",
     },
 }
+
+
+GUILE_HELPER = ("(hashq-ref (module-ref (resolve-module '(lispshell debug)) 'loops) "
+                "((@ (ice-9 threads) current-thread)))")
 
 
 def parse(output: str) -> list[Breakpoint]:
@@ -46,12 +59,19 @@ def run(session, op: str, **args) -> list[Breakpoint]:
     forms = FORMS[session.lisp]
     lits = {k: (forms["true"] if v else forms["false"]) if isinstance(v, bool)
             else string_literal(v) for k, v in args.items()}
-    result = session.eval(forms[op].format(**lits), timeout=None, history=False,
+    result = session.eval(forms[op].format(guile=GUILE_HELPER, **lits), timeout=None,
+                          history=False,
                           keep_levels=True)
     if result.error is not None:
         message = result.error.message.strip() or result.error.type
         raise ValueError(message[:1].lower() + message[1:].rstrip("."))
     return parse(result.output)
+
+
+def _condition(text: str) -> str:
+    """The condition of `,break NAME when COND` (`when` is optional: a condition is a form)."""
+    text = text.strip()
+    return text[5:].strip() if text.startswith("when ") else text
 
 
 class ImageBreakpoints:
@@ -81,10 +101,21 @@ class ImageBreakpoints:
         self._breakpoints_here()
         name = name.strip()
         if not name:
-            raise ValueError("which function? ,break NAME [CONDITION]")
-        points = run(self, "set", name=name, condition=condition.strip(), model=by_model)
+            raise ValueError("which function? ,break NAME [when CONDITION]")
+        points = run(self, "set", name=name, condition=_condition(condition), model=by_model)
         if not points:
             raise ValueError(f"no breakpoint was set on {name}")
+        return self._saw(points)[-1]
+
+    def set_source_breakpoint(self, file: str, line: int, condition: str = "",
+                              by_model: bool = False):
+        self._breakpoints_here()
+        if "set-at" not in FORMS[self.lisp]:
+            self._refuse("a breakpoint at a source line")
+        points = run(self, "set-at", file=file.strip(), line=str(line),
+                     condition=_condition(condition), model=by_model)
+        if not points:
+            raise ValueError(f"no breakpoint was set at {file}:{line}")
         return self._saw(points)[-1]
 
     def breakpoints(self) -> list[Breakpoint]:

@@ -26,7 +26,8 @@ Operations, in groups:
               eval_in_frame(n, code), restart_frame(n), invoke_restart(n, arg), leave_level(),
               top(), other_debuggers, enter_thread(n)   (lispshell/lisp/levels.py: the data)
   stepping    step_form(code), step(how), continue_level(), return_value(form)
-  breakpoints set_breakpoint(name, condition, by_model), breakpoints(), clear_breakpoint(which)
+  breakpoints set_breakpoint(name, condition, by_model), set_source_breakpoint(file, line, ...),
+              breakpoints(), clear_breakpoint(which)
               (lispshell/lisp/breakpoints.py: kept in the image)
   observing   trace, time and profile are evaluations of the dialect's own forms
               (`Dialect.timed_form`, image/*-observe.*): every transport that evaluates has them
@@ -278,6 +279,10 @@ class Session:
         if not self.level:
             raise ValueError("no level is open: ,return leaves a breakpoint's call")
         index = self._restart_named(RETURN_VALUE)
+        if index is None and getattr(self.waiting, "type", "") == "LISPSHELL-BREAK":
+            raise ValueError(f"{self.transport} cannot return from this call without running "
+                             "it: its breakpoint is a trap inside the call, which has begun "
+                             "(,continue runs it on, ,abort leaves the evaluation)")
         if index is None:
             raise ValueError("this level is not a breakpoint's: there is no call to return "
                              "from (,invoke N picks a restart)")
@@ -287,6 +292,12 @@ class Session:
         """Stop every call of the function `name` (when `condition`, a form over its arguments,
         holds) in a level showing its arguments by name, where forms see them bound."""
         self._refuse("a breakpoint")
+
+    def set_source_breakpoint(self, file: str, line: int, condition: str = "",
+                              by_model: bool = False) -> Breakpoint:
+        """Stop where control reaches line `line` of `file` (Guile's ,break-at-source), in a
+        level showing the frame's variables; as `set_breakpoint` otherwise."""
+        self._refuse("a breakpoint at a source line")
 
     def breakpoints(self) -> list[Breakpoint]:
         """The breakpoints set in the image, by whoever set them."""

@@ -32,6 +32,13 @@
          ;; the person's eval (E) waits inside its handler, in the error's dynamic extent,
          ;; serving requests there (open-level), as Guile's own REPL enters `[1]`.
          (levels '())
+         ;; Breakpoints (lispshell/lisp/breakpoints.py): each a vector (number name condition
+         ;; hits model disable where), numbered from 1; `break-hit` opens their level.
+         (breakpoints '())
+         (breakpoint-count 0)
+         ;; The innermost eval running on this loop: (prompt-tag . history?); a breakpoint
+         ;; stops only the person's evals (E), never a look-up.
+         (current-eval #f)
          ;; The id of the request being answered, shared by the loops of every level.
          (request-id "0"))
     (define (leave status)
@@ -172,18 +179,34 @@ starts a fresh Guile.~%"))
             #:warning-level 0))
           ;; A tail call: no frame of ours between the form's prompt and its code.
           (lambda () (primitive-eval form))))
+    (define (definition? form)
+      ;; A form that defines something for good: evaluated as at the top level even where a
+      ;; breakpoint's arguments are bound (inside a lambda it would define nothing lasting).
+      (and (pair? form) (symbol? (car form))
+           (or (string-prefix? "define" (symbol->string (car form)))
+               (memq (car form) '(use-modules import export re-export set-current-module)))))
     (define (eval-forms code)
       ;; Each form in turn, in the current module; the last form's values. Each runs inside
       ;; FORM-TAG, where the error handler cuts the stack, and one frame of ours (the
-      ;; lambda below) more: the frames left are the person's.
-      (let ((port (open-input-string code)))
+      ;; lambda below) more: the frames left are the person's. At a breakpoint's level the
+      ;; call's arguments are bound by name (level-locals), as Guile's eval-in-frame would.
+      (let ((port (open-input-string code))
+            (bound (level-locals)))
         (let loop ((vals '()))
           (let ((form (read port)))
             (if (eof-object? form)
                 vals
                 (let ((vals (call-with-prompt form-tag
                               ;; Compiled inside the prompt too: a syntax error is raised there.
-                              (lambda () (call-with-values (form-thunk form) list))
+                              (lambda ()
+                                (if (or (null? bound) (definition? form))
+                                    (let ((thunk (form-thunk form)))
+                                      (traps-on (lambda () (call-with-values thunk list))))
+                                    (let ((proc ((form-thunk `(lambda ,(map car bound) ,form)))))
+                                      (traps-on
+                                       (lambda ()
+                                         (call-with-values (lambda () (apply proc (map cdr bound)))
+                                           list))))))
                               (lambda (k) '()))))
                   (note-formals! form)
                   (loop vals)))))))
@@ -281,7 +304,8 @@ starts a fresh Guile.~%"))
                                 (current-error-port user-out)
                                 (current-warning-port user-out))
                    (set! evaluating #t)
-                   (let ((vals (printable (eval-forms code))))
+                   (let ((vals (printable (as-eval tag history
+                                            (lambda () (eval-forms code))))))
                      ;; the output before the values it printed
                      (force-output user-out)
                      (for-each (lambda (v) (seg #\V) (write-value v)) vals))
@@ -323,42 +347,302 @@ starts a fresh Guile.~%"))
       (unless (null? levels) (seg #\L) (display (length levels) out))
       (seg #\D) (display request-id out) (newline out)
       (force-output out))
-    (define (open-level err tag)
-      ;; In the handler of the error ERR describes, still inside it: answer the failed
-      ;; request with the error, its frames and the one restart Guile has (back to the level
-      ;; below), then serve requests here until one leaves (A, T, I 0): the prompt TAG of
-      ;; the failed eval is aborted to, and the stack unwinds only then.
-      (write-error err)
-      (seg #\R)
-      (format out "ABORT\tReturn to ~a." (if (null? levels) "lispshell's top level"
-                                            (format #f "debug level ~a" (length levels))))
-      (dynamic-wind
-        (lambda () (set! levels (cons (list tag last-frames) levels)))
-        (lambda ()
-          (end-answer)
-          (let loop ()
-            (let ((req (read-request)))
-              (set! request-id (caddr req))
-              (serve req)
-              (end-answer)
-              (loop))))
-        (lambda () (set! levels (cdr levels)))))
+    (define (outer-level-text)
+      (if (null? levels) "lispshell's top level" (format #f "debug level ~a" (length levels))))
+    (define (level-restarts level)
+      ;; What a level offers, as R lines: a breakpoint's or a step's CONTINUE, then ABORT.
+      (append (list-ref level 3)
+              (list (format #f "ABORT\tReturn to ~a."
+                            (let ((below (- (length (memq level levels)) 1)))
+                              (if (zero? below) "lispshell's top level"
+                                  (format #f "debug level ~a" below)))))))
+    (define* (open-level err tag #:key (restarts '()) (locals '()))
+      ;; Inside the handler of the error ERR describes (or a breakpoint's trap), in its
+      ;; dynamic extent: answer the request that ran into it with the error, its frames and
+      ;; its restarts (RESTARTS, a breakpoint's CONTINUE, then ABORT: back to the level
+      ;; below), then serve requests here until one leaves (A, T, ABORT): the prompt TAG of
+      ;; the failed eval is aborted to, and the stack unwinds only then. A CONTINUE (I 0 with
+      ;; RESTARTS) returns from here instead: the trap's call runs on. LOCALS, (name . value)
+      ;; pairs, are bound for the forms evaluated at the level (a breakpoint's arguments).
+      (let ((esc (make-prompt-tag "lispshell-level")))
+        (call-with-prompt esc
+          (lambda ()
+            (dynamic-wind
+              (lambda ()
+                (set! levels (cons (list tag last-frames esc restarts locals) levels)))
+              (lambda ()
+                (write-error err)
+                (for-each (lambda (r) (seg #\R) (display r out)) (level-restarts (car levels)))
+                (end-answer)
+                (let loop ()
+                  (let ((req (read-request)))
+                    (set! request-id (caddr req))
+                    (serve req)
+                    (end-answer)
+                    (loop))))
+              (lambda () (set! levels (cdr levels)))))
+          (lambda (k) #t))))
+    (define (level-locals)
+      (if (null? levels) '() (list-ref (car levels) 4)))
     (define* (leave-level to #:optional (why 'left))
-      ;; TO: 'one (A, ,abort) or 'all (T, ,top); WHY 'aborted for the ABORT restart (I 0).
+      ;; TO: 'one (A, ,abort) or 'all (T, ,top); WHY 'aborted for the ABORT restart.
       (if (null? levels)
           (begin (seg #\E) (display "LISPSHELL-NO-LEVEL" out)
                  (seg #\M) (display "no error is waiting: no debug level is open" out))
           (abort-to-prompt (caar (if (eq? to 'all) (last-pair levels) levels)) why)))
     (define (invoke-restart text)
-      (let ((n (string->number (car (append (string-tokenize text) '("x"))))))
-        (cond ((null? levels) (leave-level 'one))
-              ((eqv? n 0) (leave-level 'one 'aborted))
+      (let* ((n (string->number (car (append (string-tokenize text) '("x")))))
+             (level (and (pair? levels) (car levels)))
+             (offered (if level (level-restarts level) '())))
+        (cond ((not level) (leave-level 'one))
+              ((and (exact-integer? n) (< -1 n (- (length offered) 1)))
+               ;; CONTINUE (a breakpoint's call runs, a step goes on): this level's open-level
+               ;; returns, inside the trap that opened it
+               (abort-to-prompt (list-ref level 2)))
+              ((eqv? n (- (length offered) 1)) (leave-level 'one 'aborted))
               (else (seg #\E) (display "LISPSHELL-NO-SUCH-RESTART" out)
-                    (seg #\M) (display "Guile offers one restart here: 0, back a level" out)
-                    (seg #\R)
-                    (format out "ABORT\tReturn to ~a."
-                            (if (null? (cdr levels)) "lispshell's top level"
-                                (format #f "debug level ~a" (- (length levels) 1))))))))
+                    (seg #\M)
+                    (format out "choose a restart from 0 to ~a" (- (length offered) 1))
+                    (for-each (lambda (r) (seg #\R) (display r out)) offered)))))
+    ;; -- breakpoints (lispshell/lisp/breakpoints.py), through Guile's traps ------------------
+    ;; A breakpoint is a trap of (system vm traps), as Guile's own ,break sets: at a
+    ;; procedure's call (trap-at-procedure-call) or at a source line (trap-at-source-location).
+    ;; Traps fire from the VM's hooks, which run only while the VM's trace level is positive
+    ;; and cost every call a hook: they are switched on while the person's code runs and
+    ;; breakpoints are set (traps-on), on this loop's thread only (Guile's hooks are per
+    ;; thread). A trap that fires in the person's eval (E) opens a level inside it, as an
+    ;; error does: its CONTINUE lets the call run, ABORT leaves the eval. A look-up (N)
+    ;; never stops.
+    (define (as-eval tag history thunk)
+      ;; THUNK as the eval whose prompt is TAG (HISTORY: the person's), for break-hit.
+      (let ((outer current-eval))
+        (dynamic-wind (lambda () (set! current-eval (cons tag history)))
+                      thunk
+                      (lambda () (set! current-eval outer)))))
+    (define (traps-on thunk)
+      (if (null? breakpoints)
+          (thunk)
+          (let ((saved ((@ (system vm vm) vm-trace-level))))
+            (refresh-breakpoints!)
+            (dynamic-wind
+              (lambda () ((@ (system vm vm) set-vm-trace-level!) 1))
+              thunk
+              ;; (also after a level inside a hook was left by a jump: Guile's hook
+              ;; dispatch lowers the level while a hook runs and does not restore it then)
+              (lambda () ((@ (system vm vm) set-vm-trace-level!) saved))))))
+    (define (frame-slot frame i) ((@@ (system vm frame) frame-local-ref) frame i 'scm))
+    (define (call-arguments frame)
+      ;; At a procedure's entry (the apply hook) its arguments are in the frame's slots 1...
+      (map (lambda (i) (frame-slot frame i))
+           (iota (- ((@@ (system vm frame) frame-num-locals) frame) 1) 1)))
+    (define (name-arguments proc args)
+      ;; The arguments by the names the procedure gives them (required, then optional, the
+      ;; rest as a list), as Guile's debugger would show them once bound.
+      (let* ((spec (or (false-if-exception (procedure-arguments proc)) '()))
+             (fixed (append (or (assq-ref spec 'required) '())
+                            (map (lambda (o) (if (pair? o) (car o) o))
+                                 (or (assq-ref spec 'optional) '()))))
+             (rest (assq-ref spec 'rest)))
+        (let loop ((names fixed) (args args) (acc '()))
+          (cond ((and (pair? names) (pair? args))
+                 (loop (cdr names) (cdr args) (cons (cons (car names) (car args)) acc)))
+                ((and (symbol? rest) (null? names)) (reverse (cons (cons rest args) acc)))
+                (else (reverse acc))))))
+    (define (printed-short v width)
+      (call-with-output-string
+       (lambda (p) ((@ (ice-9 pretty-print) truncated-print) v p #:width width))))
+    (define (procedure-where proc)
+      ;; line:col (and file) where PROC is defined, as frames say it; "" unknown.
+      (let ((src (false-if-exception
+                  (car ((@ (system vm program) program-sources) proc)))))
+        (if (and (pair? src) (pair? (cdr src)) (pair? (cddr src)))
+            (format #f "~@[~a:~]~a:~a" (cadr src) (+ 1 (caddr src)) (+ 1 (cdddr src)))
+            "")))
+    (define (callers stack start)
+      ;; The person's frames of STACK from START outward, at most 12, as `backtrace` makes.
+      (let loop ((i start) (acc '()))
+        (if (or (>= i (stack-length stack)) (= (length acc) 12))
+            (reverse acc)
+            (let ((cw (false-if-exception (frame-call-and-where (stack-ref stack i)))))
+              (loop (+ i 1) (if cw (cons (cons (stack-ref stack i) cw) acc) acc))))))
+    (define (hit-message call locals)
+      ;; The call, then each argument by name on its own line (levels.py: LISPSHELL-BREAK).
+      (string-join (cons call (map (lambda (l) (format #f "~a = ~a" (car l)
+                                                       (printed-short (cdr l) 200)))
+                                   locals))
+                   "\n"))
+    (define (condition-holds? point locals)
+      ;; A condition that fails stops: worth a look (as on the other Lisps).
+      (let ((condition (vector-ref point 2)))
+        (or (string-null? condition)
+            (catch #t
+              (lambda ()
+                (let ((test (primitive-eval
+                             `(lambda ,(map car locals)
+                                ,(with-input-from-string condition read)))))
+                  (apply test (map cdr locals))))
+              (lambda _ #t)))))
+    (define (break-hit point frame at-entry?)
+      ;; A breakpoint's trap fired, FRAME the call's (AT-ENTRY?: at its entry, where its
+      ;; arguments are its slots; else a source line's, where its variables are bound).
+      (when (and current-eval (cdr current-eval))
+        (let* ((proc (and at-entry? (frame-slot frame 0)))
+               (locals (if at-entry?
+                           (name-arguments proc (call-arguments frame))
+                           (frame-locals frame #t))))
+          (when (condition-holds? point locals)
+            (vector-set! point 3 (+ 1 (vector-ref point 3)))
+            (let* ((call (if at-entry?
+                             (printed-short (cons (or (procedure-name proc) (vector-ref point 1))
+                                                  (call-arguments frame))
+                                            300)
+                             (or (false-if-exception (cadr (frame-call-and-where frame)))
+                                 (vector-ref point 1))))
+                   (stack (or (false-if-exception (make-stack frame 0 form-tag 0 1))
+                              (make-stack frame)))
+                   (first (if at-entry?
+                              (cons (cons 'given locals) (cons call (procedure-where proc)))
+                              (cons frame (or (false-if-exception (frame-call-and-where frame))
+                                              (cons call ""))))))
+              (set! last-frames (cons first (callers stack 1)))
+              (set! evaluating #f)
+              (open-level (list "LISPSHELL-BREAK"
+                                (hit-message (if at-entry? call
+                                                 (format #f "~a at ~a" call (vector-ref point 1)))
+                                             locals)
+                                '())
+                          (car current-eval)
+                          #:restarts (list (if at-entry?
+                                               (format #f "CONTINUE\tRun ~a with these arguments."
+                                                       (vector-ref point 1))
+                                               (format #f "CONTINUE\tRun on from ~a."
+                                                       (vector-ref point 1))))
+                          #:locals locals)
+              (set! evaluating #t))))))
+    (define (refuse message)
+      (scm-error 'lispshell-refused #f "~a" (list message) #f))
+    (define (breakpoint-line point)
+      (format #f "~a\t~a\t~a\t~a\t~a" (vector-ref point 0) (vector-ref point 1)
+              (vector-ref point 2) (vector-ref point 3) (if (vector-ref point 4) "model" "")))
+    (define (arm! point proc)
+      ;; Point's trap on PROC (field 5: what disarms it; 6: the procedure; 7: its module).
+      (vector-set! point 5 ((@ (system vm traps) trap-at-procedure-call)
+                            proc (lambda (frame) (break-hit point frame #t))))
+      (vector-set! point 6 proc))
+    (define (disarm! point)
+      (false-if-exception ((vector-ref point 5))))
+    (define (refresh-breakpoints!)
+      ;; A procedure defined again is a new procedure: the breakpoint on its name follows it
+      ;; (Guile's own ,break stays on the old one).
+      (for-each (lambda (point)
+                  (let* ((module (vector-ref point 7))
+                         (now (and module (module-ref module (string->symbol (vector-ref point 1))
+                                                      #f))))
+                    (when (and (procedure? now) (not (eq? now (vector-ref point 6)))
+                               (not (interpreted? now)))
+                      (disarm! point)
+                      (arm! point now))))
+                breakpoints))
+    (define (interpreted? proc)
+      ;; primitive-eval's closures share the evaluator's code: a trap on one would stop them all
+      (let ((src (false-if-exception (car ((@ (system vm program) program-sources) proc)))))
+        (and (pair? src) (equal? (cadr src) "ice-9/eval.scm"))))
+    (define (checked-condition condition)
+      (let ((text (string-trim-both condition)))
+        (unless (string-null? text)
+          (catch #t
+            (lambda () (when (eof-object? (with-input-from-string text read))
+                         (refuse "the condition is empty")))
+            (lambda (key . args)
+              (if (eq? key 'lispshell-refused)
+                  (apply throw key args)
+                  (refuse (format #f "the condition ~a does not read as a form" text))))))
+        text))
+    (define (add-breakpoint! name condition model setter)
+      (set! breakpoint-count (+ breakpoint-count 1))
+      (let ((point (vector breakpoint-count name condition 0 model #f #f #f)))
+        (setter point)
+        (when (eq? ((@ (system vm vm) vm-engine)) 'regular)
+          ;; (a REPL server started by a script: the regular engine never runs hooks)
+          ((@ (system vm vm) set-default-vm-engine!) 'debug)
+          ((@ (system vm vm) set-vm-engine!) 'debug))
+        (set! breakpoints (append breakpoints (list point)))
+        point))
+    (define (set-breakpoint! text condition model)
+      (let* ((sym (catch #t
+                    (lambda ()
+                      (and (not (string-index text #\#))
+                           (let ((x (with-input-from-string text read)))
+                             (and (symbol? x) x))))
+                    (lambda _ #f)))
+             (var (and sym (module-variable (current-module) sym)))
+             (proc (and var (variable-bound? var) (variable-ref var)))
+             (condition (checked-condition condition)))
+        (cond ((not sym) (refuse (format #f "~a is not a procedure's name" text)))
+              ((macro? proc)
+               (refuse (format #f "~a is a macro: a breakpoint stops a procedure's calls" sym)))
+              ((not proc)
+               (refuse (format #f "~a is not defined as a procedure in ~a" sym
+                               (module-name (current-module)))))
+              ((not (procedure? proc)) (refuse (format #f "~a is not a procedure" sym)))
+              ((or (not ((@ (system vm program) program?) proc))
+                   ((@ (system vm program) primitive-code?)
+                    ((@ (system vm program) program-code) proc)))
+               (refuse (format #f "~a is one of Guile's primitives: compiled code runs it \
+inline, so a breakpoint on it would not stop its calls" sym)))
+              ((interpreted? proc)
+               (refuse (format #f "~a is interpreted (this Guile passed its budget of compiled \
+forms): Guile's traps cannot tell its calls from other interpreted procedures'" sym)))
+              (else
+               (let ((old ((@ (srfi srfi-1) find) (lambda (p) (and (vector-ref p 7)
+                                                 (equal? (vector-ref p 1) (symbol->string sym))))
+                                breakpoints)))
+                 (if old
+                     (begin (vector-set! old 2 condition) (vector-set! old 4 model) old)
+                     (add-breakpoint! (symbol->string sym) condition model
+                                      (lambda (point)
+                                        (arm! point proc)
+                                        (vector-set! point 7 (current-module))))))))))
+    (define (set-source-breakpoint! file line condition model)
+      (let* ((n (string->number (string-trim-both line)))
+             (file (string-trim-both file))
+             (condition (checked-condition condition)))
+        (unless (and (exact-integer? n) (positive? n))
+          (refuse (format #f "~a is not a line number" line)))
+        (let ((where (format #f "~a:~a" file n)))
+          (add-breakpoint!
+           where condition model
+           (lambda (point)
+             (vector-set!
+              point 5
+              (catch #t
+                (lambda ()
+                  ((@ (system vm traps) trap-at-source-location)
+                   file n (lambda (frame) (break-hit point frame #f))))
+                (lambda _
+                  (set! breakpoint-count (- breakpoint-count 1))
+                  (refuse (format #f "no compiled procedure of Guile's is at ~a (load the file \
+first; a form typed at the prompt has no file)" where))))))))))
+    (define (clear-breakpoints! which)
+      (let* ((which (string-trim-both which))
+             (n (string->number which))
+             (gone (filter (lambda (p)
+                             (or (string-null? which) (eqv? n (vector-ref p 0))
+                                 (equal? which (vector-ref p 1))))
+                           breakpoints)))
+        (for-each disarm! gone)
+        (set! breakpoints (filter (lambda (p) (not (memq p gone))) breakpoints))
+        gone))
+    (define (breakpoint-request op . args)
+      ;; What (lispshell debug)'s `breakpoints` does on this loop's thread: prints a line
+      ;; per breakpoint set, listed or cleared (breakpoints.py parses them).
+      (for-each (lambda (p) (display (breakpoint-line p)) (newline))
+                (case (string->symbol op)
+                  ((set) (list (apply set-breakpoint! args)))
+                  ((set-at) (list (apply set-source-breakpoint! args)))
+                  ((list) breakpoints)
+                  ((clear) (apply clear-breakpoints! args))
+                  (else (refuse (format #f "no breakpoint request ~a" op))))))
     (define (serve req)
       ;; One request, not its end (end-answer): at the top level and at every level.
       (case (car req)
@@ -423,15 +707,11 @@ starts a fresh Guile.~%"))
                => (lambda (n)
                     (if (and (exact-integer? n) (< -1 n (length last-frames)))
                         (for-each
-                         (lambda (b)
-                           ;; Unboxed slots (u64, f64...) are the compiler's temporaries, and
-                           ;; hold what was last there: only Scheme values are the person's.
-                           (when (eq? ((@ (system vm frame) binding-representation) b) 'scm)
-                             (seg #\V)
-                             (format out "~a\t" ((@ (system vm frame) binding-name) b))
-                             ((@ (ice-9 pretty-print) truncated-print)
-                              ((@ (system vm frame) binding-ref) b) out #:width 200)))
-                         ((@ (system vm frame) frame-bindings) (car (list-ref last-frames n))))
+                         (lambda (local)
+                           (seg #\V)
+                           (format out "~a\t" (car local))
+                           ((@ (ice-9 pretty-print) truncated-print) (cdr local) out #:width 200))
+                         (frame-locals (car (list-ref last-frames n)) #f))
                         (fail "LISPSHELL-NO-SUCH-FRAME"
                               (format #f "No frame ~a: the last error has frames 0 to ~a."
                                       (cadr words) (- (length last-frames) 1))))))
@@ -460,20 +740,30 @@ starts a fresh Guile.~%"))
       (let* ((start (string-skip request char-whitespace? 4))
              (after-n (string-index request char-whitespace? start)))
         (if after-n (substring request after-n) "")))
+    (define (frame-locals frame unique?)
+      ;; A frame's variables, (name . value), innermost binding first: a frame's Scheme
+      ;; values (unboxed slots, u64 f64..., are the compiler's temporaries and hold what was
+      ;; last there), or what a breakpoint's frame carries, ('given (name . value) ...): the
+      ;; call's arguments. With
+      ;; UNIQUE?, a name shadowed by an inner binding is left out.
+      (if (and (pair? frame) (eq? (car frame) 'given))
+          (cdr frame)
+          (let ((seen (make-hash-table)))
+            ((@ (srfi srfi-1) filter-map)
+             (lambda (b)
+               (let ((name ((@ (system vm frame) binding-name) b)))
+                 (and (eq? ((@ (system vm frame) binding-representation) b) 'scm)
+                      (not (and unique? (hashq-ref seen name)))
+                      (begin (hashq-set! seen name #t)
+                             (cons name ((@ (system vm frame) binding-ref) b))))))
+             ((@ (system vm frame) frame-bindings) frame)))))
     (define (eval-in-frame frame code)
       ;; CODE's forms with the frame's Scheme variables bound by name (the values they hold
       ;; now, as Guile's debugger shows them), in the current module; its values, or the
       ;; error (no level: this is a question asked of the level, not a new eval).
-      (let* ((seen (make-hash-table))
-             (bindings (filter (lambda (b)
-                                 (let ((name ((@ (system vm frame) binding-name) b)))
-                                   (and (eq? ((@ (system vm frame) binding-representation) b)
-                                             'scm)
-                                        (not (hashq-ref seen name))
-                                        (hashq-set! seen name #t))))
-                               ((@ (system vm frame) frame-bindings) frame)))
-             (names (map (@ (system vm frame) binding-name) bindings))
-             (vals (map (@ (system vm frame) binding-ref) bindings)))
+      (let* ((locals (frame-locals frame #t))
+             (names (map car locals))
+             (vals (map cdr locals)))
         (catch #t
           (lambda ()
             (let ((proc (primitive-eval `(lambda ,names ,@(read-all code)))))
@@ -537,6 +827,12 @@ starts a fresh Guile.~%"))
                          (system-async-mark
                           (lambda () (when evaluating (throw 'lispshell-interrupt))) me)))))
         (sigaction SIGINT (lambda (sig) (when evaluating (throw 'lispshell-interrupt)))))
+    ;; The breakpoint helpers lispshell evaluates (breakpoints.py) find this loop's by its
+    ;; thread, the one its traps fire on (a server may run several loops).
+    (let ((m (resolve-module '(lispshell debug) #:ensure #t)))
+      (unless (module-variable m 'loops)
+        (module-define! m 'loops (make-weak-key-hash-table)))
+      (hashq-set! (module-ref m 'loops) me breakpoint-request))
     (set-current-module (resolve-module '(guile-user)))
     (begin
       ;; Each answer ends with the module and the id of its request, so a stray answer can
