@@ -112,6 +112,12 @@ class Dialect:
     loads_in_a_level: bool = False
     # "type: message" of the error a lone unbound symbol gets (a word of prose typed as Lisp).
     unbound_error: str = r"\AUNBOUND-VARIABLE: "
+    # The command `,m` stands for: Guile's own REPL has `,m` for `,module`; elsewhere it is
+    # the one command starting with m, `,macroexpand`.
+    m_command: str = "macroexpand"
+    # (name literal) -> a form that makes the module NAME current, as Guile's `,module NAME`
+    # (it is made if it does not exist); None: this Lisp switches with its own form.
+    _set_module: Callable[[str], str] | None = None
 
     def bootstrap(self, nonce: str) -> str:
         return self._bootstrap(image_code(self.loop_file), nonce)
@@ -144,6 +150,11 @@ class Dialect:
 
     def load_file_shown(self, path: str) -> str:
         return self._load_file_shown(string_literal(path))
+
+    def set_module_form(self, name: str) -> str | None:
+        """The form that makes module `name` current (`,module NAME`), None if this Lisp has
+        no such command (it switches with in-package, in-ns)."""
+        return self._set_module(string_literal(name)) if self._set_module else None
 
 
 SBCL = Dialect(
@@ -233,6 +244,16 @@ GUILE = Dialect(
         f"((module-ref (resolve-module '(lispshell project)) 'profiled) (lambda () {code}\n) "
         f"{seconds})"),
     says_no_values=False, unbound_error=r"\Aunbound-variable: ",
+    m_command="module",
+    # `,m (ice-9 match)` and `,m ice-9 match` both name (ice-9 match), as in Guile's REPL.
+    _set_module=lambda name: (
+        "(let* ((text (string-trim-both " + name + ")) "
+        "(name (false-if-exception (with-input-from-string (if (string-prefix? \"(\" text) "
+        "text (string-append \"(\" text \")\")) read)))) "
+        "(if (and (list? name) (pair? name) (and-map symbol? name)) "
+        "(begin (set-current-module (resolve-module name)) (if #f #f)) "
+        "(scm-error 'misc-error #f \"~a is not a module name: ,module (ice-9 match) names one\" "
+        "(list text) #f)))"),
     init_form=('(let ((f (string-append (or (getenv "HOME") "") "/.guile"))) '
                '(if (file-exists? f) (begin (primitive-load f) f) ""))'),
 )

@@ -388,6 +388,39 @@ async def _trust(repl, arg: str):
     return None
 
 
+async def _module(repl, arg: str):
+    """`,module [NAME]` (Guile's `,m`): show the current module, or make NAME current."""
+    import asyncio
+
+    dialect = get_dialect(repl.lisp)
+    session = repl.session
+    if not arg.strip():
+        repl.renderer.notice(session.package if session is not None and session.package
+                             else dialect.starting_package)
+        return None
+    form = dialect.set_module_form(arg.strip())
+    if form is None:
+        repl.renderer.notice(f",module is Guile's: {dialect.display} changes its current "
+                             "package with its own form (in-package, in-ns).")
+        return None
+    session = session or repl.start_session(repl.lisp)
+    if session is None or (not session.ready and not await repl._wait_until_ready(session)):
+        return None
+    result = await asyncio.to_thread(session.eval, form, timeout=None, history=False,
+                                     keep_levels=True)
+    if result.error is not None:
+        message = result.error.message
+        repl.renderer.notice(message[:1].upper() + message[1:])
+    return None
+
+
+async def _m(repl, arg: str):
+    """`,m`: `,module` on Guile (as in Guile's REPL), `,macroexpand` elsewhere."""
+    cmd, _ = repl.commands.find(get_dialect(repl.lisp).m_command)
+    outcome = cmd.handler(repl, arg)
+    return await outcome if inspect.isawaitable(outcome) else outcome
+
+
 BUILTIN = [
     Command("help", "list the commands and keys", _help),
     Command("quit", "leave lispshell (Ctrl-D on an empty line does the same)", _quit),
@@ -412,6 +445,9 @@ BUILTIN = [
             "project's code, now and in later sessions", _trust, "[DIR]"),
     Command("undo", "put back the last change lispshell's tools made to FILE (or to any file)",
             _undo, "[FILE]"),
+    Command("module", "show the current module, or make MODULE current (Guile)", _module,
+            "[MODULE]"),
+    Command("m", "Guile: ,module (as in Guile's REPL); elsewhere ,macroexpand", _m, "..."),
 ]
 
 

@@ -18,7 +18,8 @@ Stepping and breakpoints (issue 41; what each Lisp offers is in docs/debugging.m
   ,s ,n ,o                 step into, over (next), out; from a breakpoint, start stepping
   ,c  ,continue            run on (a step unstepped, a breakpoint's call, a CONTINUE restart)
   ,return FORM             leave a breakpoint's call with FORM's value, its body not run
-  ,break NAME [COND]       stop when NAME is called (and COND, over its arguments, is true)
+  ,break NAME [when COND]  stop when NAME is called (and COND, over its arguments, is true)
+  ,break-at FILE LINE      stop where control reaches LINE of FILE (Guile)
   ,breaks                  the breakpoints set
   ,unbreak [N|NAME]        remove one (all without an argument)
 """
@@ -347,7 +348,30 @@ async def _break(repl, arg: str):
     if point is not None:
         when = f" when {point.condition}" if point.condition else ""
         repl.renderer.notice(f"Breakpoint {point.number}: a call of {point.name}{when} stops "
-                             "in a level (,continue runs it, ,return FORM returns FORM).")
+                             "in a level (,continue runs it, ,return FORM returns FORM where "
+                             "the Lisp can, ,abort leaves it).")
+
+
+async def _break_at(repl, arg: str):
+    import os
+
+    file, _, rest = arg.strip().partition(" ")
+    line, _, condition = rest.strip().partition(" ")
+    if not file or not line.isdigit():
+        repl.renderer.notice("Usage: ,break-at FILE LINE [when CONDITION] (a file loaded "
+                             "into the image)")
+        return
+    session = repl.session or repl.start_session(repl.lisp)
+    if session is None or (not session.ready and not await repl._wait_until_ready(session)):
+        return
+    # Guile records a compiled file under the name it was compiled from: ,load's absolute one
+    path = os.path.abspath(os.path.expanduser(file)) if os.path.exists(
+        os.path.expanduser(file)) else file
+    point = await _call(repl, "set_source_breakpoint", path, int(line), condition.strip())
+    if point is not None:
+        when = f" when {point.condition}" if point.condition else ""
+        repl.renderer.notice(f"Breakpoint {point.number}: reaching {point.name}{when} stops in "
+                             "a level (,continue runs on, ,abort leaves it).")
 
 
 def breakpoint_lines(points) -> list:
@@ -424,7 +448,9 @@ COMMANDS = [
     Command("return", "leave the breakpoint's call with FORM's value, its body not run",
             _return, "FORM"),
     Command("break", "stop when the function NAME is called (and CONDITION is true)", _break,
-            "NAME [CONDITION]"),
+            "NAME [when CONDITION]"),
+    Command("break-at", "stop when control reaches LINE of FILE (Guile's ,break-at-source)",
+            _break_at, "FILE LINE [when CONDITION]"),
     Command("breaks", "list the breakpoints", _breaks),
     Command("unbreak", "remove breakpoint N, or the one on NAME, or all", _unbreak, "[N|NAME]"),
 ]

@@ -72,6 +72,11 @@
       (or-map (lambda (dir) (string-prefix? dir file))
               '("ice-9/" "system/" "language/" "srfi/" "oop/" "rnrs/" "scheme/" "sxml/"
                 "web/" "texinfo/")))
+    (define (source-text src)
+      ;; [file:]line:col of a source property (addr file line . col), from 1. (Guile's
+      ;; simple `format` here has no ~@[: (ice-9 format) is not loaded.)
+      (string-append (if (cadr src) (string-append (cadr src) ":") "")
+                     (number->string (+ 1 (caddr src))) ":" (number->string (+ 1 (cdddr src)))))
     (define (frame-call-and-where f)
       ;; As Guile's own ,bt shows a frame: (call . where it is in its source), where being
       ;; line:column, both from 1 as every position lispshell reports (a form typed at the
@@ -83,8 +88,7 @@
                       ((@ (system vm frame) frame-call-representation) f) p #:width 160))))
             (src (frame-source f)))
         (cond ((and src (cadr src) (guile-own? (cadr src))) #f)
-              (src (cons call (format #f "~@[~a:~]~a:~a" (cadr src) (+ 1 (caddr src))
-                                      (+ 1 (cdddr src)))))
+              (src (cons call (source-text src)))
               ((frame-procedure-name f) (cons call ""))
               (else #f))))
     (define (backtrace stack)
@@ -180,11 +184,29 @@ starts a fresh Guile.~%"))
           ;; A tail call: no frame of ours between the form's prompt and its code.
           (lambda () (primitive-eval form))))
     (define (definition? form)
-      ;; A form that defines something for good: evaluated as at the top level even where a
-      ;; breakpoint's arguments are bound (inside a lambda it would define nothing lasting).
+      ;; A form that defines or imports something for good (see with-bound).
       (and (pair? form) (symbol? (car form))
            (or (string-prefix? "define" (symbol->string (car form)))
                (memq (car form) '(use-modules import export re-export set-current-module)))))
+    (define (with-bound form names)
+      ;; A procedure of NAMES that evaluates FORM, or #f where FORM defines something the
+      ;; procedure cannot (a module, a macro...: evaluated plainly). A (define NAME EXPR) or
+      ;; (define (NAME . FORMALS) BODY...) still defines NAME in the module, its value
+      ;; computed with NAMES bound (inside a lambda it would define nothing lasting).
+      (define (define-form? f) (and (pair? f) (eq? (car f) 'define) (pair? (cdr f))
+                                    (pair? (cddr f))))
+      (cond ((and (define-form? form) (symbol? (cadr form)) (null? (cdddr form)))
+             `(lambda ,names
+                (module-define! (current-module) ',(cadr form) ,(caddr form))
+                (if #f #f)))
+            ((and (define-form? form) (pair? (cadr form)) (symbol? (caadr form)))
+             (let ((name (caadr form)))
+               `(lambda ,names
+                  (module-define! (current-module) ',name
+                                  (letrec ((,name (lambda ,(cdadr form) ,@(cddr form)))) ,name))
+                  (if #f #f))))
+            ((definition? form) #f)
+            (else `(lambda ,names ,form))))
     (define (eval-forms code)
       ;; Each form in turn, in the current module; the last form's values. Each runs inside
       ;; FORM-TAG, where the error handler cuts the stack, and one frame of ours (the
@@ -199,10 +221,11 @@ starts a fresh Guile.~%"))
                 (let ((vals (call-with-prompt form-tag
                               ;; Compiled inside the prompt too: a syntax error is raised there.
                               (lambda ()
-                                (if (or (null? bound) (definition? form))
+                                (if (or (null? bound) (not (with-bound form (map car bound))))
                                     (let ((thunk (form-thunk form)))
                                       (traps-on (lambda () (call-with-values thunk list))))
-                                    (let ((proc ((form-thunk `(lambda ,(map car bound) ,form)))))
+                                    (let ((proc ((form-thunk (with-bound form
+                                                                         (map car bound))))))
                                       (traps-on
                                        (lambda ()
                                          (call-with-values (lambda () (apply proc (map cdr bound)))
@@ -456,7 +479,7 @@ starts a fresh Guile.~%"))
       (let ((src (false-if-exception
                   (car ((@ (system vm program) program-sources) proc)))))
         (if (and (pair? src) (pair? (cdr src)) (pair? (cddr src)))
-            (format #f "~@[~a:~]~a:~a" (cadr src) (+ 1 (caddr src)) (+ 1 (cdddr src)))
+            (source-text src)
             "")))
     (define (callers stack start)
       ;; The person's frames of STACK from START outward, at most 12, as `backtrace` makes.
@@ -496,7 +519,7 @@ starts a fresh Guile.~%"))
                              (printed-short (cons (or (procedure-name proc) (vector-ref point 1))
                                                   (call-arguments frame))
                                             300)
-                             (or (false-if-exception (cadr (frame-call-and-where frame)))
+                             (or (false-if-exception (car (frame-call-and-where frame)))
                                  (vector-ref point 1))))
                    (stack (or (false-if-exception (make-stack frame 0 form-tag 0 1))
                               (make-stack frame)))
@@ -578,21 +601,22 @@ starts a fresh Guile.~%"))
              (var (and sym (module-variable (current-module) sym)))
              (proc (and var (variable-bound? var) (variable-ref var)))
              (condition (checked-condition condition)))
-        (cond ((not sym) (refuse (format #f "~a is not a procedure's name" text)))
+        (cond ((not sym) (refuse (format #f "not a procedure's name: ~a" text)))
               ((macro? proc)
-               (refuse (format #f "~a is a macro: a breakpoint stops a procedure's calls" sym)))
+               (refuse (format #f "cannot break on ~a: it is a macro (a breakpoint stops a procedure's calls)" sym)))
               ((not proc)
-               (refuse (format #f "~a is not defined as a procedure in ~a" sym
+               (refuse (format #f "no procedure ~a is defined in ~a" sym
                                (module-name (current-module)))))
-              ((not (procedure? proc)) (refuse (format #f "~a is not a procedure" sym)))
+              ((not (procedure? proc)) (refuse (format #f "cannot break on ~a: it is not a procedure" sym)))
               ((or (not ((@ (system vm program) program?) proc))
                    ((@ (system vm program) primitive-code?)
                     ((@ (system vm program) program-code) proc)))
-               (refuse (format #f "~a is one of Guile's primitives: compiled code runs it \
-inline, so a breakpoint on it would not stop its calls" sym)))
+               (refuse (format #f "cannot break on ~a: it is one of Guile's primitives, which \
+compiled code runs inline, so a breakpoint would not stop its calls" sym)))
               ((interpreted? proc)
-               (refuse (format #f "~a is interpreted (this Guile passed its budget of compiled \
-forms): Guile's traps cannot tell its calls from other interpreted procedures'" sym)))
+               (refuse (format #f "cannot break on ~a: it is interpreted (this Guile passed its \
+budget of compiled forms), and Guile's traps cannot tell its calls from other interpreted \
+procedures'" sym)))
               (else
                (let ((old ((@ (srfi srfi-1) find) (lambda (p) (and (vector-ref p 7)
                                                  (equal? (vector-ref p 1) (symbol->string sym))))

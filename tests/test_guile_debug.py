@@ -1,0 +1,146 @@
+"""Breakpoints, stepping, Ctrl-C and `,m` on Guile (issue 41, docs/debugging.md): Guile's own
+traps under lispshell's levels, for the person in a real pty, through the session over a
+child and over Guile's REPL server, for the model (scripted) and over MCP."""
+from __future__ import annotations
+
+import pytest
+
+from lisp_servers import Server
+from lispshell.lisp.connection import connect_session
+from lispshell.lisp.session import LispSession
+from pty_shell import CTRL_C, Shell
+
+F = "(define (f a b) (* 10 (+ a b)))"
+ADD = "(define (add a b) (+ a b)) (define (caller) (* 10 (add 2 3)))"
+
+
+@pytest.fixture
+def guile_shell(tmp_path):
+    sh = Shell(tmp_path, "--lisp", "guile", "--no-llm", "--no-project")
+    sh.expect("(guile-user)>", timeout=60)
+    yield sh
+    sh.close()
+
+
+def test_break_shows_the_arguments_and_continue_returns_the_own_result(guile_shell):
+    sh = guile_shell
+    sh.submit(F)
+    sh.expect("(guile-user)>")
+    sh.submit(",break f")
+    sh.expect("Breakpoint 1: a call of f stops in a level")
+    sh.submit("(f 2 3)")
+    sh.expect("; break: (f 2 3)")
+    sh.expect(";   a = 2")
+    sh.expect(";   b = 3")
+    sh.expect("[1] (guile-user)>")
+    sh.submit("(+ a b)")                       # the arguments are bound at the level
+    sh.expect("\n5\n")
+    sh.submit(",bt")
+    sh.expect("0: (f 2 3)")
+    sh.submit(",locals")
+    sh.expect("a = 2")
+    sh.submit(",return 7")                     # Guile's trap is inside the call: said
+    sh.expect("cannot return from this call without running it")
+    sh.submit(",continue")                     # f runs: its own result
+    sh.expect("\n50\n")
+    sh.expect("(guile-user)>")
+    sh.submit(",break f when (> a 5)")
+    sh.expect("when (> a 5)")
+    sh.submit("(list (f 1 1) 'then)")          # the condition is false: no stop
+    sh.expect("(20 then)")
+    sh.submit("(f 6 0)")
+    sh.expect("; break: (f 6 0)")
+    sh.submit(",abort")
+    sh.expect("Back at the top level.")
+    sh.submit(",breaks")
+    sh.expect("1: f when (> a 5)  (2 hits)")
+    sh.submit(",unbreak f")
+    sh.expect("Removed breakpoint 1 on f.")
+    sh.submit("(f 2 3)")
+    sh.expect("\n50\n")
+    sh.submit(",break car")
+    sh.expect("Cannot break on car: it is one of Guile's primitives")
+    sh.submit(",break no-such")
+    sh.expect("No procedure no-such is defined in (guile-user)")
+
+
+def test_m_is_guiles_module_command(guile_shell):
+    sh = guile_shell
+    sh.submit(",m")
+    sh.expect("(guile-user)")
+    sh.submit(",m (ice-9 match)")
+    sh.expect("(ice-9 match)>")
+    sh.submit(",m")
+    sh.expect("(ice-9 match)\n")
+    sh.submit(",m guile-user")
+    sh.expect("(guile-user)>")
+    sh.submit(",m 1 2")
+    sh.expect("1 2 is not a module name")
+
+
+@pytest.fixture(params=["child", "server"])
+def guile(request, tmp_path):
+    if request.param == "child":
+        s = LispSession("guile")
+        s.start()
+        yield s
+        s.close()
+    else:
+        srv = Server("guile", tmp_path).start()
+        s = connect_session(srv.url, {})
+        yield s
+        s.close()
+        assert srv.alive()
+        srv.kill()
+
+
+def test_breakpoints_through_the_session(guile):
+    assert guile.capabilities.breakpoints
+    assert guile.eval(ADD).ok
+    point = guile.set_breakpoint("add", "when (= b 3)")
+    assert (point.number, point.name, point.condition) == (1, "add", "(= b 3)")
+    r = guile.eval("(caller)", keep_levels=True)
+    assert r.error.type == "LISPSHELL-BREAK" and r.level == 1, r
+    assert r.error.message == "(add 2 3)\na = 2\nb = 3"
+    assert [x.split("\t")[0] for x in guile.restarts] == ["CONTINUE", "ABORT"]
+    assert guile.eval("(+ a b)", keep_levels=True).values == ["5"]
+    assert guile.eval("(define defined-at-the-break (* a 100))", keep_levels=True).ok
+    assert [(loc.name, loc.value) for loc in guile.frame_locals(0)] == [("a", "2"), ("b", "3")]
+    assert [f.call for f in guile.backtrace()][:2] == ["(add 2 3)", "(caller)"]
+    assert guile.eval_in_frame(0, "(* a b)").values == ["6"]
+    with pytest.raises(ValueError, match="cannot return from this call"):
+        guile.return_value("0")
+    assert guile.continue_level().values == ["50"] and guile.level == 0
+    assert guile.eval("defined-at-the-break").values == ["200"]
+    # A definition made again is a new procedure: the breakpoint on the name follows it.
+    assert guile.eval("(define (add a b) (- a b))").ok
+    assert guile.eval("(caller)", keep_levels=True).level == 1
+    assert guile.continue_level().values == ["-10"]
+    # An eval that keeps no level (the model's, MCP, a batch run) leaves the call at once.
+    r = guile.eval("(caller)")
+    assert r.error.type == "LISPSHELL-BREAK" and r.level == 0 and guile.level == 0, r
+    assert [p.hits for p in guile.breakpoints()] == [3]
+    assert [p.name for p in guile.clear_breakpoint("1")] == ["add"]
+    assert guile.eval("(caller)", keep_levels=True).values == ["-10"]
+    with pytest.raises(ValueError, match="is a macro"):
+        guile.set_breakpoint("when")
+    with pytest.raises(ValueError, match="does not read"):
+        guile.set_breakpoint("caller", "(> a")
+
+
+def test_break_at_a_source_line(tmp_path):
+    src = tmp_path / "sums.scm"
+    src.write_text("(define (total xs)\n  (let loop ((xs xs) (acc 0))\n"
+                   "    (if (null? xs)\n        acc\n        (loop (cdr xs) (+ acc (car xs))))))\n")
+    with LispSession("guile") as s:
+        assert s.eval(s.dialect.project_form("load-file", str(src))).ok
+        point = s.set_source_breakpoint(str(src), 4)
+        assert point.name == f"{src}:4"
+        r = s.eval("(total '(1 2 3))", keep_levels=True)
+        assert r.error.type == "LISPSHELL-BREAK" and r.level == 1, r
+        assert f"at {src}:4" in r.error.message.split("\n")[0]
+        # (where the trap fires is where Guile's line table puts line 4's code)
+        assert s.backtrace()[0].source.startswith(f"{src}:"), s.backtrace()
+        assert s.continue_level().values == ["6"]
+        with pytest.raises(ValueError, match="no compiled procedure"):
+            s.set_source_breakpoint(str(src), 40)
