@@ -64,6 +64,7 @@ from lispshell.lisp.dialects import NAMES as LISPS, get_dialect  # noqa: F401 (L
 from lispshell.lisp.channel import READ_SIZE, PtyChannel, SocketChannel, read_some
 from lispshell.lisp.contract import Capabilities, EvalClock, Session
 from lispshell.lisp.levels import LevelStack, parse_frames, parse_locals, step_by_restarts
+from lispshell.lisp import stepping
 
 MARK = "\x1e"
 # The person's own values are shown whole up to this many characters each (a value that prints
@@ -282,7 +283,8 @@ class LispSession(ImageBreakpoints, ParkedHits, Session):
         return Capabilities(levels=d.levels, frames=d.levels or bool(d.last_error_frames),
                             systems=d.systems, restart_image=not self.is_connection,
                             reconnect=self.is_connection,
-                            breakpoints=self.lisp in FORMS, stepping=bool(d.stepping),
+                            breakpoints=self.lisp in FORMS,
+                            stepping=bool(d.stepping) or self.lisp in stepping.FORMS,
                             threads=self.lisp in PARKED)
 
     @property
@@ -467,10 +469,14 @@ class LispSession(ImageBreakpoints, ParkedHits, Session):
             started = time.monotonic()
             kind = _kind or ("E" if history else "N")
             before = self._levels.depth
+            evaluated_in = self.package
             try:
                 result = self._eval_locked(code, timeout, output_cap, on_output, started,
                                            kind, value_cap, on_input)
                 result.restarted = result.restarted or restarted
+                if kind == "E" and result.error is None:
+                    # the person's defns, for ,step of a function defined at the prompt
+                    stepping.remember(self, code, evaluated_in)
                 self._track_levels(result)
                 if self._levels.depth > before and (not keep_levels or result.timed_out):
                     self._leave_to(before)
@@ -578,11 +584,15 @@ class LispSession(ImageBreakpoints, ParkedHits, Session):
         return self._frame_request(f"restart {int(index)}", **kw)
 
     def step_form(self, code: str) -> str:
+        if self.lisp in stepping.FORMS:        # by instrumenting the function (Clojure)
+            return stepping.step_form(self, code)
         if not self.dialect.stepping:
             self._refuse("stepping")
         return self.dialect.stepping.format(code=code)
 
     def step(self, how: str, **kw) -> EvalResult:
+        if self.lisp in stepping.FORMS:
+            return stepping.step(self, how, **kw)
         if not self.dialect.stepping:
             self._refuse("stepping")
         return step_by_restarts(self, how, **kw)

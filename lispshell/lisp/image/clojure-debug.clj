@@ -96,19 +96,40 @@
     (if (> (count s) 300) (str (subs s 0 300) "...") s)))
 
 (defn hit-message
-  "The call, then each argument by name on its own line (the REPL's display)."
+  "A breakpoint's: the call, then each argument by name on its own line (the REPL's display).
+  A step's: the form it stops before, on one line, and its note."
   [hit]
-  (string/join "\n" (cons (call-text hit)
+  (if (= :step (:kind hit))
+    (str (:form hit) (when (:note hit) (str "  (" (:note hit) ")")))
+    (string/join "\n" (cons (call-text hit)
                           (if (seq (:locals hit))
                             (for [[s v] (:locals hit)] (str s " = " (printed v)))
                             (when (seq (:args hit))
-                              [(str "arguments: " (string/join " " (map printed (:args hit))))])))))
+                              [(str "arguments: " (string/join " " (map printed (:args hit))))]))))))
+
+(defn- offered
+  "[name description action] of each restart a hit offers before ABORT: a step's its own
+  (clojure-step.clj), a breakpoint's these two."
+  [hit]
+  (or (:restarts hit)
+      (let [n (:name (:point hit))]
+        [["CONTINUE" (str "Run " n " with these arguments.") :run]
+         ["RETURN-VALUE" (str "Return a value from " n " without running it.") :return]])))
 
 (defn restarts [hit outer]
-  (let [n (:name (:point hit))]
-    [(str "CONTINUE\tRun " n " with these arguments.")
-     (str "RETURN-VALUE\tReturn a value from " n " without running it.")
-     (str "ABORT\t" outer)]))
+  (conj (mapv (fn [[name description]] (str name "\t" description)) (offered hit))
+        (str "ABORT\t" outer)))
+
+(defn action
+  "What restart `n` of `hit` does: an action of `offered` (:return takes a value), :abort
+  (the last), or nil when there is no such restart."
+  [hit n]
+  (let [offered (offered hit)]
+    (cond (and n (< -1 n (count offered))) (nth (nth offered n) 2)
+          (= n (count offered)) :abort)))
+
+(defn hit-type [hit]
+  (if (= :step (:kind hit)) "LISPSHELL-STEP" "LISPSHELL-BREAK"))
 
 (defn source-of [point]
   (let [{:keys [file line]} (meta (:var point))]
@@ -143,10 +164,21 @@
       (= op "source") [:ok [(if (zero? n) (source-of (:point hit)) "")]]
       :else [:refuse (str "frame " n " cannot be restarted on Clojure")])))
 
-(defn- hit! [point args locals]
-  (swap! (:hits point) inc)
-  (let [hit {:id (swap! hit-counter inc) :point point :args args :locals locals
-             :thread (Thread/currentThread) :decision (promise)}
+(defn- note
+  "What a hit parked on another thread prints (,threads lists it)."
+  [hit]
+  (if (= :step (:kind hit))
+    (str "; a step of " (call-text hit) " stopped before " (:form hit))
+    (str "; breakpoint " (:number (:point hit)) " stopped " (call-text hit))))
+
+(defn wait-at
+  "The calling thread waits at `hit` (a map: :point {:name :var}, :args, :locals; a step's
+  also :kind :step, :form, :note, :restarts) until it is decided: [action] or [:return v]
+  (`action`), or the ABORT error thrown. On the child loop's thread the loop serves it as a
+  level; elsewhere it is parked and announced."
+  [hit]
+  (let [hit (assoc hit :id (swap! hit-counter inc) :thread (Thread/currentThread)
+                   :decision (promise))
         [thread serve] @level-hook]
     (if (identical? thread (Thread/currentThread))
       (serve hit)
@@ -154,13 +186,16 @@
           (try
             ;; The marker line for nREPL's client; a person reading it sees the note.
             (print (str (if @marker? (str (char 30) "lispshell-hit " (:id hit) " ") "")
-                        "; breakpoint " (:number point)
-                        " stopped " (call-text hit) " in thread \"" (.getName (Thread/currentThread))
+                        (note hit) " in thread \"" (.getName (Thread/currentThread))
                         "\" (,threads lists it)\n"))
             (flush)
             (let [decision @(:decision hit)]
               (if (= :abort (first decision)) (throw (abort-error)) decision))
             (finally (swap! parked dissoc (:id hit))))))))
+
+(defn- hit! [point args locals]
+  (swap! (:hits point) inc)
+  (wait-at {:point point :args args :locals locals}))
 
 (defn- stops? [point locals args]
   (if-let [c (:condition point)]
@@ -274,14 +309,14 @@
   (eval-at id code))
 
 (defn resume
-  "Decide parked hit `id`: restart 0 runs the call, 1 returns `code`'s value (evaluated with
-  the locals bound), 2 leaves it."
+  "Decide parked hit `id` with its restart `n` (`action`): a breakpoint's 0 runs the call, 1
+  returns `code`'s value (evaluated with the locals bound), 2 leaves it; a step's likewise."
   [id n code]
   (let [hit (parked-hit id)
-        decision (case (int n)
-                   0 [:run]
-                   1 [:return (eval-at id code)]
-                   2 [:abort]
-                   (throw (ex-info "choose a restart from 0 to 2" {})))]
+        how (action hit n)
+        decision (case how
+                   nil (throw (ex-info (str "choose a restart from 0 to " (count (offered hit))) {}))
+                   :return [:return (eval-at id code)]
+                   [how])]
     (deliver (:decision hit) decision)
     nil))

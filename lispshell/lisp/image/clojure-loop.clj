@@ -256,7 +256,8 @@
         ;; and the level, then requests are served inside the call until one decides it, as
         ;; SBCL's loop serves a level: E evaluates with the arguments bound, F asks about the
         ;; frames, I 0 runs the call, I 1 FORM returns FORM's value, A (or I 2) leaves it, T
-        ;; leaves every level.
+        ;; leaves every level. A step (clojure-step.clj) is served the same way: its message
+        ;; the form (LISPSHELL-STEP), its locals those in scope there, its restarts its own.
         serve-hit (fn [hit]
                     (if-not @serving-history
                       [:run]
@@ -269,7 +270,7 @@
                         (vswap! depth inc)
                         (locking lock (reset! running nil))   ; idle at the level: Ctrl-C ignored
                         (try
-                          (seg \E "LISPSHELL-BREAK")
+                          (seg \E (lispshell.debug/hit-type hit))
                           (seg \M (lispshell.debug/hit-message hit))
                           (doseq [r (lispshell.debug/restarts hit outer)] (seg \R r))
                           (end-answer)
@@ -311,14 +312,16 @@
                                                  (doseq [v values] (seg \V v))
                                                  (refuse "LISPSHELL-NO-SUCH-FRAME" values))))
                                            nil)
-                                      \I (case (int (or number -1))
-                                           0 [:run]
-                                           ;; FORM's value, evaluated with the arguments bound
-                                           1 (try [:return (lispshell.debug/eval-with
-                                                            locals (read-string (str "(do " tail "\n)")))]
-                                                  (catch Throwable t (say-failure t) nil))
-                                           2 (throw (lispshell.debug/abort-error))
-                                           (refuse "LISPSHELL-NO-SUCH-RESTART" "choose a restart from 0 to 2"))
+                                      \I (case (lispshell.debug/action hit number)
+                                           nil (refuse "LISPSHELL-NO-SUCH-RESTART"
+                                                       (str "choose a restart from 0 to "
+                                                            (dec (count (lispshell.debug/restarts hit outer)))))
+                                           ;; FORM's value, evaluated with the locals bound
+                                           :return (try [:return (lispshell.debug/eval-with
+                                                                  locals (read-string (str "(do " tail "\n)")))]
+                                                        (catch Throwable t (say-failure t) nil))
+                                           :abort (throw (lispshell.debug/abort-error))
+                                           [(lispshell.debug/action hit number)])
                                       \A (throw (lispshell.debug/abort-error))
                                       \T (throw top-abort)
                                       \Q (System/exit 0)

@@ -1,0 +1,382 @@
+;; Stepping a Clojure function (`,step`: lispshell/lisp/stepping.py, docs/debugging.md), the
+;; same for the child's loop and over nREPL: loaded once per image, after clojure-debug.clj.
+;;
+;; CIDER's approach (cider.nrepl.middleware.util.instrument, its #dbg), smaller. `prepare`
+;; reads the function's source (clojure.repl/source-fn for a var loaded from a file, else the
+;; text lispshell kept of the defn the person evaluated), macroexpands it while walking it, and
+;; makes every form of the source that is evaluated for its value a *step point*: `(point ID
+;; FORM)`, a macro that captures the locals in scope (&env) by name. The instrumented fn is
+;; compiled in the var's namespace and the var's root wrapped (`arm!`): the next call of the
+;; function steps, and when that call returns (or throws, or is left) the root is the original
+;; again (`disarm!`); redefining the function meanwhile disarms it too. One call, one stepping.
+;;
+;; Not step points, as in CIDER: a form containing a `recur` (wrapped, the recur would leave
+;; tail position), `fn*`, `def` and quoted forms, and (unlike CIDER) the direct arguments of a
+;; `recur` (a loop's or a hinted parameter's primitive type must reach it). A macro's form is
+;; one step point; the forms of the source its expansion keeps are step points inside it, and
+;; when it keeps none (`->` rewrites them) it is stepped whole and its step says so.
+;;
+;; A step point stops *before* its form runs (CIDER stops after it, with the value; here the
+;; value is said when the form returns, as lispshell's SBCL stepping says it) in a level
+;; (clojure-debug.clj's `wait-at`: the loop's own level on the child, a parked hit over nREPL)
+;; whose locals are those in scope there, bound for forms typed at it. Its restarts decide:
+;; STEP-INTO stops at the next point (inside this form), STEP-NEXT runs the form whole and stops
+;; at the next point after it, STEP-OUT finishes this call of the function, STEP-CONTINUE runs
+;; on unstepped, RETURN-VALUE uses a value instead of running the form, ABORT leaves the call.
+(ns lispshell.step
+  (:require [clojure.repl]
+            [clojure.string :as string]))
+
+(defonce ^ThreadLocal state (ThreadLocal.))  ; this thread's stepping, a volatile map, or nil
+(defonce armed (atom {}))       ; var -> {:original f :name "ns/f" :points n :skipped [texts]}
+(defonce points (atom {}))      ; step point id -> {:text form :note why}
+(defonce counter (atom 0))
+(defonce none (Object.))        ; `before`'s answer: run the form (else a value to use instead)
+(def ^:dynamic *arming* false)  ; our own root changes: not a redefinition
+
+(def step-restarts
+  [["STEP-CONTINUE" "Run on without stepping." :continue]
+   ["STEP-INTO" "Step into this form: stop at the first form inside it." :into]
+   ["STEP-NEXT" "Run this form whole, say its value, stop at the next one." :next]
+   ["STEP-OUT" "Finish this call of the function, then stop." :out]
+   ["RETURN-VALUE" "Use a value instead of running this form." :return]])
+
+(defn- one-line [s n]
+  (let [s (string/replace (str s) #"\s*\n\s*" " ")]
+    (if (> (count s) n) (str (subs s 0 n) "...") s)))
+
+(defn- printed [v]
+  (one-line (binding [*print-length* 10 *print-level* 3] (pr-str v)) 200))
+
+(defn- say [st text]
+  (let [^java.io.Writer w (:out st)]
+    (.write w (str text "\n"))
+    (.flush w)))
+
+(defn- call-text [frame]
+  (one-line (str "(" (:name frame) (apply str (map #(str " " (printed %)) (:args frame))) ")")
+            200))
+
+(defn- text-of [id] (:text (get @points id) "?"))
+
+;; -- at run time: what the instrumented code calls -------------------------------------------
+
+(defn- stop!
+  "The thread waits before point `id` (a level); the decision sets how stepping goes on.
+  `none`, or the value the person chose instead of running the form."
+  [s id h locals]
+  (let [frame (peek (:calls @s))
+        info (get @points id)]
+    (when-not (:said frame)
+      (say @s (str "; stepping " (call-text frame)))
+      (vswap! s update :calls #(conj (pop %) (assoc (peek %) :said true))))
+    (vswap! s assoc :paused true)
+    (let [[how v] (try (lispshell.debug/wait-at
+                        {:kind :step :point {:name (:name frame) :var (:var frame)}
+                         :args (:args frame) :locals locals :form (:text info) :note (:note info)
+                         :restarts step-restarts})
+                       (finally (vswap! s assoc :paused false)))]
+      (case how
+        :into (do (vswap! s assoc :mode :into) none)
+        :next (do (vswap! s assoc :mode :over :target h) none)
+        :out (do (vswap! s assoc :mode :out :target (count (:calls @s))) none)
+        :return (do (vswap! s update :stack pop)
+                    (say @s (str "; " (:text info) " => " (printed v) "  (returned: not run)"))
+                    v)
+        ;; :continue, or :run from a loop serving a look-up (it never stops one)
+        (do (vswap! s assoc :mode :continue) none)))))
+
+(defn before
+  "At point `id`, before its form runs: push it, and stop there when the mode says so."
+  [id locals]
+  (if-let [s (.get state)]
+    (let [st @s]
+      (if (:paused st)                   ; a form typed at a step's level: not stepped
+        none
+        (let [h (count (:stack st))
+              stop? (case (:mode st)
+                      :into true
+                      :over (<= h (:target st))
+                      :out (< (count (:calls st)) (:target st))
+                      false)]
+          (vswap! s update :stack conj [id stop?])
+          (if stop? (stop! s id h locals) none))))
+    none))
+
+(defn after
+  "Point `id`'s form returned `v`: pop it, and say its value if it was stopped at."
+  [id v]
+  (when-let [s (.get state)]
+    (let [st @s
+          stack (:stack st)
+          i (loop [i (dec (count stack))]
+              (cond (neg? i) nil
+                    (= id (first (nth stack i))) i
+                    :else (recur (dec i))))]
+      (when (and i (not (:paused st)))
+        (vswap! s assoc :stack (subvec stack 0 i))
+        (when (and (second (nth stack i)) (#{:into :over} (:mode st)))
+          (say st (str "; " (text-of id) " => " (printed v)))))))
+  v)
+
+(defmacro point
+  "Point `id` around `form`, the locals in scope (&env, lispshell's and macros' gensyms left
+  out) handed to `before` by name, sorted (&env keeps no order)."
+  [id form]
+  (let [locals (->> &env
+                    (remove (fn [[s]] (re-find #"__|#$" (name s))))
+                    (sort-by (comp name first))
+                    (mapv (fn [[s]] [(list 'quote s) s])))]
+    `(let* [v# (before ~id ~locals)]
+       (if (identical? v# none) (after ~id ~form) v#))))
+
+(declare disarm!)
+
+(defn- stepped
+  "The armed var's root: each call is a frame of this thread's stepping; the outermost call
+  starts it (stopping at the first point) and, when it ends, disarms the var."
+  [v g name]
+  (with-meta
+    (fn [& args]
+      (let [s (.get state)]
+        (if (and s (:paused @s))
+          (apply g args)                 ; called from a form typed at a step: not stepped
+          (let [s (or s (let [s (volatile! {:mode :into :stack [] :calls [] :out *out*})]
+                          (.set state s)
+                          s))
+                height (count (:stack @s))]
+            (vswap! s update :calls conj {:var v :name name :args args})
+            (try
+              (let [r (apply g args)
+                    st @s]
+                (when (and (:said (peek (:calls st))) (#{:into :over :out} (:mode st)))
+                  (say st (str "; " (call-text (peek (:calls st))) " => " (printed r))))
+                r)
+              (finally
+                (vswap! s #(-> % (update :calls pop)
+                               (update :stack (fn [stack] (subvec stack 0 (min height (count stack)))))))
+                (when (empty? (:calls @s))
+                  (.remove state)
+                  (disarm! v))))))))
+    {::stepped true}))
+
+;; -- instrumenting ----------------------------------------------------------------------------
+
+(defn- fail [message] (throw (ex-info message {:lispshell/step true})))
+
+(defn- originals
+  "The source's forms (seqs) by identity: they, not what macros make, are step points."
+  [form]
+  (let [m (java.util.IdentityHashMap.)]
+    (letfn [(walk [f]
+              (cond (seq? f) (do (.put m f true) (run! walk f))
+                    (map? f) (run! walk (mapcat identity f))
+                    (coll? f) (run! walk f)))]
+      (walk form))
+    m))
+
+(defn- holds?
+  "Does `form` hold `x` itself (identical) anywhere inside?"
+  [form x]
+  (or (identical? form x)
+      (and (coll? form) (not (record? form))
+           (some #(holds? % x) (if (map? form) (mapcat identity form) form)))))
+
+(defn- contains-recur?
+  "A `recur` outside any inner loop or fn (CIDER's rule: such a form cannot be wrapped)."
+  [form]
+  (cond (seq? form) (case (first form)
+                      recur true
+                      (loop* fn* loop fn clojure.core/loop clojure.core/fn quote) false
+                      (some contains-recur? (rest form)))
+        (map? form) (some contains-recur? (vals form))
+        (vector? form) (some contains-recur? form)
+        :else false))
+
+(defn- expand [form]
+  (loop [f form]
+    (let [e (if (and (symbol? (first f)) (not (special-symbol? (first f))))
+              (try (macroexpand-1 f)
+                   (catch Throwable t
+                     (fail (str "could not expand " (one-line (pr-str form) 80) ": "
+                                (.getMessage t)))))
+              f)]
+      (if (or (identical? e f) (not (seq? e)) (empty? e)) e (recur e)))))
+
+(def ^:private never-points
+  '#{quote var fn* def recur catch finally deftype* reify* monitor-enter monitor-exit
+     clojure.core/import*})
+
+(declare walk)
+
+(defn- walk-all [ctx forms] (doall (map #(walk ctx %) forms)))
+
+(defn- walk-fn [ctx [head & args]]
+  (let [named (when (symbol? (first args)) (first args))
+        methods (if named (rest args) args)
+        method (fn [m] (with-meta (cons (first m) (walk-all ctx (rest m))) (meta m)))]
+    (concat [head] (when named [named])
+            (if (vector? (first methods))
+              (cons (first methods) (walk-all ctx (rest methods)))
+              (map method methods)))))
+
+(defn- walk-special
+  "An expanded form: its parts walked as the special form (or call) it is."
+  [ctx e]
+  (let [[head & args] e
+        out (case (when (symbol? head) head)
+              (quote var clojure.core/import* deftype* reify*) e
+              recur (cons head (doall (map #(walk ctx % true) args)))
+              catch (list* head (first args) (second args) (walk-all ctx (drop 2 args)))
+              new (list* head (first args) (walk-all ctx (rest args)))
+              set! (list head (first args) (walk ctx (second args)))
+              def (list* head (first args) (walk-all ctx (rest args)))
+              . (let [[target member & more] args]
+                  (list* head (walk ctx target)
+                         (if (seq? member) (cons (first member) (walk-all ctx (rest member))) member)
+                         (walk-all ctx more)))
+              (let* loop* letfn*) (list* head
+                                         (vec (map-indexed (fn [i x] (if (odd? i) (walk ctx x) x))
+                                                           (first args)))
+                                         (walk-all ctx (rest args)))
+              fn* (walk-fn ctx e)
+              case* (let [[ge shift mask default imap & more] args]
+                      (list* head ge shift mask (walk ctx default)
+                             (into (empty imap) (map (fn [[k [test then]]] [k [test (walk ctx then)]]) imap))
+                             more))
+              (if do throw try monitor-enter monitor-exit finally) (cons head (walk-all ctx args))
+              (walk-all ctx e))]                ; a call: its function and arguments
+    (if (instance? clojure.lang.IObj out) (with-meta out (meta e)) out)))
+
+(defn- walk
+  "`form` instrumented: a form of the source becomes a step point where that can be (`bare`:
+  never itself, a recur's argument), and its parts are walked."
+  ([ctx form] (walk ctx form false))
+  ([ctx form bare]
+   (cond
+     (and (seq? form) (seq form))
+     (let [e (expand form)
+           inner (if (and (seq? e) (seq e)) (walk-special ctx e) (walk ctx e))
+           source? (.containsKey ^java.util.IdentityHashMap (:origin ctx) form)
+           stoppable? (and (seq? e) (seq e)
+                           (not (and (symbol? (first e)) (never-points (first e)))))]
+       (cond
+         (and source? stoppable? (contains-recur? e))
+         (do (swap! (:skipped ctx) conj (one-line (pr-str form) 60)) inner)
+         (and source? stoppable? (not bare))
+         (let [id (swap! counter inc)
+               kids (filter seq? (rest form))
+               whole? (and (not (identical? e form)) (seq kids) (not-any? #(holds? e %) kids))]
+           (swap! points assoc id {:text (one-line (binding [*print-length* 12 *print-level* 4]
+                                                      (pr-str form))
+                                                    150)
+                                   :note (when whole? "a macro's form: stepped whole")})
+           (swap! (:ids ctx) conj id)
+           `(point ~id ~inner))
+         :else inner))
+     (map-entry? form) form
+     (vector? form) (with-meta (mapv #(walk ctx %) form) (meta form))
+     (record? form) form
+     (map? form) (with-meta (into {} (map (fn [[k v]] [(walk ctx k) (walk ctx v)]) form)) (meta form))
+     (set? form) (with-meta (into #{} (map #(walk ctx %)) form) (meta form))
+     :else form)))
+
+(defn- real-file? [file]
+  (and (string? file) (re-find #"\.clj[cs]?$" file)))
+
+(defn- source-form
+  "The form that defined var `v`: its file's (source-fn) when it was loaded from one, else the
+  text lispshell kept of the person's defn (`sources`: \"ns/name\" -> text)."
+  [v sources]
+  (let [{:keys [file]} (meta v)
+        kept (get sources (str (symbol v)))
+        from-file (when (real-file? file)
+                    (try (clojure.repl/source-fn (symbol v)) (catch Throwable _ nil)))
+        text (or from-file kept)]
+    (when-not text
+      (fail (str "no source for " (symbol v) ": it was not loaded from a file lispshell can "
+                 "read, nor defined by a form evaluated in this session (evaluate its defn "
+                 "here, then ,step again)")))
+    (try (binding [*ns* (.ns ^clojure.lang.Var v)]
+           (read {:read-cond :allow}
+                 (clojure.lang.LineNumberingPushbackReader. (java.io.StringReader. text))))
+         (catch Throwable t (fail (str "the source of " (symbol v) " does not read: " (.getMessage t)))))))
+
+(defn disarm!
+  "Put `v`'s original function back (if it is still armed)."
+  [v]
+  (when-let [a (get @armed v)]
+    (swap! armed dissoc v)
+    (swap! points #(apply dissoc % (:ids a)))
+    (remove-watch v ::step)
+    (binding [*arming* true]
+      (alter-var-root v (fn [cur]
+                          (if (or (::stepped (meta cur))
+                                  (::stepped (meta (:lispshell.debug/original (meta cur)))))
+                            (:original a)       ; (a breakpoint's watch wraps it again)
+                            cur))))))
+
+(defn prepare
+  "`,step TEXT`: TEXT names a function, or is a call of one. Instrument that function from its
+  source and arm it: its next call steps. Prints the var's name; throws with the reason."
+  [text sources]
+  (let [form (try (binding [*read-eval* false] (read-string text))
+                  (catch Throwable t (fail (str "does not read: " (.getMessage t)))))
+        usage ",step (f ARGS) steps the call of the function f, ,step f steps its next call"
+        sym (cond (symbol? form) form
+                  (and (seq? form) (symbol? (first form))) (first form)
+                  :else (fail usage))
+        _ (when (special-symbol? sym) (fail (str sym " is a special form: " usage)))
+        v (try (ns-resolve *ns* sym) (catch Throwable _ nil))
+        _ (when-not (var? v) (fail (str sym " is not a function defined in " (ns-name *ns*))))
+        _ (when (:macro (meta v)) (fail (str sym " is a macro: " usage)))
+        original (let [f @v] (or (:lispshell.debug/original (meta f)) f))
+        original (if-let [a (get @armed v)] (:original a) original)
+        _ (when-not (fn? original) (fail (str (symbol v) " is not a function")))
+        src (source-form v sources)
+        e (binding [*ns* (.ns ^clojure.lang.Var v)] (expand src))
+        _ (when-not (and (seq? e) (= 'def (first e)) (>= (count e) 3) (symbol? (second e))
+                         (= (name (second e)) (name (.sym ^clojure.lang.Var v)))
+                         (seq? (last e)))
+            (fail (str "the source of " (symbol v) " is not a defn of it: "
+                       (one-line (pr-str src) 80))))
+        ctx {:origin (originals src) :ids (atom []) :skipped (atom [])}
+        g (binding [*ns* (.ns ^clojure.lang.Var v)]
+            (let [code (walk ctx (last e))]
+              (try (eval code)
+                   (catch Throwable t
+                     (swap! points #(apply dissoc % @(:ids ctx)))
+                     (fail (str (symbol v) " could not be instrumented: "
+                                (.getMessage (or (.getCause t) t))))))))]
+    (when (empty? @(:ids ctx))
+      (fail (str (symbol v) " has no form to step through (its body is a value)")))
+    (disarm! v)
+    (swap! armed assoc v {:original original :name (str (symbol v)) :ids @(:ids ctx)
+                          :skipped @(:skipped ctx)})
+    (binding [*arming* true]
+      (alter-var-root v (constantly (stepped v g (str (symbol v)))))
+      (add-watch v ::step (fn [_ v _ _]
+                            (when-not *arming*   ; a redefinition: the new function stands
+                              (swap! armed dissoc v)
+                              (remove-watch v ::step)))))
+    (println (str (symbol v)))))
+
+(defn- say-armed [v]
+  (let [{:keys [ids skipped]} (get @armed v)]
+    (println (str "; " (symbol v) ": " (count ids) " step point" (when (not= 1 (count ids)) "s")
+                  (when (seq skipped)
+                    (str "; not stopped at (it recurs): " (string/join ", " (take 2 skipped))
+                         (when (> (count skipped) 2) ", ...")))))))
+
+(defn armed-var
+  "`,step f`: say that `v` steps at its next call; the var."
+  [v]
+  (say-armed v)
+  (println (str "; its next call steps (,s into ,n next ,o out ,c continue)"))
+  v)
+
+(defn run
+  "`,step (f ARGS)`: call `thunk` with `v` armed, and disarm it after, called or not."
+  [v thunk]
+  (say-armed v)
+  (try (thunk) (finally (disarm! v))))

@@ -1,0 +1,99 @@
+"""Stepping by instrumenting the function (Clojure: a child and nREPL), as CIDER's `#dbg` does.
+
+`,step f` arms the function f: its source is instrumented in the image (image/clojure-step.clj)
+so that its next call stops before each of its forms in a level (LISPSHELL-STEP, restarts
+STEP-CONTINUE, STEP-INTO, STEP-NEXT, STEP-OUT, RETURN-VALUE, ABORT: `levels.STEP_RESTARTS` are
+what `,s ,n ,o ,c` invoke); when that call ends the original function is back. `,step (f ARGS)`
+arms f and evaluates the call. `step_form` does the arming at once (a quiet eval that says
+plainly why it cannot: no source, a macro, not a defn) and answers the form the caller then
+evaluates as the person's.
+
+The source: the image's `clojure.repl/source-fn` for a var loaded from a file; for a function
+defined at the prompt, the text of the defn the person (or the model) evaluated in this
+session, which the session keeps here (`remember`, called by each transport's eval).
+"""
+from __future__ import annotations
+
+import re
+
+from lispshell.lisp.dialects import string_literal
+from lispshell.lisp.levels import STEP_RESTARTS
+
+FORMS = {
+    "clojure": {
+        "prepare": "(lispshell.step/prepare {text} {sources})",
+        "call": "(lispshell.step/run (var {var}) (fn [] {code}\n))",
+        "name": "(lispshell.step/armed-var (var {var}))",
+    },
+}
+
+# A top-level form that defines a function (its name after any metadata), or that changes the
+# namespace the forms after it are evaluated in.
+_DEFINES = re.compile(r"\(\s*(?:defn-?|def)\s+(?:\^(?:\{[^{}]*\}|[^\s{}]+)\s+)*"
+                      r"([^\s()\[\]{}\"^;@~`']+)")
+_NAMESPACE = re.compile(r"\(\s*(?:ns\s+|in-ns\s+')\s*([^\s()\[\]{}\"^;@~`']+)")
+KEPT = 500          # definitions kept per session (the newest)
+
+
+def remember(session, code: str, package: str) -> None:
+    """Keep the text of each top-level defn in `code`, evaluated from namespace `package`,
+    by its qualified name (a later definition of the same name replaces it)."""
+    if session.lisp not in FORMS or "(def" not in code:
+        return
+    from lispshell.syntax.reading import read
+
+    kept = session.__dict__.setdefault("_definitions", {})
+    ns = package or "user"
+    for start, end in read(code, "clojure").spans:
+        text = code[start:end]
+        moved = _NAMESPACE.match(text)
+        if moved:
+            ns = moved.group(1)
+            continue
+        defined = _DEFINES.match(text)
+        if defined:
+            name = defined.group(1)
+            key = name if "/" in name else f"{ns}/{name}"
+            kept.pop(key, None)
+            kept[key] = text
+            while len(kept) > KEPT:
+                kept.pop(next(iter(kept)))
+
+
+def step_form(session, code: str) -> str:
+    """Arm the function `code` names (`f`) or calls (`(f ARGS)`); the form to evaluate as the
+    person's: the call (it steps) or, for a name, one that says it is armed. ValueError says
+    why it cannot."""
+    forms = FORMS[session.lisp]
+    kept = session.__dict__.get("_definitions", {})
+    sources = "{" + " ".join(f"{string_literal(k)} {string_literal(v)}"
+                             for k, v in kept.items()) + "}"
+    result = session.eval(forms["prepare"].format(text=string_literal(code), sources=sources),
+                          timeout=None, history=False, keep_levels=True)
+    if result.error is not None:
+        message = (result.error.message or result.error.type).split(" {:lispshell/step")[0]
+        raise ValueError(message[:1].lower() + message[1:].rstrip("."))
+    var = result.output.strip().splitlines()[-1] if result.output.strip() else ""
+    if not var:
+        raise ValueError("the image did not say which function it armed")
+    code = code.strip()
+    if code.startswith("("):
+        return forms["call"].format(var=var, code=code)
+    return forms["name"].format(var=var)
+
+
+def step(session, how: str, **kw):
+    """At a step: into | next | out | continue, its restart invoked. Elsewhere said plainly:
+    stepping starts with `,step` (not from a breakpoint, as on SBCL)."""
+    if how not in STEP_RESTARTS:
+        raise ValueError(f"step how? one of {', '.join(STEP_RESTARTS)}")
+    index = session._restart_named(STEP_RESTARTS[how])
+    if index is not None:
+        return session.invoke_restart(index, **kw)
+    if how == "continue" and session.level:
+        return session.continue_level(**kw)
+    if session.level:
+        raise ValueError("this level is not a step: on Clojure stepping starts with ,step f "
+                         "(its next call) or ,step (f ARGS); ,continue runs on from here")
+    raise ValueError("nothing is being stepped: ,step (f ARGS) steps the call of f, ,step f "
+                     "its next call")
