@@ -12,7 +12,7 @@ the person typed or the gate showed.
 from __future__ import annotations
 
 from lispshell.lisp.dialects import string_literal
-from lispshell.lisp.levels import Breakpoint
+from lispshell.lisp.levels import Breakpoint, level_kind
 
 FORMS = {
     "sbcl": {
@@ -210,7 +210,7 @@ class ParkedHits:
         message = next((p[3] for p in parse_parked(result.output) if p[0] == hit_id),
                        others[index][2])
         # (LispError is session.py's, which imports this module: the class gives it here)
-        error = self.error_class("LISPSHELL-BREAK", message, [], list(restarts))
+        error = self.error_class(level_kind(restarts), message, [], list(restarts))
         self._remote = self._remote + [(hit_id, error)]
         return error
 
@@ -231,17 +231,22 @@ class ParkedHits:
         return result.output
 
     def _remote_resume(self, n: int, argument: str = "", **kw):
-        hit_id, _ = self._remote[-1]
-        if not 0 <= n <= 2:
-            raise ValueError("choose a restart from 0 to 2")
+        hit_id, error = self._remote[-1]
+        last = len(error.restarts) - 1          # ABORT: the call (or the step) is left
+        if not 0 <= n <= last:
+            raise ValueError(f"choose a restart from 0 to {last}")
         kw.pop("keep_levels", None)
         result = self._plain_eval(self._parked_form("resume", id=hit_id, n=n, code=argument),
                                   **kw)
         if result.error is None or "no breakpoint waits as" in result.error.message:
             self._remote = self._remote[:-1]      # decided, or gone with its thread
-            result.output += "; the thread goes on\n" if n < 2 else "; the call was left\n"
+            result.output += "; the thread goes on\n" if n < last else "; the call was left\n"
         result.level = self.level
         return result
+
+    def _remote_abort(self) -> int:
+        """The number of the innermost remote level's ABORT (its last restart)."""
+        return len(self._remote[-1][1].restarts) - 1
 
     def _plain_eval(self, code: str, **kw):
         """An eval of lispshell's own at a remote level (N: the REPL variables left alone)."""

@@ -62,6 +62,13 @@ STEP_RESTARTS = {"into": "STEP-INTO", "next": "STEP-NEXT", "out": "STEP-OUT",
 CONTINUE, RETURN_VALUE = "CONTINUE", "RETURN-VALUE"
 
 
+def level_kind(restarts) -> str:
+    """What a hit's level is, read from its restarts (another thread's hit is listed with its
+    restarts alone): a step (LISPSHELL-STEP) offers the step restarts, a breakpoint's does not."""
+    names = {r.split("\t", 1)[0] for r in restarts}
+    return "LISPSHELL-STEP" if STEP_RESTARTS["next"] in names else "LISPSHELL-BREAK"
+
+
 def parse_frames(values: list[str]) -> list[Frame]:
     frames = []
     for v in values:

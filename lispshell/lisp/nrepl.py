@@ -44,7 +44,8 @@ from lispshell.lisp.connection import ConnectError, Connection, open_socket
 from lispshell.lisp.contract import Capabilities, EvalClock, NotOverThisTransport
 from lispshell.lisp.dialects import string_literal
 from lispshell.lisp.image import code as image_code
-from lispshell.lisp.levels import LevelStack, parse_frames, parse_locals
+from lispshell.lisp import stepping
+from lispshell.lisp.levels import LevelStack, level_kind, parse_frames, parse_locals
 from lispshell.lisp.session import EvalResult, LispError
 
 READ_SIZE = 1 << 16
@@ -52,7 +53,7 @@ CLOSE_WAIT = 3.0      # seconds to wait for nREPL to confirm the sessions it was
 CAUGHT = "lispshell.nrepl/caught"
 PRINT = "lispshell.nrepl/pr-bounded"
 HISTORY = "lispshell.nrepl/history"
-NEWEST = "lispshell.debug/marker?"    # the newest helper: its absence means load them
+NEWEST = "lispshell.step/armed-var"   # the newest helper: its absence means load them
 HIT = "\x1elispshell-hit "              # clojure-debug.clj: a parked hit's note starts so
 ABORTED = "lispshell: the breakpoint's call was left"
 
@@ -68,8 +69,8 @@ class _Hit:
 
 
 class Session(ImageBreakpoints, Connection):
-    # levels only at a breakpoint's hit (exceptions have no restarts): not `levels`
-    capabilities = Capabilities(reconnect=True, breakpoints=True, threads=True)
+    # levels only at a breakpoint's hit or a step (exceptions have no restarts): not `levels`
+    capabilities = Capabilities(reconnect=True, breakpoints=True, threads=True, stepping=True)
 
     def __init__(self, *args, **kwargs):
         super().__init__(*args, **kwargs)
@@ -99,7 +100,8 @@ class Session(ImageBreakpoints, Connection):
                      "(load-string "
                      + string_literal(image_code("clojure-errors.clj")) + ") (load-string "
                      + string_literal(image_code("clojure-nrepl.clj")) + ") (load-string "
-                     + string_literal(image_code("clojure-debug.clj")) + ") "
+                     + string_literal(image_code("clojure-debug.clj")) + ") (load-string "
+                     + string_literal(image_code("clojure-step.clj")) + ") "
                      "(reset! @(resolve (quote lispshell.debug/marker?)) true)) (str *ns*))")
             rid = self._send_new({"op": "eval", "code": setup, "session": self._quiet})
             values, failed = [], False
@@ -385,13 +387,19 @@ class Session(ImageBreakpoints, Connection):
         _, _, restarts, message = parked.get(hit_id, (hit_id, "", [], f"breakpoint hit {hit_id}"))
         outer = len(self._hits) - 1
         where = f"debug level {outer}" if outer else "the top level"
-        restarts = restarts[:2] + [f"ABORT\tReturn to {where}."] if len(restarts) == 3 else restarts
-        error = LispError("LISPSHELL-BREAK", message, [], restarts)
+        if restarts and restarts[-1].startswith("ABORT\t"):
+            restarts = restarts[:-1] + [f"ABORT\tReturn to {where}."]
+        error = LispError(level_kind(restarts), message, [], restarts)
         self._levels.errors.append(error)
         self._current = None
         return EvalResult(output=answer.text_output(), error=error, package=self.package,
                           level=self.level, elapsed=time.monotonic() - started,
                           output_dropped=answer.dropped)
+
+    def _abort_index(self) -> int:
+        """The number of the innermost level's ABORT (its last restart)."""
+        waiting = self._levels.waiting
+        return len(waiting.restarts) - 1 if waiting is not None and waiting.restarts else 2
 
     def _at_hit(self):
         if not self._hits:
@@ -404,8 +412,9 @@ class Session(ImageBreakpoints, Connection):
                 on_input=None, **_) -> EvalResult:
         with self._lock:
             hit = self._at_hit()
-            if not 0 <= n <= 2:
-                raise ValueError("choose a restart from 0 to 2")
+            last = max(len(self._levels.waiting.restarts) - 1, 0) if self._levels.waiting else 2
+            if not 0 <= n <= last:
+                raise ValueError(f"choose a restart from 0 to {last}")
             if not self.ready:
                 return self.not_connected()
             from lispshell.lisp.session import _Answer
@@ -436,11 +445,15 @@ class Session(ImageBreakpoints, Connection):
 
     def eval(self, code: str, *, keep_levels: bool = False, **kw) -> EvalResult:
         before = len(self._hits)
+        evaluated_in = self.package
         result = super().eval(code, keep_levels=keep_levels, **kw)
+        if kw.get("history", True) and result.error is None:
+            # the person's defns, for ,step of a function defined at the prompt
+            stepping.remember(self, code, evaluated_in)
         if not keep_levels and len(self._hits) > before:
             # Batch runs and MCP keep no level: the call is left at once, as the answer says.
             while len(self._hits) > before:
-                self._resume(2)
+                self._resume(self._abort_index())
             result.level = self.level
         return result
 
@@ -468,7 +481,7 @@ class Session(ImageBreakpoints, Connection):
                 f": choose 0 to {len(others) - 1}" if others else ": none is waiting"))
         hit_id = self._other_ids[index]
         message = next(p[3] for p in self._parked() if p[0] == hit_id)
-        error = LispError("LISPSHELL-BREAK", message, [], list(others[index][3]))
+        error = LispError(level_kind(others[index][3]), message, [], list(others[index][3]))
         self._hits.append(_Hit(hit_id, None))
         self._levels.errors.append(error)
         return error
@@ -476,14 +489,20 @@ class Session(ImageBreakpoints, Connection):
     def invoke_restart(self, index: int, argument: str = "", **kw) -> EvalResult:
         return self._resume(int(index), argument, **kw)
 
+    def step_form(self, code: str) -> str:
+        return stepping.step_form(self, code)
+
+    def step(self, how: str, **kw) -> EvalResult:
+        return stepping.step(self, how, **kw)
+
     def leave_level(self, **kw) -> EvalResult:
-        return self._resume(2, **kw)
+        return self._resume(self._abort_index(), **kw)
 
     def top(self, **kw) -> EvalResult:
         self._at_hit()
         result = None
         while self._hits:
-            result = self._resume(2, **kw)
+            result = self._resume(self._abort_index(), **kw)
         return result
 
     def _frames_of_hit(self, op: str, n: int | None) -> str:

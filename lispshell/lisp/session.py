@@ -599,14 +599,14 @@ class LispSession(ImageBreakpoints, ParkedHits, Session):
 
     def leave_level(self, **kw) -> EvalResult:
         if self._remote:
-            return self._remote_resume(2, **kw)
+            return self._remote_resume(self._remote_abort(), **kw)
         self._supports_levels()
         return self.eval("", timeout=None, keep_levels=True, _kind="A", **kw)
 
     def top(self, **kw) -> EvalResult:
         result = None
         while self._remote:
-            result = self._remote_resume(2, **kw)
+            result = self._remote_resume(self._remote_abort(), **kw)
             if result.error is not None:
                 return result
         if result is not None and not self._levels.depth:

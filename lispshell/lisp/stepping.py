@@ -71,7 +71,7 @@ def step_form(session, code: str) -> str:
     result = session.eval(forms["prepare"].format(text=string_literal(code), sources=sources),
                           timeout=None, history=False, keep_levels=True)
     if result.error is not None:
-        message = (result.error.message or result.error.type).split(" {:lispshell/step")[0]
+        message = (result.error.message or result.error.type).removesuffix(" {}")
         raise ValueError(message[:1].lower() + message[1:].rstrip("."))
     var = result.output.strip().splitlines()[-1] if result.output.strip() else ""
     if not var:

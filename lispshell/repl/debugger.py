@@ -15,6 +15,7 @@ extent (define the missing function, then `,invoke 0` retries), and these comman
 Stepping and breakpoints (issue 41; what each Lisp offers is in docs/debugging.md):
 
   ,step FORM               evaluate FORM stepping: each step a level said in one line
+                           (Clojure: ,step (f ARGS) or ,step f, the function instrumented)
   ,s ,n ,o                 step into, over (next), out; from a breakpoint, start stepping
   ,c  ,continue            run on (a step unstepped, a breakpoint's call, a CONTINUE restart)
   ,return FORM             leave a breakpoint's call with FORM's value, its body not run
@@ -300,20 +301,22 @@ async def _step_form(repl, arg: str):
     if len(forms) != 1:
         repl.renderer.notice("Usage: ,step FORM (one form)")
         return
-    try:
-        code = session.step_form(arg.strip())
-    except NotOverThisTransport as exc:
-        repl.renderer.notice(str(exc)[:1].upper() + str(exc)[1:] + ".")
+    if not session.ready and not await repl._wait_until_ready(session):
         return
-    await repl.eval_form(code)
+    # (a Lisp that steps by instrumenting, Clojure, prepares the function in the image first)
+    code = await _call(repl, "step_form", arg.strip())
+    if code is not None:
+        await repl.eval_form(code)
 
 
 def _stepper(how: str):
     async def run(repl, arg: str):
         session = repl.session
-        if session is None or not session.level:
-            repl.renderer.notice("Nothing is being stepped: ,step FORM steps a form, and ,s "
-                                 "at a breakpoint steps from there.")
+        if session is None:
+            repl.renderer.notice("Nothing is being stepped: ,step FORM steps a form.")
+            return
+        if not session.level:       # the session says why, as its Lisp steps
+            await _call(repl, "step", how)
             return
         if how == "continue":
             await run_on(repl, session.continue_level)
@@ -437,8 +440,8 @@ COMMANDS = [
     Command("threads", "the debuggers (Swank) and breakpoint hits other threads wait in",
             _threads),
     Command("thread", "enter the debugger thread N waits in (from ,threads)", _thread, "N"),
-    Command("step", "evaluate FORM stepping: ,s into, ,n over, ,o out, ,c continue (SBCL)",
-            _step_form, "FORM"),
+    Command("step", "evaluate FORM stepping: ,s into, ,n over, ,o out, ,c continue (SBCL; "
+            "Clojure: ,step (f ARGS), or ,step f for its next call)", _step_form, "FORM"),
     Command("s", "step into the next call (at a step, or from a breakpoint)", _stepper("into")),
     Command("n", "step over the next call", _stepper("next")),
     Command("o", "step out of this function", _stepper("out")),

@@ -162,7 +162,7 @@
 
 ;; -- instrumenting ----------------------------------------------------------------------------
 
-(defn- fail [message] (throw (ex-info message {:lispshell/step true})))
+(defn- fail [message] (throw (ex-info message {})))
 
 (defn- originals
   "The source's forms (seqs) by identity: they, not what macros make, are step points."
@@ -267,7 +267,7 @@
          (let [id (swap! counter inc)
                kids (filter seq? (rest form))
                whole? (and (not (identical? e form)) (seq kids) (not-any? #(holds? e %) kids))]
-           (swap! points assoc id {:text (one-line (binding [*print-length* 12 *print-level* 4]
+           (swap! points assoc id {:text (one-line (binding [*print-length* 12 *print-level* 8]
                                                       (pr-str form))
                                                     150)
                                    :note (when whole? "a macro's form: stepped whole")})
@@ -333,13 +333,18 @@
         original (let [f @v] (or (:lispshell.debug/original (meta f)) f))
         original (if-let [a (get @armed v)] (:original a) original)
         _ (when-not (fn? original) (fail (str (symbol v) " is not a function")))
+        ;; (as CIDER declines to: lispshell's own code and the REPL's run on these)
+        _ (when (re-find #"^(clojure|lispshell|nrepl|cider)\." (str (ns-name (.ns ^clojure.lang.Var v))))
+            (fail (str (symbol v) " is Clojure's own (or lispshell's, or nREPL's): stepping it "
+                       "would stop the code that serves you; step a function of yours")))
         src (source-form v sources)
         e (binding [*ns* (.ns ^clojure.lang.Var v)] (expand src))
         _ (when-not (and (seq? e) (= 'def (first e)) (>= (count e) 3) (symbol? (second e))
                          (= (name (second e)) (name (.sym ^clojure.lang.Var v)))
-                         (seq? (last e)))
-            (fail (str "the source of " (symbol v) " is not a defn of it: "
-                       (one-line (pr-str src) 80))))
+                         (seq? (last e))
+                         (= 'fn* (first (binding [*ns* (.ns ^clojure.lang.Var v)] (expand (last e))))))
+            (fail (str "the source of " (symbol v) " is not a defn of it (nor a def of an fn "
+                       "form): " (one-line (pr-str src) 80))))
         ctx {:origin (originals src) :ids (atom []) :skipped (atom [])}
         g (binding [*ns* (.ns ^clojure.lang.Var v)]
             (let [code (walk ctx (last e))]
