@@ -275,8 +275,7 @@ CLOJURE = Dialect(
     _bootstrap=lambda loop, nonce: (
         "(do (binding [*ns* *ns*] (load-string "
         + string_literal(image_code("clojure-errors.clj")) + ") (load-string "
-        + string_literal(image_code("clojure-debug.clj")) + ") (load-string "
-        + string_literal(image_code("clojure-step.clj")) + ")) "
+        + string_literal(image_code("clojure-debug.clj")) + ")) "
         "((binding [*ns* (create-ns (quote lispshell.loop))] (clojure.core/refer (quote clojure.core)) "
         "(eval (read-string " + string_literal(loop) + f'))) "{nonce}"))\n'),
     _introspect_call=lambda setup, fn, lits, mark: (

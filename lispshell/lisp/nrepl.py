@@ -53,7 +53,7 @@ CLOSE_WAIT = 3.0      # seconds to wait for nREPL to confirm the sessions it was
 CAUGHT = "lispshell.nrepl/caught"
 PRINT = "lispshell.nrepl/pr-bounded"
 HISTORY = "lispshell.nrepl/history"
-NEWEST = "lispshell.step/armed-var"   # the newest helper: its absence means load them
+NEWEST = "lispshell.debug/marker?"    # the newest helper: its absence means load them
 HIT = "\x1elispshell-hit "              # clojure-debug.clj: a parked hit's note starts so
 ABORTED = "lispshell: the breakpoint's call was left"
 
@@ -100,8 +100,7 @@ class Session(ImageBreakpoints, Connection):
                      "(load-string "
                      + string_literal(image_code("clojure-errors.clj")) + ") (load-string "
                      + string_literal(image_code("clojure-nrepl.clj")) + ") (load-string "
-                     + string_literal(image_code("clojure-debug.clj")) + ") (load-string "
-                     + string_literal(image_code("clojure-step.clj")) + ") "
+                     + string_literal(image_code("clojure-debug.clj")) + ") "
                      "(reset! @(resolve (quote lispshell.debug/marker?)) true)) (str *ns*))")
             rid = self._send_new({"op": "eval", "code": setup, "session": self._quiet})
             values, failed = [], False

@@ -17,11 +17,17 @@ from __future__ import annotations
 import re
 
 from lispshell.lisp.dialects import string_literal
+from lispshell.lisp.image import code as image_code
 from lispshell.lisp.levels import STEP_RESTARTS
 
 FORMS = {
     "clojure": {
-        "prepare": "(lispshell.step/prepare {text} {sources})",
+        # The helpers are loaded at the first ,step (compiling them costs a JVM at start about
+        # a tenth of its boot), hence the resolve: the form is compiled before they exist.
+        "prepare": ("(do (when-not (resolve (quote lispshell.step/armed-var)) "
+                    "(binding [*ns* *ns*] (load-string {setup}))) "
+                    "((resolve (quote lispshell.step/prepare)) {text} {sources}))"),
+        "setup": "clojure-step.clj",
         "call": "(lispshell.step/run (var {var}) (fn [] {code}\n))",
         "name": "(lispshell.step/armed-var (var {var}))",
     },
@@ -68,7 +74,9 @@ def step_form(session, code: str) -> str:
     kept = session.__dict__.get("_definitions", {})
     sources = "{" + " ".join(f"{string_literal(k)} {string_literal(v)}"
                              for k, v in kept.items()) + "}"
-    result = session.eval(forms["prepare"].format(text=string_literal(code), sources=sources),
+    setup = string_literal(image_code(forms["setup"]))
+    result = session.eval(forms["prepare"].format(setup=setup, text=string_literal(code),
+                                                  sources=sources),
                           timeout=None, history=False, keep_levels=True)
     if result.error is not None:
         message = (result.error.message or result.error.type).removesuffix(" {}")

@@ -1,5 +1,5 @@
 ;; Stepping a Clojure function (`,step`: lispshell/lisp/stepping.py, docs/debugging.md), the
-;; same for the child's loop and over nREPL: loaded once per image, after clojure-debug.clj.
+;; same for the child's loop and over nREPL: loaded into an image at its first `,step`.
 ;;
 ;; CIDER's approach (cider.nrepl.middleware.util.instrument, its #dbg), smaller. `prepare`
 ;; reads the function's source (clojure.repl/source-fn for a var loaded from a file, else the
