@@ -76,7 +76,8 @@ class Capabilities:
     restart_image: bool = False  # restart(): only an image lispshell started itself
     reconnect: bool = False      # reconnect(): a connection to the person's image
     breakpoints: bool = False    # set_breakpoint(): a call stops in a level with its arguments
-    stepping: bool = False       # step_form() and step(): SBCL's stepper, a level per step
+    stepping: bool = False       # step_form() and step(): a level per step (SBCL's stepper;
+                                 # Clojure: the function instrumented, lisp/stepping.py)
 
 
 # What every transport must fill itself (no default would do).
@@ -255,7 +256,9 @@ class Session:
         return None
 
     def step_form(self, code: str) -> str:
-        """The code that evaluates `code` stepping (`,step FORM`): each step a level."""
+        """The code that evaluates `code` stepping (`,step FORM`): each step a level. It may
+        prepare the image first (Clojure arms the function), and raises ValueError saying why
+        `code` cannot be stepped."""
         self._refuse("stepping")
 
     def step(self, how: str, **kw):

@@ -89,7 +89,7 @@ class Dialect:
     systems: bool = False
     # The request kinds its loop answers (lispshell/lisp/protocol.py): E N C Q at least; Y with
     # `systems`; I F A T with `levels`; F alone with `last_error_frames`. (Clojure's loop
-    # answers I F A T too, at a breakpoint's level: clojure-debug.clj; not declared, as no
+    # answers I F A T too, at a breakpoint's or a step's level: clojure-debug.clj; not declared, as no
     # error opens one.)
     requests: str = "ENCQ"
     # Forms as one form ("{}": the forms), for helpers that take a thunk (time, profile).

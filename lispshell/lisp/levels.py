@@ -14,7 +14,8 @@ can do, as SLIME's swank/backend.lisp declares what every Lisp implements:
   restart_frame(n)          run a frame again from its start
   invoke_restart(n, arg)    one of the waiting error's restarts
   leave_level(), top()      back one level (`,abort`), back to the top (`,top`)
-  step_form(code)           the code that evaluates CODE stepping (`,step FORM`)
+  step_form(code)           the code that evaluates CODE stepping (`,step FORM`; Clojure
+                            instruments the function: lispshell/lisp/stepping.py)
   step(how)                 at a step: into | next | out | continue (`,s ,n ,o ,c`); at another
                             level that can continue, stepping starts from there
   continue_level()          run on from a level (a step, a breakpoint, a CONTINUE restart)

@@ -23,7 +23,9 @@ its arguments by name) while its request stays pending. At the level, the person
 evaluated on the quiet session with the hit's arguments bound (`eval-at`), frames and locals
 are asked of the hit, and a restart (`resume`: run the call, return a value, leave it) lets
 the thread go on, after which the pending eval is waited for again (its answer, or the next
-hit). Replies to a pending eval that arrive meanwhile are held, never dropped.
+hit). Replies to a pending eval that arrive meanwhile are held, never dropped. A step of a
+function `,step` instrumented (lispshell/lisp/stepping.py) is such a hit too (LISPSHELL-STEP:
+the form, the locals in scope there, the step restarts).
 
 Errors: nREPL would print them to `*err*` (`clojure.main/repl-caught`). We name our own hook
 instead (`lispshell.nrepl/caught`, lispshell/lisp/image/clojure-nrepl.clj, loaded once per
