@@ -147,6 +147,10 @@ def test_what_cannot_be_stepped_is_said(clojure_shell):
     sh.expect("#'user/hidden")
     sh.submit(",step (hidden 1)")               # defined by code, not typed: no source kept
     sh.expect("No source for user/hidden")
+    sh.submit("(defn prim ^long [^long n] (inc n))")
+    sh.expect("#'user/prim")
+    sh.submit(",step (prim 1)")
+    sh.expect("User/prim has a primitive signature")
     sh.submit("(map inc [1 2])")                # and nothing was left instrumented
     sh.expect("(2 3)")
 
@@ -198,6 +202,20 @@ def _walk_through(s):
     r = s.eval(s.step_form("(f 2)"))
     assert r.error.type == "LISPSHELL-STEP" and s.level == 0, r
     assert s.eval("(f 2)").values == ['"2"']
+    # a breakpoint on a stepped function: its hit first, then the steps; both outlive nothing
+    s.set_breakpoint("f")
+    assert s.eval(s.step_form("(f 1)"), keep_levels=True).error.type == "LISPSHELL-BREAK"
+    assert s.continue_level().error.message == '(println "a")'
+    assert s.continue_level().values == ['"1"'] and s.level == 0
+    assert s.eval(s.step_form("f")).ok                 # armed, then a breakpoint set and
+    s.set_breakpoint("f")                              # cleared: still armed, and then not
+    s.clear_breakpoint("f")
+    assert s.eval("(f 6)", keep_levels=True).error.type == "LISPSHELL-STEP"
+    assert s.continue_level().values == ['"6"']
+    assert s.eval(PLAIN.replace(" #'g #'boom", "")).values == ["[false false false]"]
+    assert s.eval(s.step_form("f")).ok                 # armed, then redefined: disarmed
+    assert s.eval("(defn f [x] (* x 100))").ok
+    assert s.eval("(f 2)", keep_levels=True).values == ["200"] and s.level == 0
 
 
 def test_stepping_on_a_clojure_child_session():
@@ -224,11 +242,12 @@ def test_stepping_over_nrepl(tmp_path):
                 if listed:
                     break
                 c.eval("(Thread/sleep 50)")
-            assert listed and listed[0][2] == '(println "a")', listed
+            # (f as _walk_through left it: redefined, its new source kept)
+            assert listed and listed[0][2] == "(* x 100)", listed
             assert c.enter_thread(0).type == "LISPSHELL-STEP"
             assert c.eval("(* x 2)", keep_levels=True).values == ["14"]
             c.continue_level()
-            assert c.eval("@fut").values == ['"7"'] and c.level == 0
+            assert c.eval("@fut").values == ["700"] and c.level == 0
         finally:
             c.close()
     finally:
@@ -254,3 +273,18 @@ def test_the_model_reads_a_clojure_step_and_steps_with_a_restart():
         assert "(let [y (* x 2)] (+ y 1))" in nxt["error"]["message"]
         done = call_tool("invoke_restart", {"restart": 0}, ctx)       # STEP-CONTINUE
         assert done["values"] == ['"3"'] and s.level == 0, done
+
+
+def test_a_function_loaded_from_a_file_steps_from_its_source(tmp_path):
+    path = tmp_path / "stepped.clj"
+    path.write_text('(ns stepped)\n\n;; a comment\n(defn twice\n  "Doc."\n  [n]\n'
+                    '  (let [m (* n 2)]\n    (inc m)))\n', encoding="utf-8")
+    with LispSession("clojure") as s:
+        assert s.eval(f'(load-file "{path}")').ok
+        r = s.eval(s.step_form("(stepped/twice 5)"), keep_levels=True)
+        assert r.error.message == "(let [m (* n 2)] (inc m))", r
+        assert s.step("into").error.message == "(* n 2)"
+        r = s.step("next")
+        assert r.error.message == "(inc m)" and "; (* n 2) => 10" in r.output, r
+        assert [(loc.name, loc.value) for loc in s.frame_locals(0)] == [("m", "10"), ("n", "5")]
+        assert s.continue_level().values == ["11"] and s.level == 0

@@ -8,7 +8,7 @@ arms f and evaluates the call. `step_form` does the arming at once (a quiet eval
 plainly why it cannot: no source, a macro, not a defn) and answers the form the caller then
 evaluates as the person's.
 
-The source: the image's `clojure.repl/source-fn` for a var loaded from a file; for a function
+The source: the file's, at the var's line, for a var loaded from a file; for a function
 defined at the prompt, the text of the defn the person (or the model) evaluated in this
 session, which the session keeps here (`remember`, called by each transport's eval).
 """

@@ -2,11 +2,11 @@
 ;; same for the child's loop and over nREPL: loaded into an image at its first `,step`.
 ;;
 ;; CIDER's approach (cider.nrepl.middleware.util.instrument, its #dbg), smaller. `prepare`
-;; reads the function's source (clojure.repl/source-fn for a var loaded from a file, else the
-;; text lispshell kept of the defn the person evaluated), macroexpands it while walking it, and
-;; makes every form of the source that is evaluated for its value a *step point*: `(point ID
-;; FORM)`, a macro that captures the locals in scope (&env) by name. The instrumented fn is
-;; compiled in the var's namespace and the var's root wrapped (`arm!`): the next call of the
+;; reads the function's source (its file's, at the var's :line, for a var loaded from one;
+;; else the text lispshell kept of the defn the person evaluated), macroexpands it while
+;; walking it, and makes every form of the source that is evaluated for its value a *step
+;; point*: `(point ID FORM)`, a macro that captures the locals in scope (&env) by name. The
+;; instrumented fn is compiled in the var's namespace and the var's root wrapped: the next call of the
 ;; function steps, and when that call returns (or throws, or is left) the root is the original
 ;; again (`disarm!`); redefining the function meanwhile disarms it too. One call, one stepping.
 ;;
@@ -24,8 +24,7 @@
 ;; at the next point after it, STEP-OUT finishes this call of the function, STEP-CONTINUE runs
 ;; on unstepped, RETURN-VALUE uses a value instead of running the form, ABORT leaves the call.
 (ns lispshell.step
-  (:require [clojure.repl]
-            [clojure.string :as string]))
+  (:require [clojure.string :as string]))
 
 (defonce ^ThreadLocal state (ThreadLocal.))  ; this thread's stepping, a volatile map, or nil
 (defonce armed (atom {}))       ; var -> {:original f :name "ns/f" :points n :skipped [texts]}
@@ -281,26 +280,44 @@
      (set? form) (with-meta (into #{} (map #(walk ctx %)) form) (meta form))
      :else form)))
 
-(defn- real-file? [file]
-  (and (string? file) (re-find #"\.clj[cs]?$" file)))
+(defn- file-form
+  "The form at var `v`'s :file and :line: a resource on the classpath (as clojure.repl/source-fn
+  reads it) or a file (load-file's), read in the var's namespace; nil when there is none."
+  [v]
+  (let [{:keys [file line]} (meta v)]
+    (when (and (string? file) (re-find #"\.clj[cs]?$" file) line)
+      (when-let [in (or (.getResourceAsStream (clojure.lang.RT/baseLoader) ^String file)
+                        (let [f (java.io.File. ^String file)]
+                          (when (.isFile f) (java.io.FileInputStream. f))))]
+        (with-open [rdr (clojure.lang.LineNumberingPushbackReader.
+                         (java.io.InputStreamReader. ^java.io.InputStream in "UTF-8"))]
+          (dotimes [_ (dec line)] (.readLine rdr))
+          (binding [*ns* (.ns ^clojure.lang.Var v)]
+            (read {:read-cond :allow} rdr)))))))
 
 (defn- source-form
-  "The form that defined var `v`: its file's (source-fn) when it was loaded from one, else the
-  text lispshell kept of the person's defn (`sources`: \"ns/name\" -> text)."
+  "The form that defined var `v`: its file's when it was loaded from one, else the text
+  lispshell kept of the person's defn (`sources`: \"ns/name\" -> text)."
   [v sources]
-  (let [{:keys [file]} (meta v)
-        kept (get sources (str (symbol v)))
-        from-file (when (real-file? file)
-                    (try (clojure.repl/source-fn (symbol v)) (catch Throwable _ nil)))
-        text (or from-file kept)]
-    (when-not text
-      (fail (str "no source for " (symbol v) ": it was not loaded from a file lispshell can "
-                 "read, nor defined by a form evaluated in this session (evaluate its defn "
-                 "here, then ,step again)")))
-    (try (binding [*ns* (.ns ^clojure.lang.Var v)]
-           (read {:read-cond :allow}
-                 (clojure.lang.LineNumberingPushbackReader. (java.io.StringReader. text))))
-         (catch Throwable t (fail (str "the source of " (symbol v) " does not read: " (.getMessage t)))))))
+  (let [from-file (try (file-form v)
+                       (catch Throwable t
+                         (fail (str "the source of " (symbol v) " does not read: " (.getMessage t)))))
+        kept (get sources (str (symbol v)))]
+    (cond
+      from-file from-file
+      kept (try (binding [*ns* (.ns ^clojure.lang.Var v)]
+                  (read {:read-cond :allow}
+                        (clojure.lang.LineNumberingPushbackReader. (java.io.StringReader. kept))))
+                (catch Throwable t
+                  (fail (str "the source of " (symbol v) " does not read: " (.getMessage t)))))
+      :else (fail (str "no source for " (symbol v) ": it was not loaded from a file lispshell "
+                       "can read, nor defined by a form evaluated in this session (evaluate "
+                       "its defn here, then ,step again)")))))
+
+(defn- ours?
+  "Is `f` an armed root: ours, or a breakpoint's wrapper around ours (clojure-debug.clj)?"
+  [f]
+  (boolean (or (::stepped (meta f)) (::stepped (meta (:lispshell.debug/original (meta f)))))))
 
 (defn disarm!
   "Put `v`'s original function back (if it is still armed)."
@@ -311,8 +328,7 @@
     (remove-watch v ::step)
     (binding [*arming* true]
       (alter-var-root v (fn [cur]
-                          (if (or (::stepped (meta cur))
-                                  (::stepped (meta (:lispshell.debug/original (meta cur)))))
+                          (if (ours? cur)
                             (:original a)       ; (a breakpoint's watch wraps it again)
                             cur))))))
 
@@ -333,6 +349,9 @@
         original (let [f @v] (or (:lispshell.debug/original (meta f)) f))
         original (if-let [a (get @armed v)] (:original a) original)
         _ (when-not (fn? original) (fail (str (symbol v) " is not a function")))
+        _ (when (some #(.startsWith (.getName ^Class %) "clojure.lang.IFn$") (supers (class original)))
+            (fail (str (symbol v) " has a primitive signature (^long, ^double): its callers "
+                       "call it as such, which an instrumented function cannot be")))
         ;; (as CIDER declines to: lispshell's own code and the REPL's run on these)
         _ (when (re-find #"^(clojure|lispshell|nrepl|cider)\." (str (ns-name (.ns ^clojure.lang.Var v))))
             (fail (str (symbol v) " is Clojure's own (or lispshell's, or nREPL's): stepping it "
@@ -360,8 +379,10 @@
                           :skipped @(:skipped ctx)})
     (binding [*arming* true]
       (alter-var-root v (constantly (stepped v g (str (symbol v)))))
-      (add-watch v ::step (fn [_ v _ _]
-                            (when-not *arming*   ; a redefinition: the new function stands
+      (add-watch v ::step (fn [_ v _ new]
+                            ;; a redefinition: the new function stands (a breakpoint set or
+                            ;; cleared meanwhile wraps or unwraps ours: not one)
+                            (when-not (or *arming* (ours? new))
                               (swap! armed dissoc v)
                               (remove-watch v ::step)))))
     (println (str (symbol v)))))
