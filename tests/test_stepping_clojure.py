@@ -56,8 +56,8 @@ def test_step_shows_each_forms_value_of_a_three_form_defn(clojure_shell):
     sh.expect("; (let [y (* x 2)] (+ y 1)) => 7")
     sh.expect("; step: (str x)")
     sh.submit(",n")
-    sh.expect('; (str x) => "3"')
-    sh.expect('; (user/f 3) => "3"')
+    # (the call returns what its last form did: said in one line)
+    sh.expect('; (str x) => "3" ... (user/f 3) => "3"')
     sh.expect('\n"3"\n' + PROMPT)
     steps = _steps(sh.text()[start:])
     assert len(steps) == 4, steps
@@ -87,7 +87,7 @@ def test_step_into_out_and_a_name_armed_for_its_next_call(clojure_shell):
     sh.submit("(* y 100)")                      # the locals are bound at a step
     sh.expect("\n800\n")
     sh.submit(",o")                             # out: the rest of f runs unstepped
-    sh.expect('; (user/f 4) => "4"')
+    sh.expect('(user/f 4) => "4"')
     sh.expect('\n"4"\n' + PROMPT)
     sh.submit("(f 5)")                          # one call, one stepping: f is itself again
     sh.expect('a\n"5"\n' + PROMPT)
@@ -185,7 +185,7 @@ def _walk_through(s):
     assert "; stepping (user/fact 2)" in r.output, r
     assert [loc.value for loc in s.frame_locals(0)] == ["2"]
     r = s.step("out")                          # back in (fact 3): its value said there
-    assert "; (user/fact 2) => 2" in r.output, r
+    assert "(user/fact 2) => 2" in r.output, r
     r = s.step("continue") if s.level else r
     assert r.values == ["6"] and s.level == 0, r
     # a step's restarts, RETURN-VALUE included, as the model's tools see them
@@ -202,6 +202,25 @@ def _walk_through(s):
     r = s.eval(s.step_form("(f 2)"))
     assert r.error.type == "LISPSHELL-STEP" and s.level == 0, r
     assert s.eval("(f 2)").values == ['"2"']
+    # ,s into a call of another function of the person's steps inside it (as SBCL's into)
+    assert s.eval("(defn g2 [a] (let [b (* a 2)] (+ b 1)))").ok
+    assert s.eval('(defn f2 [x] (+ (g2 x) (count "ab")))').ok
+    assert s.eval('(eval (read-string "(defn h2 [x] (inc x))"))').ok     # no source kept
+    assert s.eval("(defn k2 [x] (h2 x))").ok
+    assert s.eval(s.step_form("(f2 3)"), keep_levels=True).error.message == \
+        '(+ (g2 x) (count "ab"))'
+    assert s.step("into").error.message == "(g2 x)"
+    r = s.step("into")
+    assert r.error.message == "(let [b (* a 2)] (+ b 1))" and "; stepping (user/g2 3)" in r.output
+    r = s.step("out")                          # out of g2: back in f2, g2's value said
+    assert r.error.message == '(count "ab")' and "(user/g2 3) => 7" in r.output, r
+    assert s.continue_level().values == ["9"]
+    assert s.eval(s.step_form("(k2 3)"), keep_levels=True).error.message == "(h2 x)"
+    r = s.step("into")
+    assert "; (h2 x) => 4  (user/h2 not stepped: no source)" in r.output, r
+    assert r.values == ["4"] and s.level == 0
+    assert s.eval("(mapv (fn [v] (boolean (:lispshell.step/stepped (meta @v)))) "
+                  "[#'f2 #'g2 #'k2 #'h2])").values == ["[false false false false]"]
     # a breakpoint on a stepped function: its hit first, then the steps; both outlive nothing
     s.set_breakpoint("f")
     assert s.eval(s.step_form("(f 1)"), keep_levels=True).error.type == "LISPSHELL-BREAK"

@@ -79,7 +79,7 @@ def step_form(session, code: str) -> str:
                                                   sources=sources),
                           timeout=None, history=False, keep_levels=True)
     if result.error is not None:
-        message = (result.error.message or result.error.type).removesuffix(" {}")
+        message = re.sub(r' \{(:why "[^"]*")?\}\Z', "", result.error.message or result.error.type)
         raise ValueError(message[:1].lower() + message[1:].rstrip("."))
     var = result.output.strip().splitlines()[-1] if result.output.strip() else ""
     if not var:

@@ -52,6 +52,29 @@
     (.write w (str text "\n"))
     (.flush w)))
 
+(defn- value-said
+  "Keep the line FORM => V (and `note`) to say at the next stop or at the end: forms that return
+  one after the other with the same value (a form, then the let or the function it ends) are
+  said in one line, so that a step stays a few lines."
+  [s text v note]
+  (vswap! s update :said (fnil conj []) [text v note]))
+
+(defn- flush-said! [s]
+  (let [lines (:said @s)
+        runs (reduce (fn [runs [_ v :as line]]
+                       (let [run (peek runs)]
+                         (if (and run (identical? v (second (peek run))) (nil? (nth line 2))
+                                  (nil? (nth (peek run) 2)))
+                           (conj (pop runs) (conj run line))
+                           (conj runs [line]))))
+                     [] lines)]
+    (vswap! s assoc :said [])
+    (doseq [run runs]
+      (let [[text v note] (first run)
+            [last-text] (peek run)]
+        (say @s (str "; " text " => " (printed v) (when note (str "  (" note ")"))
+                     (when (> (count run) 1) (str " ... " last-text " => " (printed v)))))))))
+
 (defn- call-text [frame]
   (one-line (str "(" (:name frame) (apply str (map #(str " " (printed %)) (:args frame))) ")")
             200))
@@ -60,12 +83,15 @@
 
 ;; -- at run time: what the instrumented code calls -------------------------------------------
 
+(declare into-call! disarm!)
+
 (defn- stop!
   "The thread waits before point `id` (a level); the decision sets how stepping goes on.
   `none`, or the value the person chose instead of running the form."
   [s id h locals]
   (let [frame (peek (:calls @s))
         info (get @points id)]
+    (flush-said! s)
     (when-not (:said frame)
       (say @s (str "; stepping " (call-text frame)))
       (vswap! s update :calls #(conj (pop %) (assoc (peek %) :said true))))
@@ -76,11 +102,17 @@
                          :restarts step-restarts})
                        (finally (vswap! s assoc :paused false)))]
       (case how
-        :into (do (vswap! s assoc :mode :into) none)
+        :into (do (when-let [v (:callee info)]
+                    ;; into a call of the person's function: it steps too (SBCL's into)
+                    (let [r (into-call! v)]
+                      (when (var? r) (vswap! s update :armed-here conj r))
+                      (vswap! s update :stack #(conj (pop %) (conj (peek %) r)))))
+                  (vswap! s assoc :mode :into)
+                  none)
         :next (do (vswap! s assoc :mode :over :target h) none)
         :out (do (vswap! s assoc :mode :out :target (count (:calls @s))) none)
         :return (do (vswap! s update :stack pop)
-                    (say @s (str "; " (:text info) " => " (printed v) "  (returned: not run)"))
+                    (value-said s (:text info) v "returned: not run")
                     v)
         ;; :continue, or :run from a loop serving a look-up (it never stops one)
         (do (vswap! s assoc :mode :continue) none)))))
@@ -114,8 +146,13 @@
                     :else (recur (dec i))))]
       (when (and i (not (:paused st)))
         (vswap! s assoc :stack (subvec stack 0 i))
-        (when (and (second (nth stack i)) (#{:into :over} (:mode st)))
-          (say st (str "; " (text-of id) " => " (printed v)))))))
+        (let [[_ stopped? into] (nth stack i)]
+          (when (var? into) (disarm! into))      ; stepped into it: itself again
+          (when (and stopped? (#{:into :over} (:mode st)))
+            (value-said s (text-of id) v
+                        (when (vector? into)
+                          (str (some-> (:callee (get @points id)) symbol) " not stepped: "
+                               (second into)))))))))
   v)
 
 (defmacro point
@@ -128,8 +165,6 @@
                     (mapv (fn [[s]] [(list 'quote s) s])))]
     `(let* [v# (before ~id ~locals)]
        (if (identical? v# none) (after ~id ~form) v#))))
-
-(declare disarm!)
 
 (defn- stepped
   "The armed var's root: each call is a frame of this thread's stepping; the outermost call
@@ -149,19 +184,23 @@
               (let [r (apply g args)
                     st @s]
                 (when (and (:said (peek (:calls st))) (#{:into :over :out} (:mode st)))
-                  (say st (str "; " (call-text (peek (:calls st))) " => " (printed r))))
+                  (value-said s (call-text (peek (:calls st))) r nil))
                 r)
               (finally
                 (vswap! s #(-> % (update :calls pop)
                                (update :stack (fn [stack] (subvec stack 0 (min height (count stack)))))))
                 (when (empty? (:calls @s))
+                  (flush-said! s)
                   (.remove state)
+                  (run! disarm! (:armed-here @s))  ; stepped into (left by an error)
                   (disarm! v))))))))
     {::stepped true}))
 
 ;; -- instrumenting ----------------------------------------------------------------------------
 
-(defn- fail [message] (throw (ex-info message {})))
+(defn- fail
+  ([message] (fail message nil))
+  ([message why] (throw (ex-info message (if why {:why why} {})))))
 
 (defn- originals
   "The source's forms (seqs) by identity: they, not what macros make, are step points."
@@ -207,6 +246,14 @@
      clojure.core/import*})
 
 (declare walk)
+
+(defn- callee
+  "The var a call form calls (`,s` there steps into it), or nil."
+  [e]
+  (let [head (first e)]
+    (when (and (symbol? head) (not (special-symbol? head)))
+      (let [v (try (ns-resolve *ns* head) (catch Throwable _ nil))]
+        (when (and (var? v) (not (:macro (meta v)))) v)))))
 
 (defn- walk-all [ctx forms] (doall (map #(walk ctx %) forms)))
 
@@ -269,7 +316,8 @@
            (swap! points assoc id {:text (one-line (binding [*print-length* 12 *print-level* 8]
                                                       (pr-str form))
                                                     150)
-                                   :note (when whole? "a macro's form: stepped whole")})
+                                   :note (when whole? "a macro's form: stepped whole")
+                                   :callee (callee e)})
            (swap! (:ids ctx) conj id)
            `(point ~id ~inner))
          :else inner))
@@ -301,7 +349,8 @@
   [v sources]
   (let [from-file (try (file-form v)
                        (catch Throwable t
-                         (fail (str "the source of " (symbol v) " does not read: " (.getMessage t)))))
+                         (fail (str "the source of " (symbol v) " does not read: " (.getMessage t))
+                               "its source does not read")))
         kept (get sources (str (symbol v)))]
     (cond
       from-file from-file
@@ -309,10 +358,12 @@
                   (read {:read-cond :allow}
                         (clojure.lang.LineNumberingPushbackReader. (java.io.StringReader. kept))))
                 (catch Throwable t
-                  (fail (str "the source of " (symbol v) " does not read: " (.getMessage t)))))
+                  (fail (str "the source of " (symbol v) " does not read: " (.getMessage t))
+                        "its source does not read")))
       :else (fail (str "no source for " (symbol v) ": it was not loaded from a file lispshell "
                        "can read, nor defined by a form evaluated in this session (evaluate "
-                       "its defn here, then ,step again)")))))
+                       "its defn here, then ,step again)")
+                  "no source"))))
 
 (defn- ours?
   "Is `f` an armed root: ours, or a breakpoint's wrapper around ours (clojure-debug.clj)?"
@@ -332,48 +383,44 @@
                             (:original a)       ; (a breakpoint's watch wraps it again)
                             cur))))))
 
-(defn prepare
-  "`,step TEXT`: TEXT names a function, or is a call of one. Instrument that function from its
-  source and arm it: its next call steps. Prints the var's name; throws with the reason."
-  [text sources]
-  (let [form (try (binding [*read-eval* false] (read-string text))
-                  (catch Throwable t (fail (str "does not read: " (.getMessage t)))))
-        usage ",step (f ARGS) steps the call of the function f, ,step f steps its next call"
-        sym (cond (symbol? form) form
-                  (and (seq? form) (symbol? (first form))) (first form)
-                  :else (fail usage))
-        _ (when (special-symbol? sym) (fail (str sym " is a special form: " usage)))
-        v (try (ns-resolve *ns* sym) (catch Throwable _ nil))
-        _ (when-not (var? v) (fail (str sym " is not a function defined in " (ns-name *ns*))))
-        _ (when (:macro (meta v)) (fail (str sym " is a macro: " usage)))
-        original (let [f @v] (or (:lispshell.debug/original (meta f)) f))
+(defonce sources-kept (atom {}))  ; the last `prepare`'s sources: for stepping into a call
+
+(defn- arm!
+  "Instrument the function of var `v` from its source and arm it: its next call steps. Throws
+  with the reason it cannot (its ex-data's :why, short; none for Clojure's own functions)."
+  [^clojure.lang.Var v sources]
+  (let [original (let [f @v] (or (:lispshell.debug/original (meta f)) f))
         original (if-let [a (get @armed v)] (:original a) original)
-        _ (when-not (fn? original) (fail (str (symbol v) " is not a function")))
-        _ (when (some #(.startsWith (.getName ^Class %) "clojure.lang.IFn$") (supers (class original)))
-            (fail (str (symbol v) " has a primitive signature (^long, ^double): its callers "
-                       "call it as such, which an instrumented function cannot be")))
+        _ (when-not (fn? original) (fail (str (symbol v) " is not a function") "not a function"))
         ;; (as CIDER declines to: lispshell's own code and the REPL's run on these)
-        _ (when (re-find #"^(clojure|lispshell|nrepl|cider)\." (str (ns-name (.ns ^clojure.lang.Var v))))
+        _ (when (re-find #"^(clojure|lispshell|nrepl|cider)\." (str (ns-name (.ns v))))
             (fail (str (symbol v) " is Clojure's own (or lispshell's, or nREPL's): stepping it "
                        "would stop the code that serves you; step a function of yours")))
+        _ (when (some #(.startsWith (.getName ^Class %) "clojure.lang.IFn$") (supers (class original)))
+            (fail (str (symbol v) " has a primitive signature (^long, ^double): its callers "
+                       "call it as such, which an instrumented function cannot be")
+                  "a primitive signature"))
         src (source-form v sources)
-        e (binding [*ns* (.ns ^clojure.lang.Var v)] (expand src))
+        e (binding [*ns* (.ns v)] (expand src))
         _ (when-not (and (seq? e) (= 'def (first e)) (>= (count e) 3) (symbol? (second e))
-                         (= (name (second e)) (name (.sym ^clojure.lang.Var v)))
+                         (= (name (second e)) (name (.sym v)))
                          (seq? (last e))
-                         (= 'fn* (first (binding [*ns* (.ns ^clojure.lang.Var v)] (expand (last e))))))
+                         (= 'fn* (first (binding [*ns* (.ns v)] (expand (last e))))))
             (fail (str "the source of " (symbol v) " is not a defn of it (nor a def of an fn "
-                       "form): " (one-line (pr-str src) 80))))
+                       "form): " (one-line (pr-str src) 80))
+                  "its source is not a defn"))
         ctx {:origin (originals src) :ids (atom []) :skipped (atom [])}
-        g (binding [*ns* (.ns ^clojure.lang.Var v)]
+        g (binding [*ns* (.ns v)]
             (let [code (walk ctx (last e))]
               (try (eval code)
                    (catch Throwable t
                      (swap! points #(apply dissoc % @(:ids ctx)))
                      (fail (str (symbol v) " could not be instrumented: "
-                                (.getMessage (or (.getCause t) t))))))))]
+                                (.getMessage (or (.getCause t) t)))
+                           "it could not be instrumented")))))]
     (when (empty? @(:ids ctx))
-      (fail (str (symbol v) " has no form to step through (its body is a value)")))
+      (fail (str (symbol v) " has no form to step through (its body is a value)")
+            "nothing to step"))
     (disarm! v)
     (swap! armed assoc v {:original original :name (str (symbol v)) :ids @(:ids ctx)
                           :skipped @(:skipped ctx)})
@@ -384,8 +431,36 @@
                             ;; cleared meanwhile wraps or unwraps ours: not one)
                             (when-not (or *arming* (ours? new))
                               (swap! armed dissoc v)
-                              (remove-watch v ::step)))))
+                              (remove-watch v ::step)))))))
+
+(defn prepare
+  "`,step TEXT`: TEXT names a function, or is a call of one. Instrument that function from its
+  source and arm it: its next call steps. Prints the var's name; throws with the reason.
+  `sources`: \"ns/name\" -> the text of each defn evaluated in the session (kept for `,s`)."
+  [text sources]
+  (reset! sources-kept sources)
+  (let [form (try (binding [*read-eval* false] (read-string text))
+                  (catch Throwable t (fail (str "does not read: " (.getMessage t)))))
+        usage ",step (f ARGS) steps the call of the function f, ,step f steps its next call"
+        sym (cond (symbol? form) form
+                  (and (seq? form) (symbol? (first form))) (first form)
+                  :else (fail usage))
+        _ (when (special-symbol? sym) (fail (str sym " is a special form: " usage)))
+        v (try (ns-resolve *ns* sym) (catch Throwable _ nil))
+        _ (when-not (var? v) (fail (str sym " is not a function defined in " (ns-name *ns*))))
+        _ (when (:macro (meta v)) (fail (str sym " is a macro: " usage)))]
+    (arm! v sources)
     (println (str (symbol v)))))
+
+(defn- into-call!
+  "`,s` at a call of a function of the person's: arm it, so that the call steps inside it (as
+  SBCL's step into does). The function armed, or [:not why] when it cannot be (nil: Clojure's
+  own, or already armed: nothing to say)."
+  [v]
+  (when-not (get @armed v)
+    (try (arm! v @sources-kept) v
+         (catch clojure.lang.ExceptionInfo e
+           (when-let [why (:why (ex-data e))] [:not why])))))
 
 (defn- say-armed [v]
   (let [{:keys [ids skipped]} (get @armed v)]
