@@ -72,12 +72,19 @@ def step_form(session, code: str) -> str:
     why it cannot."""
     forms = FORMS[session.lisp]
     kept = session.__dict__.get("_definitions", {})
+    # The image keeps what it was sent (for ,s into another function): only what it lacks goes,
+    # all of it again to a new image.
+    generation, sent = session.__dict__.get("_definitions_sent", (None, {}))
+    if generation != session.generation:
+        sent = {}
+    new = {k: v for k, v in kept.items() if sent.get(k) != v}
     sources = "{" + " ".join(f"{string_literal(k)} {string_literal(v)}"
-                             for k, v in kept.items()) + "}"
+                             for k, v in new.items()) + "}"
     setup = string_literal(image_code(forms["setup"]))
     result = session.eval(forms["prepare"].format(setup=setup, text=string_literal(code),
                                                   sources=sources),
                           timeout=None, history=False, keep_levels=True)
+    session._definitions_sent = (session.generation, {**sent, **new})
     if result.error is not None:
         message = re.sub(r' \{(:why "[^"]*")?\}\Z', "", result.error.message or result.error.type)
         raise ValueError(message[:1].lower() + message[1:].rstrip("."))

@@ -383,7 +383,7 @@
                             (:original a)       ; (a breakpoint's watch wraps it again)
                             cur))))))
 
-(defonce sources-kept (atom {}))  ; the last `prepare`'s sources: for stepping into a call
+(defonce sources-kept (atom {}))  ; "ns/name" -> the text of a defn evaluated in a session
 
 (defn- arm!
   "Instrument the function of var `v` from its source and arm it: its next call steps. Throws
@@ -436,9 +436,10 @@
 (defn prepare
   "`,step TEXT`: TEXT names a function, or is a call of one. Instrument that function from its
   source and arm it: its next call steps. Prints the var's name; throws with the reason.
-  `sources`: \"ns/name\" -> the text of each defn evaluated in the session (kept for `,s`)."
+  `sources`: \"ns/name\" -> the text of each defn evaluated in the session that the image was
+  not sent yet (all are kept, for `,s` into another function)."
   [text sources]
-  (reset! sources-kept sources)
+  (swap! sources-kept merge sources)
   (let [form (try (binding [*read-eval* false] (read-string text))
                   (catch Throwable t (fail (str "does not read: " (.getMessage t)))))
         usage ",step (f ARGS) steps the call of the function f, ,step f steps its next call"
@@ -449,7 +450,7 @@
         v (try (ns-resolve *ns* sym) (catch Throwable _ nil))
         _ (when-not (var? v) (fail (str sym " is not a function defined in " (ns-name *ns*))))
         _ (when (:macro (meta v)) (fail (str sym " is a macro: " usage)))]
-    (arm! v sources)
+    (arm! v @sources-kept)
     (println (str (symbol v)))))
 
 (defn- into-call!
