@@ -155,6 +155,37 @@ def test_what_cannot_be_stepped_is_said(clojure_shell):
     sh.expect("(2 3)")
 
 
+def test_step_in_the_repl_over_nrepl(tmp_path):
+    from lisp_servers import Server
+
+    srv = Server("nrepl", tmp_path).start()
+    sh = Shell(tmp_path, "--connect", srv.url, "--no-llm")
+    try:
+        sh.expect("Connected to " + srv.url, timeout=120)
+        sh.submit(F)
+        sh.expect("#'user/f")
+        sh.submit(",step (f 3)")
+        sh.expect('; step: (println "a")')
+        sh.expect("[1] " + PROMPT)
+        sh.submit(",n")
+        sh.expect('; (println "a") => nil')
+        sh.expect("; step: (let [y (* x 2)] (+ y 1))")
+        sh.submit("(+ x 10)")
+        sh.expect("\n13\n")
+        sh.submit(",n")
+        sh.expect("; (let [y (* x 2)] (+ y 1)) => 7")
+        sh.expect("; step: (str x)")
+        sh.submit(",n")
+        sh.expect('; (str x) => "3" ... (user/f 3) => "3"')
+        sh.expect('\n"3"\n')
+        sh.expect(PROMPT)
+        sh.submit("(f 4)")                          # itself again
+        sh.expect('a\n"4"\n')
+    finally:
+        sh.close()
+        srv.kill()
+
+
 # -- the session, on a child and over nREPL -------------------------------------------------------
 
 def _walk_through(s):

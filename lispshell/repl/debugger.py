@@ -301,7 +301,8 @@ async def _step_form(repl, arg: str):
     if len(forms) != 1:
         repl.renderer.notice("Usage: ,step FORM (one form)")
         return
-    if not session.ready and not await repl._wait_until_ready(session):
+    if not session.is_connection and not session.ready \
+            and not await repl._wait_until_ready(session):
         return
     # (a Lisp that steps by instrumenting, Clojure, prepares the function in the image first)
     code = await _call(repl, "step_form", arg.strip())
