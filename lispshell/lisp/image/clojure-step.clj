@@ -147,7 +147,7 @@
       (when (and i (not (:paused st)))
         (vswap! s assoc :stack (subvec stack 0 i))
         (let [[_ stopped? into] (nth stack i)]
-          (when (var? into) (disarm! into))      ; stepped into it: itself again
+          (when (var? into) (disarm! into))      ; stepped into it (if not called): itself again
           (when (and stopped? (#{:into :over} (:mode st)))
             (value-said s (text-of id) v
                         (when (vector? into)
@@ -168,7 +168,8 @@
 
 (defn- stepped
   "The armed var's root: each call is a frame of this thread's stepping; the outermost call
-  starts it (stopping at the first point) and, when it ends, disarms the var."
+  starts it (stopping at the first point). When the var's outermost call on this thread ends,
+  the var is disarmed: one call stepped."
   [v g name]
   (with-meta
     (fn [& args]
@@ -189,11 +190,12 @@
               (finally
                 (vswap! s #(-> % (update :calls pop)
                                (update :stack (fn [stack] (subvec stack 0 (min height (count stack)))))))
+                (when-not (some #(= v (:var %)) (:calls @s))
+                  (disarm! v))
                 (when (empty? (:calls @s))
                   (flush-said! s)
                   (.remove state)
-                  (run! disarm! (:armed-here @s))  ; stepped into (left by an error)
-                  (disarm! v))))))))
+                  (run! disarm! (:armed-here @s))))))))) ; stepped into, but never called
     {::stepped true}))
 
 ;; -- instrumenting ----------------------------------------------------------------------------
