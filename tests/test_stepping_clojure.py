@@ -129,6 +129,24 @@ def test_recur_macros_errors_and_continue_while_stepping(clojure_shell):
     sh.expect("[false false false false false]")
 
 
+def test_step_from_a_breakpoint(clojure_shell):
+    sh = clojure_shell
+    sh.submit(",break f")
+    sh.expect("Breakpoint 1: a call of user/f")
+    sh.submit("(f 6)")
+    sh.expect("; break: (user/f 6)")
+    sh.expect("[1] " + PROMPT)
+    sh.submit(",step")                          # alone at a level: ,s, from here
+    sh.expect("; stepping (user/f 6)")
+    sh.expect('; step: (println "a")')
+    sh.submit(",c")
+    sh.expect('\n"6"\n' + PROMPT)
+    sh.submit(",unbreak f")
+    sh.expect("Removed breakpoint 1 on user/f.")
+    sh.submit(PLAIN)
+    sh.expect("[false false false false false]")
+
+
 def test_what_cannot_be_stepped_is_said(clojure_shell):
     sh = clojure_shell
     sh.submit(",n")
@@ -266,6 +284,15 @@ def _walk_through(s):
     assert s.eval(s.step_form("f")).ok                 # armed, then redefined: disarmed
     assert s.eval("(defn f [x] (* x 100))").ok
     assert s.eval("(f 2)", keep_levels=True).values == ["200"] and s.level == 0
+    # ,s at a breakpoint steps through its call (the function armed for it), ,n runs it
+    s.set_breakpoint("f")
+    assert s.eval("(f 3)", keep_levels=True).error.type == "LISPSHELL-BREAK"
+    r = s.step("into")
+    assert r.error.type == "LISPSHELL-STEP" and r.error.message == "(* x 100)", r
+    assert s.continue_level().values == ["300"] and s.level == 0
+    assert s.eval("(f 4)", keep_levels=True).error.type == "LISPSHELL-BREAK"
+    assert s.step("next").values == ["400"] and s.level == 0
+    assert [p.name for p in s.clear_breakpoint("f")] == ["user/f"]
 
 
 def test_stepping_on_a_clojure_child_session():

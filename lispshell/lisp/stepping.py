@@ -98,17 +98,25 @@ def step_form(session, code: str) -> str:
 
 
 def step(session, how: str, **kw):
-    """At a step: into | next | out | continue, its restart invoked. Elsewhere said plainly:
-    stepping starts with `,step` (not from a breakpoint, as on SBCL)."""
+    """At a step: into | next | out | continue, its restart invoked. At a breakpoint, into steps
+    through the call (its function armed first); the others run it (over, out, continue).
+    Elsewhere said plainly: stepping starts with `,step`."""
     if how not in STEP_RESTARTS:
         raise ValueError(f"step how? one of {', '.join(STEP_RESTARTS)}")
+    waiting = session.waiting
+    if how == "into" and getattr(waiting, "type", "") == "LISPSHELL-BREAK":
+        # From a breakpoint: its function armed, then its STEP-INTO runs the call stepped.
+        call = (waiting.message or "").split("\n", 1)[0]
+        name = call[1:].split(" ", 1)[0].rstrip(")") if call.startswith("(") else ""
+        if name:
+            step_form(session, name)
     index = session._restart_named(STEP_RESTARTS[how])
     if index is not None:
         return session.invoke_restart(index, **kw)
-    if how == "continue" and session.level:
+    if how != "into" and session.level:         # over, out of, past a breakpoint's call: run it
         return session.continue_level(**kw)
     if session.level:
-        raise ValueError("this level is not a step: on Clojure stepping starts with ,step f "
-                         "(its next call) or ,step (f ARGS); ,continue runs on from here")
+        raise ValueError("this level is not a step nor a breakpoint: on Clojure stepping starts "
+                         "with ,step f (its next call) or ,step (f ARGS), or ,s at a breakpoint")
     raise ValueError("nothing is being stepped: ,step (f ARGS) steps the call of f, ,step f "
                      "its next call")

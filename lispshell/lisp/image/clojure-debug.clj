@@ -109,12 +109,13 @@
 
 (defn- offered
   "[name description action] of each restart a hit offers before ABORT: a step's its own
-  (clojure-step.clj), a breakpoint's these two."
+  (clojure-step.clj), a breakpoint's these three."
   [hit]
   (or (:restarts hit)
       (let [n (:name (:point hit))]
         [["CONTINUE" (str "Run " n " with these arguments.") :run]
-         ["RETURN-VALUE" (str "Return a value from " n " without running it.") :return]])))
+         ["RETURN-VALUE" (str "Return a value from " n " without running it.") :return]
+         ["STEP-INTO" (str "Step through " n "'s call (,s: instrumented as ,step does).") :step]])))
 
 (defn restarts [hit outer]
   (conj (mapv (fn [[name description]] (str name "\t" description)) (offered hit))
@@ -210,7 +211,13 @@
       (let [locals (locals-of point args)]
         (if (stops? point locals args)
           (let [[how v] (hit! point args locals)]
-            (if (= how :return) v (apply f args)))
+            (case how
+              :return v
+              ;; ,s: the call runs stepped, through the function lispshell armed for it
+              ;; (clojure-step.clj: the root, wrapped again by this breakpoint's watch)
+              :step (let [inner (::original (meta @(:var point)))]
+                      (apply (if (:lispshell.step/stepped (meta inner)) inner f) args))
+              (apply f args)))
           (apply f args))))
     {::breakpoint (:number point) ::original f}))
 
