@@ -355,7 +355,8 @@ def test_the_model_reads_a_clojure_step_and_steps_with_a_restart():
 def test_a_function_loaded_from_a_file_steps_from_its_source(tmp_path):
     path = tmp_path / "stepped.clj"
     path.write_text('(ns stepped)\n\n;; a comment\n(defn twice\n  "Doc."\n  [n]\n'
-                    '  (let [m (* n 2)]\n    (inc m)))\n', encoding="utf-8")
+                    '  (let [m (* n 2)]\n    (inc m)))\n\n'
+                    '(defn lam [xs]\n  (mapv #(* % 2)\n        xs))\n', encoding="utf-8")
     with LispSession("clojure") as s:
         assert s.eval(f'(load-file "{path}")').ok
         r = s.eval(s.step_form("(stepped/twice 5)"), keep_levels=True)
@@ -365,3 +366,8 @@ def test_a_function_loaded_from_a_file_steps_from_its_source(tmp_path):
         assert r.error.message == "(inc m)" and "; (* n 2) => 10" in r.output, r
         assert [(loc.name, loc.value) for loc in s.frame_locals(0)] == [("m", "10"), ("n", "5")]
         assert s.continue_level().values == ["11"] and s.level == 0
+        # each form as it is written (on one line), not as the reader made it
+        r = s.eval(s.step_form("(stepped/lam [1])"), keep_levels=True)
+        assert r.error.message == "(mapv #(* % 2) xs)", r
+        assert s.step("into").error.message == "(* % 2)"
+        assert s.continue_level().values == ["[2]"]

@@ -5,7 +5,8 @@
 ;; reads the function's source (its file's, at the var's :line, for a var loaded from one;
 ;; else the text lispshell kept of the defn the person evaluated), macroexpands it while
 ;; walking it, and makes every form of the source that is evaluated for its value a *step
-;; point*: `(point ID FORM)`, a macro that captures the locals in scope (&env) by name. The
+;; point*: `(point ID FORM)`, a macro that captures the locals in scope (&env) by name (each
+;; shown as written: its text found by the :line and :column the reader gave it). The
 ;; instrumented fn is compiled in the var's namespace and the var's root wrapped: the next call of the
 ;; function steps, and when that call returns (or throws, or is left) the root is the original
 ;; again (`disarm!`); redefining the function meanwhile disarms it too. One call, one stepping.
@@ -247,7 +248,7 @@
   '#{quote var fn* def recur catch finally deftype* reify* monitor-enter monitor-exit
      clojure.core/import*})
 
-(declare walk)
+(declare walk form-text)
 
 (defn- callee
   "The var a call form calls (`,s` there steps into it), or nil."
@@ -310,14 +311,12 @@
                            (not (and (symbol? (first e)) (never-points (first e)))))]
        (cond
          (and source? stoppable? (contains-recur? e))
-         (do (swap! (:skipped ctx) conj (one-line (pr-str form) 60)) inner)
+         (do (swap! (:skipped ctx) conj (one-line (form-text ctx form) 60)) inner)
          (and source? stoppable? (not bare))
          (let [id (swap! counter inc)
                kids (filter seq? (rest form))
                whole? (and (not (identical? e form)) (seq kids) (not-any? #(holds? e %) kids))]
-           (swap! points assoc id {:text (one-line (binding [*print-length* 12 *print-level* 8]
-                                                      (pr-str form))
-                                                    150)
+           (swap! points assoc id {:text (one-line (form-text ctx form) 150)
                                    :note (when whole? "a macro's form: stepped whole")
                                    :callee (callee e)})
            (swap! (:ids ctx) conj id)
@@ -330,42 +329,65 @@
      (set? form) (with-meta (into #{} (map #(walk ctx %)) form) (meta form))
      :else form)))
 
-(defn- file-form
-  "The form at var `v`'s :file and :line: a resource on the classpath (as clojure.repl/source-fn
-  reads it) or a file (load-file's), read in the var's namespace; nil when there is none."
+(defn- file-text
+  "The text of var `v`'s file from its :line on: a resource on the classpath (as
+  clojure.repl/source-fn reads it) or a file (load-file's); nil when there is none."
   [v]
   (let [{:keys [file line]} (meta v)]
     (when (and (string? file) (re-find #"\.clj[cs]?$" file) line)
       (when-let [in (or (.getResourceAsStream (clojure.lang.RT/baseLoader) ^String file)
                         (let [f (java.io.File. ^String file)]
                           (when (.isFile f) (java.io.FileInputStream. f))))]
-        (with-open [rdr (clojure.lang.LineNumberingPushbackReader.
+        (with-open [rdr (java.io.BufferedReader.
                          (java.io.InputStreamReader. ^java.io.InputStream in "UTF-8"))]
           (dotimes [_ (dec line)] (.readLine rdr))
-          (binding [*ns* (.ns ^clojure.lang.Var v)]
-            (read {:read-cond :allow} rdr)))))))
+          (slurp rdr))))))
 
 (defn- source-form
-  "The form that defined var `v`: its file's when it was loaded from one, else the text
-  lispshell kept of the person's defn (`sources`: \"ns/name\" -> text)."
+  "[form text] of what defined var `v`, read in its namespace from `text`: its file's when it
+  was loaded from one, else the text lispshell kept of the person's defn (`sources`:
+  \"ns/name\" -> text)."
   [v sources]
-  (let [from-file (try (file-form v)
-                       (catch Throwable t
-                         (fail (str "the source of " (symbol v) " does not read: " (.getMessage t))
-                               "its source does not read")))
-        kept (get sources (str (symbol v)))]
-    (cond
-      from-file from-file
-      kept (try (binding [*ns* (.ns ^clojure.lang.Var v)]
-                  (read {:read-cond :allow}
-                        (clojure.lang.LineNumberingPushbackReader. (java.io.StringReader. kept))))
-                (catch Throwable t
-                  (fail (str "the source of " (symbol v) " does not read: " (.getMessage t))
-                        "its source does not read")))
-      :else (fail (str "no source for " (symbol v) ": it was not loaded from a file lispshell "
-                       "can read, nor defined by a form evaluated in this session (evaluate "
-                       "its defn here, then ,step again)")
-                  "no source"))))
+  (let [text (or (try (file-text v) (catch Throwable _ nil))
+                 (get sources (str (symbol v)))
+                 (fail (str "no source for " (symbol v) ": it was not loaded from a file "
+                            "lispshell can read, nor defined by a form evaluated in this session "
+                            "(evaluate its defn here, then ,step again)")
+                       "no source"))
+        text (string/replace text "\r\n" "\n")]
+    (try [(binding [*ns* (.ns ^clojure.lang.Var v)]
+            (read {:read-cond :allow}
+                  (clojure.lang.LineNumberingPushbackReader. (java.io.StringReader. text))))
+          text]
+         (catch Throwable t
+           (fail (str "the source of " (symbol v) " does not read: " (.getMessage t))
+                 "its source does not read")))))
+
+(defn- line-starts [^String text]
+  (loop [starts [0] i (.indexOf text "\n")]
+    (if (neg? i) starts (recur (conj starts (inc i)) (.indexOf text "\n" (inc i))))))
+
+(defn- form-text
+  "Source form `form` as the person wrote it (its :line and :column in the source text, read
+  again from there to find its end), or printed where that is not known."
+  [{:keys [^String text starts]} form]
+  (let [{:keys [line column]} (meta form)]
+    (or (when (and text line column (<= line (count starts)))
+          (try
+            (let [from (+ (nth starts (dec line)) (dec column))
+                  r (clojure.lang.LineNumberingPushbackReader.
+                     (java.io.StringReader. (subs text from)))
+                  _ (read {:read-cond :allow} r)
+                  l (.getLineNumber r)
+                  c (.getColumnNumber r)
+                  end (if (= l 1)
+                        (+ from (dec c))
+                        (+ (nth starts (+ line l -2)) (dec c)))]
+              (when (< from end (inc (count text))) (subs text from end)))
+            (catch Throwable _ nil)))
+        (when (and (seq? form) (= 'clojure.core/deref (first form)) (= 2 (count form)))
+          (str "@" (form-text {:text text :starts starts} (second form))))   ; the reader's @x
+        (binding [*print-length* 12 *print-level* 8] (pr-str form)))))
 
 (defn- ours?
   "Is `f` an armed root: ours, or a breakpoint's wrapper around ours (clojure-debug.clj)?"
@@ -402,7 +424,7 @@
             (fail (str (symbol v) " has a primitive signature (^long, ^double): its callers "
                        "call it as such, which an instrumented function cannot be")
                   "a primitive signature"))
-        src (source-form v sources)
+        [src text] (source-form v sources)
         e (binding [*ns* (.ns v)] (expand src))
         _ (when-not (and (seq? e) (= 'def (first e)) (>= (count e) 3) (symbol? (second e))
                          (= (name (second e)) (name (.sym v)))
@@ -411,7 +433,8 @@
             (fail (str "the source of " (symbol v) " is not a defn of it (nor a def of an fn "
                        "form): " (one-line (pr-str src) 80))
                   "its source is not a defn"))
-        ctx {:origin (originals src) :ids (atom []) :skipped (atom [])}
+        ctx {:origin (originals src) :ids (atom []) :skipped (atom [])
+             :text text :starts (line-starts text)}
         g (binding [*ns* (.ns v)]
             (let [code (walk ctx (last e))]
               (try (eval code)
