@@ -7,9 +7,10 @@
 ;; walking it, and makes every form of the source that is evaluated for its value a *step
 ;; point*: `(point ID FORM)`, a macro that captures the locals in scope (&env) by name (each
 ;; shown as written: its text found by the :line and :column the reader gave it). The
-;; instrumented fn is compiled in the var's namespace and the var's root wrapped: the next call of the
-;; function steps, and when that call returns (or throws, or is left) the root is the original
-;; again (`disarm!`); redefining the function meanwhile disarms it too. One call, one stepping.
+;; instrumented fn is compiled in the var's namespace and the var's root wrapped: the next
+;; call of the function steps, and when that call returns (or throws, or is left) the root is
+;; the original again (`disarm!`); redefining the function meanwhile disarms it too. One call,
+;; one stepping. `,s` at a call of another function of the person's arms that one too.
 ;;
 ;; Not step points, as in CIDER: a form containing a `recur` (wrapped, the recur would leave
 ;; tail position), `fn*`, `def` and quoted forms, and (unlike CIDER) the direct arguments of a
