@@ -288,10 +288,10 @@ async def _step_form(repl, arg: str):
     session = repl.session or repl.start_session(repl.lisp)
     if session is None:
         return
-    if not arg.strip() and session.level:       # at a level: step from there, as ,s
-        await _stepper("into")(repl, "")
-        return
     if not arg.strip():
+        if session.level:               # Guile's ,step at a level: step into (,s)
+            await _stepper("into")(repl, "")
+            return
         repl.renderer.notice("Usage: ,step FORM (each call it makes, stepped: ,s into, ,n over, "
                              ",o out, ,c continue)")
         return
