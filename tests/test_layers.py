@@ -122,3 +122,30 @@ def test_the_checks_catch_a_new_circle_and_a_new_upward_import(tmp_path):
     graph = import_graph(modules(copy))
     assert ["lispshell.workspace.files", "lispshell.workspace.journal"] in circles(graph)
     assert "lispshell.syntax.reading -> lispshell.tools.registry" in upward(graph)
+
+
+def private_reaches(root: Path = ROOT) -> list[str]:
+    """`repl._name` anywhere but in the module that defines the Repl: a command that needs
+    something of the REPL's uses its public face (ready_session, run_in_session, ...)."""
+    found = []
+    for name, f in modules(root).items():
+        if name == "lispshell.repl.app":
+            continue
+        for node in ast.walk(ast.parse(f.read_text(encoding="utf-8"))):
+            if isinstance(node, ast.Attribute) and node.attr.startswith("_") \
+                    and not node.attr.startswith("__") \
+                    and isinstance(node.value, ast.Name) and node.value.id == "repl":
+                found.append(f"{name}:{node.lineno}: repl.{node.attr}")
+    return found
+
+
+def test_commands_use_the_repls_public_face_only(tmp_path):
+    assert private_reaches() == []
+    import shutil
+
+    copy = tmp_path / "lispshell"
+    shutil.copytree(ROOT, copy, ignore=shutil.ignore_patterns("__pycache__", "*.so"))
+    commands = copy / "repl" / "commands.py"
+    commands.write_text(commands.read_text() + "\n\ndef _peek(repl):\n"
+                        "    return repl._loop\n")
+    assert [r.split(": ", 1)[1] for r in private_reaches(copy)] == ["repl._loop"]

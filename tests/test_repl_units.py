@@ -177,8 +177,8 @@ def test_evals_made_while_the_llm_side_loads_reach_it_in_order_before_a_question
     async def scenario():
         repl = Repl("sbcl", {"lisp": {"sbcl": {}}}, _Options())
         repl._loop = asyncio.get_running_loop()
-        await repl._record_eval("(+ 1 2)", "r1")     # returns at once: the LLM is loading
-        await repl._record_eval("(+ 3 4)", "r2")
+        await repl.record_eval("(+ 1 2)", "r1")     # returns at once: the LLM is loading
+        await repl.record_eval("(+ 3 4)", "r2")
         assert seen == []
         release.set()
         await repl.ask("add seven to that")

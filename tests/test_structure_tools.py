@@ -220,8 +220,12 @@ def test_replace_form_reindents_only_the_new_form(tmp_path, ctx):
 
 
 def test_replace_form_refuses_source_without_confident_repair(tmp_path, ctx, monkeypatch):
-    from lispshell.tools import structure
-    monkeypatch.setattr(structure, "_repair", lambda text, dialect, ctx=None: None)
+    from lispshell.syntax import repair as repairing
+
+    def broken(*a, **kw):
+        raise RuntimeError("a repair bug")
+    # a repair that fails is no repair: the edit is refused, and says where the text breaks
+    monkeypatch.setattr(repairing, "repair", broken)
     f = write(tmp_path / "m.lisp", MODULE.encode())
     r = call(ctx, "replace_form", file_path="m.lisp", form_name="add1",
              new_source="(defun add1 (x)\n  (+ x 1)")

@@ -17,12 +17,12 @@ import os
 import sys
 from pathlib import Path
 
-from lispshell.workspace import files
+from lispshell.workspace.fix import fix_file
 from lispshell.show import say
 from lispshell.syntax.dialects import CLOSE_CHAR, EXTENSIONS, OPEN_CHAR, resolve_dialect
 from lispshell.syntax.layout import misplaced_forms
 from lispshell.syntax.reading import NAME_OF, LineIndex, read
-from lispshell.syntax.repair import CERTAIN, LIKELY, apply_edits, edit_summary, repair
+from lispshell.syntax.repair import CERTAIN, LIKELY, apply_edits, decide, edit_summary
 from lispshell.syntax.rules import label as rule_label
 from lispshell.syntax.validate import validate
 
@@ -30,7 +30,7 @@ USAGE_ERROR = 2
 # Source files are kilobytes; far beyond that is not code to check, and `check - < /dev/urandom`
 # must end instead of growing without bound.
 MAX_INPUT_BYTES = 64 * 2**20
-FIX_LEVELS = {CERTAIN: (CERTAIN,), LIKELY: (CERTAIN, LIKELY)}     # --fix=X writes these
+FIX_LEVELS = (CERTAIN, LIKELY)     # --fix=LEVEL: syntax.repair.POLICIES says what each writes
 
 
 class _Usage(Exception):
@@ -159,9 +159,9 @@ class _Checker:
             self.io_error = True
             return
         text = data.decode("utf-8", "surrogateescape")
-        fixed = self.check_text("<stdin>", text, self.forced, to_stderr=self.args.fix)
+        decision = self.check_text("<stdin>", text, self.forced, to_stderr=self.args.fix)
         if self.args.fix:
-            out = fixed if fixed is not None else text
+            out = decision.text if decision is not None else text
             sys.stdout.buffer.write(out.encode("utf-8", "surrogateescape"))
             sys.stdout.flush()
 
@@ -193,21 +193,25 @@ class _Checker:
             self.io_error = True
             return
         text = data.decode("utf-8", "surrogateescape")
-        fixed = self.check_text(path, text, dialect)
-        if fixed is not None and self.args.fix:
+        decision = self.check_text(path, text, dialect, path=path)
+        if decision is not None and self.args.fix:
             # through a symlink, not over it; refused if the file changed since it was read
             tool = "lispshell check --fix" + ("=likely" if self.args.fix == LIKELY else "")
-            try:
-                files.write_file(Path(os.path.realpath(path)),
-                                 fixed.encode("utf-8", "surrogateescape"),
-                                 Path(tree) if tree is not None else None,
-                                 expected=files.digest(data), tool=tool)
-            except files.FileError as exc:
-                self.say(f"{path}: error: cannot write: {exc.message}", err=True)
+            fixed = fix_file(path, data, dialect, self.policy, decision=decision, tool=tool,
+                             root=Path(tree) if tree is not None else None)
+            if fixed.failed:
+                self.say(f"{path}: error: cannot write: {fixed.failed}", err=True)
                 self.io_error = True
 
-    def check_text(self, name: str, text: str, dialect: str, to_stderr: bool = False):
-        """Report problems; return the repaired text when --fix may write it, else None."""
+    @property
+    def policy(self) -> str:
+        """What --fix writes (syntax.repair.POLICIES); without --fix, what it would."""
+        return "likely" if self.args.fix == LIKELY else "certain"
+
+    def check_text(self, name: str, text: str, dialect: str, to_stderr: bool = False,
+                   path: str | None = None):
+        """Report problems; return the repair's Decision when --fix writes it, else None.
+        `path`: the file's, so that the repair knows SBCL's own source by where it lies."""
         v = validate(text, dialect)
         misplaced = misplaced_forms(text, dialect)   # reads, but the layout says it is wrong
         if v.ok and not misplaced:
@@ -220,8 +224,13 @@ class _Checker:
                 self.say(f"{name}: not fixed: the text reads as it is; move the closer",
                          err=to_stderr)
             return None
-        r = repair(text, dialect)
-        reads = bool(r.edits) and validate(r.text, dialect).ok
+        decision = decide(text, dialect, self.policy, path=path)
+        r, reads = decision.repair, decision.reads
+        if r is None:
+            self.invalid = True
+            for p in v.errors:
+                self.say(f"{name}:{p.line}:{p.col}: {_describe(p, v.errors)}", err=to_stderr)
+            return None
         if self.args.diff and reads:
             writer = ("--fix" if r.level == CERTAIN else "--fix=likely" if r.level == LIKELY
                       else None)
@@ -233,11 +242,11 @@ class _Checker:
             lines = list(diff)[2:]
             self.say("".join(lines).rstrip("\n"), err=to_stderr)
             self.say("\n".join(f"# {c}" for c in edit_summary(text, r.edits)), err=to_stderr)
-        if self.args.fix and reads and r.level in FIX_LEVELS[self.args.fix]:
+        if self.args.fix and decision.writes:
             n = len(r.edits)
             self.say(f"{name}: fixed ({n} edit{'s' if n != 1 else ''}, {r.level}) "
                      f"{rule_label(r.rule)}".rstrip(), err=to_stderr)
-            return r.text
+            return decision
         self.invalid = True
         # The places come from the repair when it reads, so the message and --diff name the
         # same place (the reader's own hint is a cruder indentation rule that can disagree).

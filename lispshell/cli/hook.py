@@ -20,8 +20,8 @@ import sys
 
 from lispshell.syntax.dialects import EXTENSIONS    # a table, no other imports
 
-# The hook writes what `Repair.applies`: certain repairs, and likely ones whose rule's measured
-# precision clears the bar (lispshell/syntax/rules.py).
+# The hook writes what the "unattended" policy takes (lispshell/workspace/fix.py): certain
+# repairs, and likely ones whose rule's measured precision clears the bar (syntax/rules.py).
 
 
 def _say(payload: dict) -> int:
@@ -29,32 +29,9 @@ def _say(payload: dict) -> int:
     return 0
 
 
-def assess(text: str, dialect: str):
-    """The `lispshell.syntax.repair.Repair` of the text: `.text`, `.edits`, `.level`
-    (certain / likely / guess, docs/check-and-repair.md), `.why`, `.rivals`."""
-    from lispshell.syntax.repair import repair
-
-    return repair(text, dialect)
-
-
 # A file with more unmatched delimiters than this is not one edit gone wrong: the repair's
 # search grows with the damage (seconds per hundred), and Claude Code gives a hook 60 s.
 MAX_DAMAGE = 12
-
-
-def _not_ours(path, root) -> str:
-    """Why the hook may not write `path` (lispshell.workspace.writes: the rules of the model's file
-    tools hold here too), or ""."""
-    from lispshell.workspace import writes
-
-    try:
-        verdict = writes.check(path, root=root)
-    except writes.WriteRefused as exc:
-        return exc.message
-    if verdict.startup:
-        return (f"this file runs at start ({verdict.startup}): lispshell changes it only with "
-                "the person's yes, and a hook cannot ask.")
-    return ""
 
 
 def run(stdin: str) -> int:
@@ -111,23 +88,23 @@ def run(stdin: str) -> int:
                                        "(`lispshell check --diff` shows candidates)."})
     from lispshell.syntax.repair import edit_summary
     from lispshell.syntax.rules import label as rule_label
+    from lispshell.workspace.fix import fix_file
 
-    r = assess(text, dialect)
-    fixed, edits, level = r.text, r.edits, r.level
-    changes = edit_summary(text, edits)
-    if r.applies and validate(fixed, dialect).ok:
-        refused = _not_ours(Path(os.path.realpath(path)), root)
-        if refused:
-            return _say({"decision": "block",
-                         "reason": where + f"Not repaired: {refused} The repair would be: "
-                                           + "; ".join(changes) + ". Make it yourself."})
-        try:
-            files.write_file(Path(os.path.realpath(path)), fixed.encode("utf-8"), root,
-                             expected=files.digest(data), tool="lispshell hook")
-        except files.FileError as exc:
-            return _say({"decision": "block",
-                         "reason": f"{path} does not read ({checked.errors[0].message}), and lispshell "
-                                   f"could not write its repair: {exc.message}"})
+    fixed = fix_file(path, data, dialect, "unattended", root=root, tool="lispshell hook")
+    r = fixed.decision.repair
+    if r is None:
+        return _say({"decision": "block", "reason": where + "Not repaired: fix it yourself."})
+    level = r.level
+    changes = edit_summary(text, r.edits)
+    if fixed.refused:
+        return _say({"decision": "block",
+                     "reason": where + f"Not repaired: {fixed.refused} The repair would be: "
+                                       + "; ".join(changes) + ". Make it yourself."})
+    if fixed.failed:
+        return _say({"decision": "block",
+                     "reason": f"{path} does not read ({checked.errors[0].message}), and "
+                               f"lispshell could not write its repair: {fixed.failed}"})
+    if fixed.written:
         note = (f"lispshell repaired {path} after your edit ({level}): " + "; ".join(changes)
                 + f". The file reads now; `lispshell undo {path}` puts your version back.")
         return _say({"hookSpecificOutput": {"hookEventName": "PostToolUse",

@@ -16,6 +16,19 @@ The `Repl` object is what the LLM side integrates against. What it may rely on:
   repl.print_notice(message)       the same, as a one-line `; notice`
   repl.flash(message)              a short-lived message in the bottom toolbar
 
+What the `,` commands (repl/commands.py, debugger.py, navigation.py, observe.py) use, and
+nothing private besides (tests/test_layers.py checks):
+
+  await repl.ready_session()       the current session, started or waited for as needed
+  await repl.run_in_session(session, call, *args)   a blocking session call in a thread,
+                      Ctrl-C interrupting it by the one escalating path (`interrupt`)
+  await repl.run_persons_code(session, call, *args) the same for a call that runs the
+                      person's code: output streamed, input asked, a status line while silent
+  repl.after_eval()   the image may have changed (completions and hints are asked again)
+  await repl.record_eval(code, result, recorded)     tell the model of an eval
+  repl.sessions       the Lisps and connections held (repl/sessions.py); repl.key the current
+  repl.command_state  what a command keeps between its calls
+
 The LLM object comes from `lispshell.repl.llm_hook.make_llm(repl)`. It is created once, in a
 worker thread, after the first prompt is on screen (so its imports never delay the prompt);
 make_llm must not touch the event loop. After it exists, every eval the person makes is passed
@@ -51,8 +64,8 @@ LLM_LOAD_DELAY = 0.3     # seconds after the first prompt starts (see _after_pro
 
 class Repl:
     def __init__(self, lisp: str, config: dict, options, console=None):
-        self.lisp = lisp                          # the current session's dialect
-        self.key = lisp                           # its key in `sessions`: a Lisp's name or a URL
+        from lispshell.repl.sessions import Sessions
+        self.sessions = Sessions(lisp)            # the Lisps and connections held; one current
         self.config = config
         self.options = options
         from lispshell.repl.pager import pager_command
@@ -69,7 +82,6 @@ class Repl:
         self.console = self.renderer.console
         if bad_style:
             self.renderer.notice(f"{bad_style}; using the default colours.")
-        self.sessions: dict = {}   # lisp name -> LispSession, URL -> connection; kept when switching
         self.commands = CommandTable(lambda: getattr(self.llm, "commands", None) or {})
         self.llm = None
         self._llm_future: asyncio.Future | None = None
@@ -78,16 +90,34 @@ class Repl:
         self._prompts: dict = {}                 # lisp name -> PromptSession
         self._flash: tuple[str, float] | None = None
         self._loop: asyncio.AbstractEventLoop | None = None
-        self._start_failed: dict[str, str] = {}   # lisp -> why its background boot failed
         self.hints = None                         # eldoc.ArglistHints, made on first use
         self.force_lisp = False                   # Meta-Enter submitted the text as Lisp
+        self.command_state: dict = {}             # what a command keeps between calls
         from lispshell.repl.input_line import InputLine
         self.input_line = InputLine(self)         # what the person's code reads from them
 
     # What the LLM side reads ------------------------------------------------------------
     @property
     def session(self):
-        return self.sessions.get(self.key)
+        return self.sessions.current
+
+    @property
+    def lisp(self) -> str:
+        """The current session's Lisp."""
+        return self.sessions.lisp
+
+    @lisp.setter
+    def lisp(self, name: str) -> None:
+        self.sessions.lisp = name
+
+    @property
+    def key(self) -> str:
+        """The current session's key in `sessions`: a Lisp's name or a URL."""
+        return self.sessions.key
+
+    @key.setter
+    def key(self, key: str) -> None:
+        self.sessions.key = key
 
     @property
     def dialect(self) -> str:
@@ -115,8 +145,9 @@ class Repl:
     def print_notice(self, message: str) -> None:
         self.print_above(Text("; " + message, style="italic yellow"))
 
-    def flash(self, message: str, seconds: float = 3.0) -> None:
-        self._flash = (message, time.monotonic() + seconds)
+    def flash(self, message: str | None, seconds: float = 3.0) -> None:
+        """Show `message` in the bottom toolbar for `seconds`; None takes it away."""
+        self._flash = None if message is None else (message, time.monotonic() + seconds)
 
     def redraw(self) -> None:
         """Redraw the prompt and toolbar soon (safe from any thread)."""
@@ -144,8 +175,8 @@ class Repl:
             self.renderer.notice(f"Cannot start {lisp}: {exc}")
             return None
         self.sessions[lisp] = session
-        self.key = self.lisp = lisp
-        self._start_failed.pop(lisp, None)
+        self.sessions.make_current(lisp, lisp)
+        self.sessions.start_failed.pop(lisp, None)
         if self._loop is not None and self._loop.is_running():
             asyncio.ensure_future(self._watch_boot(lisp, session))
         return session
@@ -156,7 +187,7 @@ class Repl:
         try:
             await asyncio.get_running_loop().run_in_executor(None, partial(session.start, True))
         except Exception as exc:
-            self._start_failed[lisp] = str(exc)
+            self.sessions.start_failed[lisp] = str(exc)
             self.print_notice(f"The Lisp did not start: {exc}")
             return
         report = session.init_report
@@ -169,7 +200,7 @@ class Repl:
     async def restart(self):
         """Kill the current Lisp and start a fresh one (`,restart`)."""
         session = self.session
-        if session is None and "://" in self.key:
+        if session is None and self.sessions.on_a_connection_address:
             self.renderer.notice(f"Not connected to {self.key}: ,reconnect connects again; "
                                  ",lisp NAME starts a Lisp of lispshell's own.")
             return None
@@ -193,8 +224,8 @@ class Repl:
             return None
         finally:
             self.renderer.status(None)
-        self._start_failed.pop(self.lisp, None)
-        self._after_eval()
+        self.sessions.start_failed.pop(self.lisp, None)
+        self.after_eval()
         self.renderer.notice(f"Restarted {self.lisp}: a fresh image (earlier definitions are gone).")
         return None
 
@@ -206,7 +237,7 @@ class Repl:
         if name == self.key and self.session is not None:
             self.renderer.notice(f"Already running {name}.")
             return None
-        self.key = self.lisp = name
+        self.sessions.make_current(name, name)
         if self.session is None:
             self.start_session(name)
         self.renderer.notice(f"Switched to {name}" + (" (starting)" if self.session is not None
@@ -230,7 +261,7 @@ class Repl:
                 self.key = "(not connected)"
             return None
         if first:
-            self.key, self.lisp = target.url, target.lisp
+            self.sessions.make_current(target.url, target.lisp)
         session = self.sessions.get(target.url)
         if session is None:
             self.renderer.notice(f"Connecting to {target.url}...")
@@ -241,7 +272,7 @@ class Repl:
                 self.renderer.notice(f"Not connected: {exc}")
                 return None
             self.sessions[target.url] = session
-        self.key, self.lisp = target.url, target.lisp
+        self.sessions.make_current(target.url, target.lisp)
         self.renderer.notice(f"Connected to {target.url} ({session.dialect.display}, "
                              f"{session.package or session.dialect.starting_package}). "
                              "The image is theirs: ,disconnect leaves it running.")
@@ -255,15 +286,14 @@ class Repl:
             return None
         await asyncio.get_running_loop().run_in_executor(None, session.close)
         del self.sessions[self.key]
-        rest = [k for k in self.sessions]
+        rest = list(self.sessions)
         # ,reconnect acts on the current connection: with another one current, it is
         # ,connect URL that comes back here.
         again = f",connect {session.url}" if rest else ",reconnect"
         self.renderer.notice(f"Disconnected from {session.url}; the image keeps running there "
                              f"({again} connects again).")
         if rest:
-            self.key = rest[-1]
-            self.lisp = self.sessions[self.key].lisp
+            self.sessions.make_current(rest[-1], self.sessions[rest[-1]].lisp)
             self.renderer.notice(f"Now on {self.key}.")
         # With nothing else, the key stays the address: nothing runs in its place until the
         # person says so (,reconnect, ,connect, ,lisp NAME).
@@ -271,7 +301,7 @@ class Repl:
 
     async def reconnect(self):
         session = self.session
-        if session is None and "://" in self.key:       # disconnected: the same address again
+        if session is None and self.sessions.on_a_connection_address:       # disconnected: the same address again
             await self.connect(self.key)
             return None
         if session is None or not session.is_connection:
@@ -294,12 +324,7 @@ class Repl:
 
     def close(self) -> None:
         """End every child Lisp (no stray processes)."""
-        for session in list(self.sessions.values()):
-            try:
-                session.close()
-            except Exception:
-                pass
-        self.sessions.clear()
+        self.sessions.close_all()
 
     # The prompt -------------------------------------------------------------------------
     def prompt_session(self):
@@ -327,14 +352,14 @@ class Repl:
 
     def toolbar(self):
         session = self.session
-        if session is None and "://" in self.key:
+        if session is None and self.sessions.on_a_connection_address:
             state = "disconnected (,reconnect)"
         elif session is None:
             state = "no Lisp (,restart)"
         elif session.is_connection:
             state = ("busy" if session.busy else "connected" if session.ready
                      else "not connected (,reconnect)")
-        elif self.lisp in self._start_failed and not session.ready:
+        elif self.lisp in self.sessions.start_failed and not session.ready:
             state = "failed to start (,restart)"
         elif not session.ready:
             state = "starting"
@@ -520,44 +545,16 @@ class Repl:
         A `lone_symbol` that is unbound may have been a word of prose: offered to the model.
         `recorded`: (code, tool, tool input) the model is told of instead of `code` (,time
         evaluates a wrapped form; the model reads the person's form, as its `time` call)."""
-        from lispshell.lisp.session import PERSON_VALUE_CAP
-        session = self.session
+        session = await self.ready_session()
         if session is None:
-            if self.key != self.lisp:
-                self.renderer.notice(f"Not connected to {self.key}: ,connect URL, or ,lisp NAME "
-                                     "for a Lisp of lispshell's own.")
-                return None
-            session = self.start_session(self.lisp)
-            if session is None:
-                return None
-        if session.is_connection:
-            pass    # a lost connection answers not-connected at once; it is never started here
-        elif not session.ready and not await self._wait_until_ready(session):
             return None
-        streamed = False
-
-        def on_output(chunk: str) -> None:
-            nonlocal streamed
-            streamed = True
-            self.renderer.output(chunk)
-
-        loop = asyncio.get_running_loop()
-        started = time.monotonic()
-        # No prompt (so no toolbar) while a form runs: a form silent for a while gets a status.
-        self.renderer.status(lambda: f"{self.lisp} busy · {time.monotonic() - started:.1f} s · "
-                                     "Ctrl-C interrupts", delay=0.5)
-        with self._on_sigint(lambda: self.interrupt(session)):
-            try:
-                result = await loop.run_in_executor(
-                    None, partial(session.eval, code, timeout=None, on_output=on_output,
-                                  value_cap=PERSON_VALUE_CAP, keep_levels=True,
-                                  on_input=self.input_line.reader()))
-            except Exception as exc:
-                self.renderer.finish_line()
-                self.renderer.notice(f"Could not evaluate: {exc}")
-                return None
-            finally:
-                self.renderer.status(None)
+        try:
+            result, streamed = await self.run_persons_code(session, session.eval, code,
+                                                           timeout=None, keep_levels=True)
+        except Exception as exc:
+            self.renderer.finish_line()
+            self.renderer.notice(f"Could not evaluate: {exc}")
+            return None
         offer = lone_symbol and _unbound(self.lisp, result) and await self._may_offer()
         shown = result
         if offer and result.error.restarts:
@@ -566,12 +563,70 @@ class Repl:
             shown = dataclasses.replace(result, error=dataclasses.replace(result.error,
                                                                           restarts=[]))
         self.renderer.result(shown, streamed, _says_no_values(self.lisp))
-        self._after_eval()
+        self.after_eval()
         if offer:
             await self._offer_to_llm(code)
             return result           # not recorded: an unbound word is no eval to remember
-        await self._record_eval(code, result, recorded)
+        await self.record_eval(code, result, recorded)
         return result
+
+    # Running in the session: the one path every command takes ---------------------------
+    async def ready_session(self, start: bool = True):
+        """The session a command acts on, ready to take it: lispshell's own Lisp is started if
+        none runs (with `start`) and waited for while it boots (Ctrl-C gives up waiting). None,
+        said, when there is none or it will not start. A lost connection is returned as it is:
+        it answers "not connected" at once, and is never started from here."""
+        session = self.session
+        if session is None:
+            if not start:
+                self.renderer.notice("No Lisp is running.")
+                return None
+            if self.key != self.lisp:
+                self.renderer.notice(f"Not connected to {self.key}: ,connect URL, or ,lisp NAME "
+                                     "for a Lisp of lispshell's own.")
+                return None
+            session = self.start_session(self.lisp)
+            if session is None:
+                return None
+        if not session.is_connection and not session.ready \
+                and not await self._wait_until_ready(session):
+            return None
+        return session
+
+    async def run_in_session(self, session, call, *args, **kwargs):
+        """Run `call(*args, **kwargs)`, a blocking operation on `session`, in a worker thread
+        while Ctrl-C interrupts it through `interrupt`: the one escalating path, where an
+        interrupt that has not landed is said and only the person's second Ctrl-C kills the
+        Lisp (or closes the connection). Answers what `call` answers; its exceptions pass."""
+        with self._on_sigint(lambda: self.interrupt(session)):
+            return await asyncio.get_running_loop().run_in_executor(
+                None, partial(call, *args, **kwargs))
+
+    async def run_persons_code(self, session, call, *args, **kwargs):
+        """`run_in_session` for a call that runs the person's code (an eval, a restart, a step,
+        a breakpoint's continue): its output is shown as it comes, what it reads is asked of the
+        person, its value is capped only where a person's value is, and a status line shows
+        while it is silent (no prompt, so no toolbar, while a form runs). `call` takes
+        on_output, value_cap and on_input. Answers (its result, whether any output came)."""
+        from lispshell.lisp.session import PERSON_VALUE_CAP
+
+        streamed = False
+
+        def on_output(chunk: str) -> None:
+            nonlocal streamed
+            streamed = True
+            self.renderer.output(chunk)
+
+        started = time.monotonic()
+        self.renderer.status(lambda: f"{self.lisp} busy · {time.monotonic() - started:.1f} s · "
+                                     "Ctrl-C interrupts", delay=0.5)
+        try:
+            result = await self.run_in_session(session, call, *args, on_output=on_output,
+                                               value_cap=PERSON_VALUE_CAP,
+                                               on_input=self.input_line.reader(), **kwargs)
+        finally:
+            self.renderer.status(None)
+        return result, streamed
 
     async def _may_offer(self) -> bool:
         """Can an unbound lone word be offered to the model (the LLM is on, with a key)?"""
@@ -595,7 +650,7 @@ class Repl:
     async def _wait_until_ready(self, session) -> bool:
         """Wait for a Lisp still booting (Clojure's JVM); Ctrl-C stops waiting. False if it
         will not start or the person gave up (the form is then not evaluated)."""
-        if self.lisp not in self._start_failed:
+        if self.lisp not in self.sessions.start_failed:
             self.renderer.notice(f"Waiting for {self.lisp} to start (Ctrl-C to give up)...")
         waiting = asyncio.get_running_loop().run_in_executor(None, partial(session.start, True))
         with self._on_sigint(waiting.cancel):
@@ -609,10 +664,11 @@ class Repl:
             except Exception as exc:
                 self.renderer.notice(f"Could not evaluate: {exc}")
                 return False
-        self._start_failed.pop(self.lisp, None)
+        self.sessions.start_failed.pop(self.lisp, None)
         return True
 
-    def _after_eval(self) -> None:
+    def after_eval(self) -> None:
+        """After the image may have changed: completions and arglist hints are asked again."""
         prompt = self._prompts.get(self.lisp)
         if prompt is not None:
             prompt.lispshell_completer.invalidate()
@@ -668,7 +724,7 @@ class Repl:
             return False
         return await self.get_llm() is not None
 
-    async def _record_eval(self, code: str, result, recorded=None) -> None:
+    async def record_eval(self, code: str, result, recorded=None) -> None:
         """Tell the LLM side about the person's eval, without ever waiting for it to load:
         evals made before it exists are queued and handed over, in order, when it does.
         `recorded`: (code, tool, tool input) to tell instead (see `eval_form`)."""

@@ -56,7 +56,7 @@ def _lisp(repl, arg: str):
 
 def _connect(repl, arg: str):
     if not arg.strip():
-        links = [k for k, s in repl.sessions.items() if s.is_connection]
+        links = repl.sessions.connections()
         if links:
             repl.renderer.notice("Connections: " + ", ".join(
                 k + (" (current)" if k == repl.key else "") for k in links)
@@ -125,7 +125,6 @@ async def _inspect(repl, arg: str):
     """`,inspect FORM`: evaluate FORM (the person typed it) and show its parts in a table:
     slots, hash table entries, elements, an exception's message and ex-data. `,inspect N`
     right after opens part N of that table (the image keeps the parts last shown)."""
-    import asyncio
 
     from rich.table import Table
 
@@ -135,7 +134,7 @@ async def _inspect(repl, arg: str):
     code = arg.strip()
     session = repl.session
     image = (repl.key, id(session), session.generation)
-    shown = getattr(repl, "_inspect_shown", None)     # (image, parts) of the last table
+    shown = repl.command_state.get("inspect")      # (image, parts) of the last table
     # A bare number while a table of this image is on screen opens that part (a number has
     # no parts of its own to show).
     function = ("inspect-part" if code.isdigit() and shown is not None and shown[0] == image
@@ -154,15 +153,12 @@ async def _inspect(repl, arg: str):
     if problem is not None:           # positioned, as at the prompt, not the Lisp reader's EOF
         repl.renderer.syntax_problem(code, problem)
         return
-    session = repl.session or repl.start_session(repl.lisp)
+    session = await repl.ready_session()
     if session is None:
         return
-    if not session.ready and not await repl._wait_until_ready(session):
-        return
-    with repl._on_sigint(session.interrupt):
-        look = call_form(repl.lisp, function, code, "")
-        result = await asyncio.to_thread(session.eval, look.form,
-                                         timeout=None, history=False, output_cap=PERSON_VALUE_CAP)
+    look = call_form(repl.lisp, function, code, "")
+    result = await repl.run_in_session(session, session.eval, look.form, timeout=None,
+                                       history=False, output_cap=PERSON_VALUE_CAP)
     answer = look.answer(result.output) if result.error is None else None
     if answer is None:
         repl.renderer.result(result, False)
@@ -193,7 +189,7 @@ async def _inspect(repl, arg: str):
                                                   "ARRAY", "STRING", "LIST", "CONS"))
         table.add_row("", "", Text("(empty: no entries)" if empty else "(no parts: an atom)",
                                    style="dim"))
-    repl._inspect_shown = ((repl.key, id(session), session.generation), len(parts))
+    repl.command_state["inspect"] = ((repl.key, id(session), session.generation), len(parts))
     repl.renderer.last = [table]
     if not repl.renderer.page_if_tall([table], body):
         repl.renderer.print(table)
@@ -202,20 +198,16 @@ async def _inspect(repl, arg: str):
 async def _project_tool(repl, tool: str, args: dict) -> None:
     """`,load` and `,load-system`: the project tools, run for the person (no gate: they typed
     it), with the file's output streamed and each diagnostic shown."""
-    import asyncio
 
     from lispshell.tools.gate import EvalGate
     from lispshell.tools.registry import ToolContext, call_tool
 
-    session = repl.session or repl.start_session(repl.lisp)
+    session = await repl.ready_session()
     if session is None:
-        return
-    if not session.ready and not await repl._wait_until_ready(session):
         return
     ctx = ToolContext(session=lambda: session, gate=EvalGate("yolo"), root=None,
                       eval_timeout=None, extra={"on_output": repl.renderer.output})
-    with repl._on_sigint(session.interrupt):
-        result = await asyncio.to_thread(call_tool, tool, args, ctx)
+    result = await repl.run_in_session(session, call_tool, tool, args, ctx)
     repl.renderer.finish_line()
     failed = result.get("error") or {}
     body = failed if failed else result
@@ -235,7 +227,7 @@ async def _project_tool(repl, tool: str, args: dict) -> None:
         repl.renderer.notice(f"Loaded {what} ({result.get('summary', 'no warnings')}).")
     if body.get("dependencies"):
         repl.renderer.notice(body["dependencies"][:1].upper() + body["dependencies"][1:] + ".")
-    repl._after_eval()
+    repl.after_eval()
 
 
 def _load(repl, arg: str):
@@ -255,11 +247,9 @@ async def _load_where_errors_wait(repl, session, path: str) -> None:
     person's, so that an error while loading waits in a debug level with its frames, as
     SLIME's C-c C-l leaves it in SLDB; the person is told where loading stopped and that what
     came before it is loaded."""
-    import asyncio
     from pathlib import Path
 
     from lispshell.lisp.dialects import string_literal
-    from lispshell.lisp.session import PERSON_VALUE_CAP
     from lispshell.tools.project_tools import compile_only
     from lispshell.tools.registry import ToolContext, ToolError
 
@@ -267,13 +257,12 @@ async def _load_where_errors_wait(repl, session, path: str) -> None:
     if not file.is_file():
         repl.renderer.print(Text(f"; not loaded: {path}: no such file: {path}", style="red"))
         return
-    if not session.ready and not await repl._wait_until_ready(session):
+    if await repl.ready_session() is not session:
         return
     ctx = ToolContext(session=lambda: session, root=None, eval_timeout=None,
                       extra={"on_output": repl.renderer.output})
     try:
-        with repl._on_sigint(session.interrupt):
-            compiled = await asyncio.to_thread(compile_only, ctx, file)
+        compiled = await repl.run_in_session(session, compile_only, ctx, file)
     except ToolError as exc:
         repl.renderer.finish_line()
         repl.renderer.print(Text(f"; not loaded: {path}: {exc.message}", style="red"))
@@ -290,12 +279,9 @@ async def _load_where_errors_wait(repl, session, path: str) -> None:
     fasl = string_literal(fasl)
     code = f"(unwind-protect (load {fasl}) (when (probe-file {fasl}) (delete-file {fasl})))"
     before = session.level
-    with repl._on_sigint(lambda: repl.interrupt(session)):
-        result = await asyncio.to_thread(session.eval, code, timeout=None,
-                                         on_output=repl.renderer.output, keep_levels=True,
-                                         value_cap=PERSON_VALUE_CAP,
-                                         on_input=repl.input_line.reader())
-    repl._after_eval()
+    result, _ = await repl.run_persons_code(session, session.eval, code, timeout=None,
+                                            keep_levels=True)
+    repl.after_eval()
     if result.error is None:
         repl.renderer.finish_line()
         repl.renderer.notice(f"Loaded {path} ({compiled['summary']}"
@@ -306,7 +292,7 @@ async def _load_where_errors_wait(repl, session, path: str) -> None:
     if session.level > before:
         where = ""
         try:
-            frames = await asyncio.to_thread(session.backtrace)
+            frames = await repl.run_in_session(session, session.backtrace)
             where = next((f.source for f in frames if f.source.startswith(f"{file}:")), "")
         except Exception:      # the level is there either way; only the line is missing
             pass
@@ -378,8 +364,7 @@ async def _trust(repl, arg: str):
     was = repl.key
     repl.start_session(found.lisp)
     if was != found.lisp and was in repl.sessions:
-        repl.key = was
-        repl.lisp = repl.sessions[was].lisp
+        repl.sessions.make_current(was, repl.sessions[was].lisp)
     repl.renderer.notice(f"Trusted {found.found} ({found.root}); {found.lisp} "
                          + ("restarted with it: earlier definitions are gone. "
                             if old is not None else "starts with it. ")

@@ -42,25 +42,20 @@ async def _call(repl, method: str, *args, render: bool = False, needs_level: boo
     `render`: the method answers an EvalResult, shown as an eval's. `needs_level`: it acts on
     the waiting error (frames are asked even with no level open: a Lisp whose errors unwind,
     Guile, keeps the last error's frames, and the others answer that no error waits)."""
-    session = repl.session
+    session = await repl.ready_session(start=False)
     if session is None:
-        repl.renderer.notice("No Lisp is running.")
         return None
     if needs_level and not session.level:
         repl.renderer.notice("No error is waiting: no debug level is open (an error opens one).")
         return None
     try:
-        with repl._on_sigint(session.interrupt):
-            result = await asyncio.to_thread(getattr(session, method), *args)
-    except NotOverThisTransport as exc:
-        repl.renderer.notice(str(exc)[:1].upper() + str(exc)[1:] + ".")
-        return None
-    except ValueError as exc:
+        result = await repl.run_in_session(session, getattr(session, method), *args)
+    except (NotOverThisTransport, ValueError) as exc:
         repl.renderer.notice(str(exc)[:1].upper() + str(exc)[1:] + ".")
         return None
     if render:
         repl.renderer.result(result, False)
-        repl._after_eval()
+        repl.after_eval()
     return result
 
 
@@ -246,41 +241,21 @@ async def _thread(repl, arg: str):
 async def run_on(repl, method, *args):
     """Run a level action that resumes code (a restart, a step, a breakpoint's continue or
     return): shown as an eval's result, or the next level it stops in."""
-    import asyncio
-    import time
-
     from lispshell.lisp.contract import NotOverThisTransport
-    from lispshell.lisp.session import PERSON_VALUE_CAP
 
-    session = repl.session
-    streamed = False
-
-    def on_output(chunk: str) -> None:
-        nonlocal streamed
-        streamed = True
-        repl.renderer.output(chunk)
-
-    started = time.monotonic()
     # The form a restart resumes runs as any form: a status line when silent, Ctrl-C, and
     # what it (or the restart's :interactive reader, without FORM) reads asked of the person.
-    repl.renderer.status(lambda: f"{repl.lisp} busy · {time.monotonic() - started:.1f} s · "
-                                 "Ctrl-C interrupts", delay=0.5)
     try:
-        with repl._on_sigint(lambda: repl.interrupt(session)):
-            result = await asyncio.to_thread(method, *args,
-                                             on_output=on_output, value_cap=PERSON_VALUE_CAP,
-                                             on_input=repl.input_line.reader())
+        result, streamed = await repl.run_persons_code(repl.session, method, *args)
     except (NotOverThisTransport, ValueError) as exc:
         repl.renderer.notice(str(exc)[:1].upper() + str(exc)[1:] + ".")
         return None
-    finally:
-        repl.renderer.status(None)
     if result.error is not None and result.error.type == "LISPSHELL-ABORTED":
         repl.renderer.finish_line()
         repl.renderer.notice(result.error.message)
     else:
         repl.renderer.result(result, streamed)
-    repl._after_eval()
+    repl.after_eval()
     return result
 
 
@@ -346,10 +321,7 @@ async def _break(repl, arg: str):
         repl.renderer.notice("Usage: ,break NAME [CONDITION] (CONDITION: a form over the "
                              "function's arguments, e.g. (> n 3))")
         return
-    session = repl.session or repl.start_session(repl.lisp)
-    if session is None:
-        return
-    if not session.ready and not await repl._wait_until_ready(session):
+    if await repl.ready_session() is None:
         return
     point = await _call(repl, "set_breakpoint", name, condition.strip())
     if point is not None:

@@ -244,7 +244,7 @@ def make_prompt_session(repl, lisp: str) -> PromptSession:
     session.lispshell_history = history
 
     def typing_resumed(_buffer) -> None:
-        repl._flash = None        # a hint about the empty line ("Ctrl-D or ,quit") is past
+        repl.flash(None)          # a hint about the empty line ("Ctrl-D or ,quit") is past
     session.default_buffer.on_text_changed += typing_resumed
     if repl_cfg.get("complete_while_typing", False):
         from lispshell.repl.completion import symbol_prefix

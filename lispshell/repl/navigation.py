@@ -12,7 +12,6 @@ A name may carry its package (`pkg:name`, `ns/name`); Tab completes it from the 
 """
 from __future__ import annotations
 
-import asyncio
 import os
 import shlex
 import subprocess
@@ -29,15 +28,12 @@ async def _look(repl, tool: str, args: dict, gate=None) -> dict | None:
     that changes the image or runs code, the person typed it (lispshell/repl/observe.py)."""
     from lispshell.tools.registry import ToolContext, call_tool
 
-    session = repl.session or repl.start_session(repl.lisp)
+    session = await repl.ready_session()
     if session is None:
-        return None
-    if not session.ready and not await repl._wait_until_ready(session):
         return None
     ctx = ToolContext(session=lambda: session, gate=gate, root=None, dialect=repl.dialect,
                       eval_timeout=60.0, output_cap=1 << 20)
-    with repl._on_sigint(session.interrupt):
-        result = await asyncio.to_thread(call_tool, tool, args, ctx)
+    result = await repl.run_in_session(session, call_tool, tool, args, ctx)
     if not result.get("ok"):
         err = result.get("error") or {}
         repl.renderer.notice(f"{err.get('message') or err.get('code') or 'no answer'}")

@@ -36,7 +36,7 @@ async def _call(repl, tool: str, args: dict) -> dict | None:
 
 
 async def _record(repl, code: str, result: dict, tool: str, tool_input: dict) -> None:
-    await repl._record_eval(code, result, (code, tool, tool_input))
+    await repl.record_eval(code, result, (code, tool, tool_input))
 
 
 def _names(arg: str) -> list[str]:

@@ -170,15 +170,16 @@ class Prepared:
     notes: dict = field(default_factory=dict)   # what else was taken off or made ASCII, said
 
 
-def prepare(new_source, dialect: str, repair=None, known: str = "") -> Prepared:
-    """Validate new source as the dialect reads it; apply a `certain` or `likely` repair if
-    `repair` gives one, else refuse (a `guess` is refused with its best candidate, so the
-    model can take it or not).
+def prepare(new_source, dialect: str, decide=None, known: str = "") -> Prepared:
+    """Validate new source as the dialect reads it; apply its repair if `decide` writes it
+    (the "unattended" policy: certain, or likely by a rule measured at most 1% wrong), else
+    refuse (any other repair is refused with its best candidate, so the model can take it
+    or not).
 
     A Markdown fence around it is taken off, and typographic quotes outside strings made
     ASCII (when the result reads), each said in `notes`; a `#` dispatch the dialect does not
     read (`#t` in Common Lisp) is refused, unless `known` (the file's text) already uses it.
-    `repair(text, dialect)` returns a `repair.Repair` or None."""
+    `decide(text, dialect)` returns a `repair.Decision`."""
     if not isinstance(new_source, str) or not new_source.strip():
         raise StructureError("BAD_INPUT", "new_source is empty",
                              suggestion="To remove a form use delete_form")
@@ -203,9 +204,10 @@ def prepare(new_source, dialect: str, repair=None, known: str = "") -> Prepared:
     try:
         root = parse(text, dialect)
     except StructureError as exc:
-        fixed = repair(text, dialect) if repair else None
-        reads = fixed is not None and bool(fixed.edits) and validate(fixed.text, dialect).ok
-        if not (reads and fixed.applies):
+        decision = decide(text, dialect) if decide else None
+        fixed = decision.repair if decision else None
+        reads = decision is not None and decision.reads
+        if not (reads and decision.writes):
             # validate's report says more: the opener, where the missing closer belongs
             extra = {k: v for k, v in exc.extra.items() if k in ("line", "col")}
             message = f"new_source is not valid: {exc.message}; nothing was changed"

@@ -90,6 +90,43 @@ class Repair:
         return 3
 
 
+# Who writes a repair, and what each may write (`decide`):
+POLICIES = {
+    "certain": "the person ran `check --fix`: certain repairs only",
+    "likely": "the person chose `check --fix=likely`: certain and likely repairs",
+    "unattended": "nobody is asked (the Claude Code hook, the form tools): Repair.applies, "
+                  "the rules measured at most 1% wrong",
+}
+
+
+@dataclass(frozen=True)
+class Decision:
+    """A repair of text that does not read, and whether `policy` writes it: the one place
+    that decides for `check --fix`, the hook and the form tools."""
+    repair: Repair | None      # None: repairing failed (a bug; the text is then left alone)
+    reads: bool                # the repair changes something and its text reads
+    writes: bool               # it reads, and the policy takes its level and rule
+
+    @property
+    def text(self) -> str:
+        return self.repair.text
+
+
+def decide(text: str, dialect: str, policy: str, **how) -> Decision:
+    """Repair `text` (`how`: repair()'s arity, sbcl_source, path) and decide by `policy`, one
+    of POLICIES. A repair that raises is no repair: nothing is written over it."""
+    if policy not in POLICIES:
+        raise ValueError(f"no repair policy {policy!r}: " + ", ".join(POLICIES))
+    try:
+        r = repair(text, dialect, **how)
+    except Exception:     # a repair bug must leave the text as it is, never stop the caller
+        return Decision(None, False, False)
+    reads = bool(r.edits) and validate(r.text, dialect).ok
+    writes = reads and (r.applies if policy == "unattended"
+                        else r.level == CERTAIN or (policy == "likely" and r.level == LIKELY))
+    return Decision(r, reads, writes)
+
+
 def describe_edits(text: str, edits: list[dict], *, in_result: bool = False) -> list[dict]:
     """Each edit as the model and a person read it: 1-based line and column in `text`, and
     the closer inserted, removed or replaced ({"line", "col", "inserted"} etc.).

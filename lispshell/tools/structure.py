@@ -19,7 +19,7 @@ from lispshell.syntax.errors import StructureError
 from lispshell.syntax.limits import check_nesting
 from lispshell.syntax.reading import read
 from lispshell.syntax.dialects import DISPLAY_NAME, EXTENSIONS, resolve_dialect
-from lispshell.syntax.repair import edit_summary, repair
+from lispshell.syntax.repair import Decision, decide, edit_summary
 from lispshell.syntax.validate import validate
 from lispshell.workspace import writes
 from lispshell.tools.registry import ToolContext, ToolError, register
@@ -279,14 +279,12 @@ class FormTree:
 
 # ---- repair, called through one small seam ---------------------------------------------------
 
-def _repair(text: str, dialect: str, ctx: ToolContext | None = None):
-    """The `Repair` for text that does not read (None if repair itself fails: the edit is
-    then refused cleanly rather than crashing). With a context whose image is running, the
-    form-shape test also knows the arities of the image's functions."""
-    try:
-        return repair(text, dialect, arity=_image_arity(ctx, dialect) if ctx else None)
-    except Exception:   # a repair bug must not stop the edit from being refused cleanly
-        return None
+def _decide(text: str, dialect: str, ctx: ToolContext | None = None) -> Decision:
+    """The repair of text that does not read, decided as nobody-asked writes it (a repair
+    that fails is none: the edit is then refused cleanly). With a context whose image is
+    running, the form-shape test also knows the arities of the image's functions."""
+    return decide(text, dialect, "unattended",
+                  arity=_image_arity(ctx, dialect) if ctx else None)
 
 
 MAX_ARGLIST_LOOKUPS = 50     # per repair: each is one eval in the image
@@ -379,7 +377,7 @@ def _form(root, src: editing.Source, args: dict, *, required: bool = True):
 
 def _new_source(args: dict, src: editing.Source, ctx: ToolContext) -> forms.Prepared:
     return forms.prepare(args.get("new_source"), src.dialect,
-                         lambda text, dialect: _repair(text, dialect, ctx), known=src.text)
+                         lambda text, dialect: _decide(text, dialect, ctx), known=src.text)
 
 
 def _repair_note(prep: forms.Prepared) -> dict:
@@ -630,8 +628,9 @@ def check_syntax(args: dict, ctx: ToolContext) -> dict:
                       repairs=[source_checks.quote_note(src.text, src.dialect)
                                + ": made ASCII"], repair_level="likely")
     if not result["valid"] and not quotes:
-        fixed = _repair(src.text, src.dialect, ctx)
-        if fixed is not None and fixed.edits and validate(fixed.text, src.dialect).ok:
+        decision = _decide(src.text, src.dialect, ctx)
+        fixed = decision.repair
+        if decision.reads:
             result["repaired_source"] = fixed.text
             result["repairs"] = edit_summary(src.text, fixed.edits)
             result["repair_level"] = fixed.level
@@ -660,10 +659,11 @@ def _repaired_head(head: str, dialect: str, ctx: ToolContext) -> tuple[str, dict
         return bare[1:].strip(), {"head": f"head {address.snippet(head, 40)!r} was taken as "
                                           f"{address.snippet(bare[1:], 40)!r}: the new list's "
                                           "opener is sexp_wrap's to write"}
-    fixed = _repair(head, dialect, ctx)
-    if fixed is None or not fixed.edits or not validate(fixed.text, dialect).ok:
+    decision = _decide(head, dialect, ctx)
+    fixed = decision.repair
+    if not decision.reads:
         return head, {}
-    if not fixed.applies:
+    if not decision.writes:
         raise ToolError("INVALID_SOURCE", f"head does not read, and its repair is "
                         f"{fixed.level}, not sure enough to write unattended ({fixed.why}; "
                         f"rule {fixed.rule}): nothing was changed. best_candidate has it; send "
