@@ -94,9 +94,9 @@ def test_drops_only_as_the_docs_write_them(tmp_path):
     (["--tools", "live,project"], "", "lispshell mcp: --tools 'live,project' names only tools "
                                       "that need a Lisp, and --lisp none starts none"),
     ([], 'tools = "live,synatx"', "lispshell mcp: [mcp] tools: unknown tool or group 'synatx'"),
-    ([], "tools = 5", 'lispshell mcp: [mcp] tools = 5: give a string such as "live,syntax", or a '
-                      "list of names"),
-    ([], 'tools = ["live", 3]', "lispshell mcp: [mcp] tools = ['live', 3]: give a string"),
+    ([], "tools = 5", 'lispshell mcp: [mcp] tools = 5: expected a string such as "live,syntax", '
+                      "or a list of names"),
+    ([], 'tools = ["live", 3]', "lispshell mcp: [mcp] tools = ['live', 3]: expected a string"),
 ])
 def test_a_selection_that_cannot_be_served_stops_the_server(tmp_path, flags, config, said):
     (tmp_path / "config").mkdir()

@@ -227,7 +227,33 @@ def test_session_settings_have_one_default_each_and_refuse_a_bad_value():
 
     assert session_settings({}) == session_settings({"session": {}})
     assert session_settings({"session": {"eval_timeout": 5}}).eval_timeout == 5.0
-    with pytest.raises(ConfigError, match=r"\[session\] output_cap = 'lots': expected a number"):
+    with pytest.raises(ConfigError, match=r"\[session\] output_cap = 'lots': expected a whole "
+                       "number"):
         session_settings({"session": {"output_cap": "lots"}})
     with pytest.raises(ConfigError, match="init_files = 1: expected true or false"):
         session_settings({"session": {"init_files": 1}})
+
+
+def test_every_section_is_typed_and_its_defaults_are_the_default_files():
+    """One place for each default (config/default.toml): a section's settings made from an
+    empty configuration, and made with no arguments, are the file's values; a value of the
+    wrong type or outside its choices is refused naming its key, at load."""
+    from lispshell import config
+
+    raw = config._read(config.DEFAULT_CONFIG)
+    for kind in config.SECTIONS:
+        made = config.settings({}, kind)
+        assert made == kind()
+        assert {f: getattr(made, f) for f in raw[kind.SECTION] if f in kind.__dataclass_fields__} \
+            == {f: v for f, v in raw[kind.SECTION].items() if f in kind.__dataclass_fields__}
+    with pytest.raises(config.ConfigError, match=r"\[gate\] mode = 'maybe': expected 'ask' or "
+                       "'yolo' or 'off'"):
+        config.settings({"gate": {"mode": "maybe"}}, config.GateSettings)
+    with pytest.raises(config.ConfigError, match=r"\[llm\] max_tokens = 1.5: expected a whole"):
+        config.settings({"llm": {"max_tokens": 1.5}}, config.LlmSettings)
+    assert config.settings({"mcp": {"tools": ["live"]}}, config.McpSettings).tools == ["live"]
+    with pytest.raises(config.ConfigError, match=r"\[mcp\] tools = 5: expected a string such "
+                       "as"):
+        config.settings({"mcp": {"tools": 5}}, config.McpSettings)
+    with pytest.raises(config.ConfigError, match=r"\[repl\] must be a table"):
+        config.settings({"repl": "dark"}, config.ReplSettings)

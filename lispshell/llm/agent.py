@@ -15,9 +15,10 @@ from __future__ import annotations
 
 import asyncio
 import os
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any, Callable
 
+from lispshell.config import LlmSettings
 from lispshell.llm.conversation import Conversation
 from lispshell.tools.registry import ToolContext, all_tools, call_tool, get_tool, result_text
 
@@ -54,30 +55,8 @@ class Usage:
                 f"{'s' if self.requests != 1 else ''})")
 
 
-@dataclass
-class LLMSettings:
-    model: str = "claude-sonnet-5-5"
-    max_tokens: int = 4096
-    timeout: float = 60.0
-    connect_timeout: float = 5.0
-    max_retries: int = 2
-    max_tool_rounds: int = 20
-    context_tokens: int = 200_000
-    tool_groups: list[str] = field(default_factory=lambda: [
-        "live", "debug", "project", "observe", "syntax", "delimiters", "structure"])
-    base_url: str = ""
-
-    @classmethod
-    def from_config(cls, cfg: dict, model: str | None = None) -> "LLMSettings":
-        llm = dict(cfg.get("llm") or {})
-        s = cls()
-        for k in ("model", "max_tokens", "timeout", "connect_timeout", "max_retries",
-                  "max_tool_rounds", "context_tokens", "tool_groups", "base_url"):
-            if k in llm and llm[k] is not None:
-                setattr(s, k, type(getattr(s, k))(llm[k]))
-        if model:
-            s.model = model
-        return s
+# The [llm] settings, typed, their defaults in config/default.toml (lispshell/config.py).
+LLMSettings = LlmSettings
 
 
 class Display:

@@ -91,9 +91,9 @@ def _tools_value_joined(argv: list[str], parser: argparse.ArgumentParser) -> lis
 
 def parse_args(argv: list[str], config: dict) -> tuple[Options, dict]:
     """The options, and the configuration with the project's command applied (if any)."""
-    default_lisp = config.get("default_lisp", "sbcl")
+    default_lisp = config_mod.default_lisp(config)
     if default_lisp not in LISPS:
-        default_lisp = "sbcl"
+        default_lisp = config_mod.default_value(None, "default_lisp")
     parser = make_parser(default_lisp)
     args = parser.parse_args(_tools_value_joined(argv, parser))
     root = (args.root or Path.cwd()).expanduser()
@@ -137,11 +137,7 @@ def parse_args(argv: list[str], config: dict) -> tuple[Options, dict]:
             untrusted = notice
     where, spec = "--tools", args.tools
     if spec is None:
-        where, spec = "[mcp] tools", (config.get("mcp") or {}).get("tools")
-        if spec is not None and not (isinstance(spec, str) or (
-                isinstance(spec, list) and all(isinstance(s, str) for s in spec))):
-            raise SystemExit(f"lispshell mcp: {where} = {spec!r}: give a string such as "
-                             '"live,syntax", or a list of names')
+        where, spec = "[mcp] tools", config_mod.settings(config, config_mod.McpSettings).tools
     selected = None
     if spec:
         from lispshell.tools.registry import ToolSpecError, select_tools

@@ -10,7 +10,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from lispshell.config import session_settings
+from lispshell.config import McpSettings, session_settings, settings
 from lispshell.lisp.dialects import NAMES as LISPS  # noqa: F401 (used by mcp.main)
 from lispshell.tools.gate import EvalGate
 from lispshell.tools.registry import Tool, ToolContext, ToolError, all_tools, call_tool, get_tool
@@ -110,10 +110,10 @@ class Runtime:
     def __init__(self, options: Options, config: dict):
         self.options = options
         self.root = options.root
-        settings = session_settings(config)
-        self.eval_timeout = settings.eval_timeout
-        self.output_cap = settings.output_cap
-        self.confirm_timeout = config.get("mcp", {}).get("confirm_timeout") or None
+        limits = session_settings(config)
+        self.eval_timeout = limits.eval_timeout
+        self.output_cap = limits.output_cap
+        self.confirm_timeout = settings(config, McpSettings).confirm_timeout or None  # 0: none
         self.image = LiveImage(options.lisp, config, options.connect) if options.lisp else None
         self.dialect = _syntax_dialect(options.lisp)
         # Lives as long as the server: the structural tools remember here the hash of each file

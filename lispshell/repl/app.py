@@ -51,6 +51,7 @@ from functools import partial
 
 from rich.text import Text
 
+from lispshell.config import GateSettings, ReplSettings, settings
 from lispshell.lisp.contract import InterruptOutcome
 from lispshell.lisp.dialects import DIALECTS, get_dialect
 from lispshell.repl.commands import QUIT, CommandTable
@@ -77,7 +78,7 @@ class Repl:
         except ThemeError as exc:
             self.theme, bad_style = THEMES["default"], str(exc)
 
-        self.renderer = Renderer(console, int((config.get("repl") or {}).get("backtrace_lines", 12)),
+        self.renderer = Renderer(console, settings(config, ReplSettings).backtrace_lines,
                                  pager_command(config), value_style=self.theme.value)
         self.console = self.renderer.console
         if bad_style:
@@ -640,7 +641,7 @@ class Repl:
         the LLM on, one key sends the line to the model instead."""
         from lispshell.repl.confirm import ask_key
 
-        grace = float((self.config.get("gate") or {}).get("grace_ms", 300)) / 1000
+        grace = settings(self.config, GateSettings).grace
         question = f"{word.strip()} is unbound. Send it to the model? [y]es / [n]o (default: no) "
         with self.renderer.status_held():
             key = await ask_key(grace, question, OFFER_KEYS)

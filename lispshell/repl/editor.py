@@ -33,6 +33,7 @@ from prompt_toolkit.history import FileHistory
 from prompt_toolkit.key_binding import KeyBindings
 from prompt_toolkit.layout.processors import HighlightMatchingBracketProcessor
 
+from lispshell.config import ReplSettings, settings
 from lispshell.syntax.dialects import resolve_dialect
 from lispshell.repl.indent import newline_indent
 from lispshell.repl.route import INCOMPLETE, route
@@ -216,7 +217,6 @@ def make_prompt_session(repl, lisp: str) -> PromptSession:
     history = SafeFileHistory(history_path(state_dir(), lisp), on_problem=repl.print_notice)
     completer = LiveCompleter(lambda: repl.session,
                               commands=lambda: [c.name for c in repl.commands.all()])
-    repl_cfg = repl.config.get("repl", {})
     session = PromptSession(
         message=repl.prompt_message,
         multiline=True,
@@ -246,7 +246,7 @@ def make_prompt_session(repl, lisp: str) -> PromptSession:
     def typing_resumed(_buffer) -> None:
         repl.flash(None)          # a hint about the empty line ("Ctrl-D or ,quit") is past
     session.default_buffer.on_text_changed += typing_resumed
-    if repl_cfg.get("complete_while_typing", False):
+    if settings(repl.config, ReplSettings).complete_while_typing:
         from lispshell.repl.completion import symbol_prefix
 
         def complete_as_typed(buffer) -> None:

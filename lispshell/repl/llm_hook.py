@@ -16,11 +16,12 @@ says how to enable the LLM.
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 from pathlib import Path
 
 from rich.text import Text
 
-from lispshell.config import PROMPTS_DIR, session_settings
+from lispshell.config import PROMPTS_DIR, GateSettings, LlmSettings, session_settings, settings
 
 
 YOLO_AT_START = "YOLO: the model's evals run without asking (,yolo off to stop)."
@@ -32,8 +33,13 @@ def initial_gate_mode(config: dict, options) -> str:
     loads, so the first prompt can say it."""
     if getattr(options, "yolo", False):
         return "yolo"
-    mode = ((config or {}).get("gate") or {}).get("mode", "ask")
-    return mode if mode in ("ask", "yolo", "off") else "ask"
+    return settings(config, GateSettings).mode
+
+
+def _llm_settings(config: dict, model: str | None):
+    """[llm], with --model over its model."""
+    chosen = settings(config, LlmSettings)
+    return dataclasses.replace(chosen, model=model) if model else chosen
 
 
 def gate_label(mode: str) -> str:
@@ -52,7 +58,7 @@ def system_prompt(lisp: str) -> str:
 
 class LLM:
     def __init__(self, repl):
-        from lispshell.llm.agent import Agent, LLMSettings
+        from lispshell.llm.agent import Agent
         from lispshell.llm.conversation import Conversation, latest_conversation_path, new_conversation
         from lispshell.llm.render import RichDisplay
         from lispshell.repl.confirm import TerminalConfirm
@@ -62,20 +68,19 @@ class LLM:
         self.repl = repl
         cfg = repl.config or {}
         options = repl.options
-        gate_cfg = cfg.get("gate") or {}
         self.confirm = TerminalConfirm(repl.console, lambda: self.gate, lisp=lambda: repl.lisp,
                                        package=lambda: repl.package,
-                                       grace=float(gate_cfg.get("grace_ms", 300)) / 1000,
+                                       grace=settings(cfg, GateSettings).grace,
                                        announce=self._announce,
                                        stop_turn=lambda: self.agent.stop_turn())
         self.gate = EvalGate(initial_gate_mode(cfg, options), self.confirm,
                              self.confirm.confirm_edit)
-        settings = session_settings(cfg)
+        limits = session_settings(cfg)
         self.ctx = ToolContext(session=self._session, gate=self.gate, root=Path.cwd(),
                                keep_levels=True,
                                dialect=repl.dialect,
-                               eval_timeout=settings.eval_timeout,
-                               output_cap=settings.output_cap,
+                               eval_timeout=limits.eval_timeout,
+                               output_cap=limits.output_cap,
                                extra={"extensions": (cfg.get("files") or {}).get("extensions")
                                       or {}})
         self._lisp = repl.lisp
@@ -106,7 +111,7 @@ class LLM:
         theme = getattr(repl, "theme", None)
         if theme is not None:
             self.display.code_theme = self.confirm.code_theme = theme.code
-        self.agent = Agent(settings=LLMSettings.from_config(cfg, getattr(options, "model", None)),
+        self.agent = Agent(settings=_llm_settings(cfg, getattr(options, "model", None)),
                            conversation=conversation, ctx=self.ctx, system=system_prompt(repl.lisp),
                            display=self.display)
         # Import the SDK and look for a key now, in this worker thread. Without a key nothing

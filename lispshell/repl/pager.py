@@ -17,7 +17,9 @@ DEFAULT_PAGER = "less -R"
 
 def pager_command(config: dict) -> list[str] | None:
     """The pager to run, or None when paging is off (`pager = "off"`)."""
-    chosen = str((config.get("repl") or {}).get("pager", "") or "").strip()
+    from lispshell.config import ReplSettings, settings
+
+    chosen = settings(config, ReplSettings).pager.strip()
     if chosen.lower() == "off":
         return None
     chosen = chosen or os.environ.get("PAGER", "").strip() or DEFAULT_PAGER

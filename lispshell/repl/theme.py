@@ -77,7 +77,9 @@ class ThemeError(ValueError):
 
 
 def theme_for(config: dict) -> Theme:
-    name = str((config.get("repl") or {}).get("style", "default") or "default").lower()
+    from lispshell.config import ReplSettings, settings
+
+    name = (settings(config, ReplSettings).style or "default").lower()
     if name not in THEMES:
         raise ThemeError(f"[repl] style = {name!r}: choose one of " + ", ".join(THEMES))
     return THEMES[name]

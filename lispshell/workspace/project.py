@@ -35,6 +35,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from stat import S_ISREG
 
+from lispshell.config import ProjectSettings, default_lisp, settings
+
 SKIP_DIRS = frozenset({".git", ".hg", ".svn", "node_modules", "target", ".cpcache", "build",
                        "_build", ".venv", "__pycache__"})
 MAX_DIRS = 2000           # a scan of the start directory stops here: a home directory is no project
@@ -364,7 +366,7 @@ def _deps_edn(root: Path) -> Project:
 
 def _prepare_deps_edn(project: Project, config: dict) -> Project:
     root = project.root
-    command = _project_cfg(config, "clojure_classpath", ["clojure", "-Spath"])
+    command = _project_cfg(config, "clojure_classpath")
     classpath = _official_cli_classpath(root, command, config)
     if classpath:
         return dataclasses.replace(project, classpath=classpath,
@@ -443,7 +445,7 @@ def _lein(root: Path) -> Project:
 
 def _prepare_lein(project: Project, config: dict) -> Project:
     root = project.root
-    command = _project_cfg(config, "lein_classpath", ["lein", "classpath"])
+    command = _project_cfg(config, "lein_classpath")
     if not shutil.which(command[0]):
         return dataclasses.replace(
             project, classpath=str(root / "src"),
@@ -544,8 +546,8 @@ def _prepare_guile(project: Project, config: dict) -> Project:
 
 # --- applying a project to the configuration ---------------------------------------------------
 
-def _project_cfg(config: dict, key: str, default: list[str]) -> list[str]:
-    value = (config.get("project") or {}).get(key) or default
+def _project_cfg(config: dict, key: str) -> list[str]:
+    value = getattr(settings(config, ProjectSettings), key)
     return shlex.split(value) if isinstance(value, str) else list(value)
 
 
@@ -652,8 +654,8 @@ def configure(config: dict, *, directory: str | Path | None = None, enabled: boo
     """
     from lispshell.workspace import trust
 
-    lisp = explicit_lisp or config.get("default_lisp") or "sbcl"
-    detect = (config.get("project") or {}).get("detect", True)
+    lisp = explicit_lisp or default_lisp(config)
+    detect = settings(config, ProjectSettings).detect
     if directory is None and not (enabled and detect):
         return config, lisp, None
     given = directory is not None
