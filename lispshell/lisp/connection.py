@@ -317,6 +317,17 @@ class Connection(Session):
 
     def _eval_holding_lock(self, code, timeout, output_cap, on_output, history, value_cap,
                            busy: bool, on_input=None) -> EvalResult:
+        return self._run_holding_lock(
+            lambda answer, started, cap: self._eval_locked(code, timeout, answer, history, cap,
+                                                           started),
+            output_cap, on_output, value_cap, busy, on_input)
+
+    def _run_holding_lock(self, work, output_cap, on_output, value_cap, busy: bool,
+                          on_input=None) -> EvalResult:
+        """Run `work(answer, started, value_cap)`, which sends one request and waits for its
+        result, as an eval: not at all when not connected, interruptible while `busy`, a lost
+        connection said as such, and the eval's state forgotten however it ends. The lock is
+        the caller's."""
         cap = self.output_cap if output_cap is None else output_cap
         answer = _Answer(cap, on_output, on_input=on_input)
         if not self.ready:
@@ -325,8 +336,7 @@ class Connection(Session):
         self.busy = busy            # only the person's and the model's evals can be interrupted
         self._interrupt_at = None
         try:
-            return self._eval_locked(code, timeout, answer, history,
-                                     cap if value_cap is None else value_cap, started)
+            return work(answer, started, cap if value_cap is None else value_cap)
         except Lost as exc:
             self._lost(str(exc))
             return self.lost_result(answer, started, time.monotonic() - started)

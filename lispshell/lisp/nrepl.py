@@ -416,14 +416,8 @@ class Session(ImageBreakpoints, Connection):
             last = max(len(self._levels.waiting.restarts) - 1, 0) if self._levels.waiting else 2
             if not 0 <= n <= last:
                 raise ValueError(f"choose a restart from 0 to {last}")
-            if not self.ready:
-                return self.not_connected()
-            from lispshell.lisp.session import _Answer
-            answer = _Answer(self.output_cap, on_output, on_input=on_input)
-            started = time.monotonic()
-            self.busy = True
-            self._interrupt_at = None
-            try:
+
+            def resume(answer, started, cap):
                 _, error = self._ask(f"(lispshell.debug/resume {int(hit.id)} {n} "
                                      f"{string_literal(argument)})")
                 if error is not None:         # the value did not evaluate: still waiting
@@ -434,15 +428,8 @@ class Session(ImageBreakpoints, Connection):
                     return EvalResult(output="; the thread goes on\n", package=self.package,
                                       level=self.level)
                 sid, rid = hit.pending
-                return self._wait_eval(sid, rid, None, answer, sid == self._sid,
-                                       value_cap or self.output_cap, started)
-            except Lost as exc:
-                self._lost(str(exc))
-                return self.lost_result(answer, started, time.monotonic() - started)
-            finally:
-                self.busy = False
-                self._interrupt_at = None
-                self._eval_ended()
+                return self._wait_eval(sid, rid, None, answer, sid == self._sid, cap, started)
+            return self._run_holding_lock(resume, None, on_output, value_cap, True, on_input)
 
     def eval(self, code: str, *, keep_levels: bool = False, **kw) -> EvalResult:
         before = len(self._hits)
