@@ -225,8 +225,11 @@ def _end_on_signals(runtime) -> None:
     def end(signum, frame):
         for sig in (signal.SIGINT, signal.SIGTERM):   # the second signal finds us leaving
             signal.signal(sig, signal.SIG_IGN)
-        from lispshell.workspace import files
-        files.WRITING.acquire()
+        # Every write goes through workspace.files: not imported yet, none is in progress.
+        # (Importing it here cost milliseconds the 100 ms do not have on a loaded machine.)
+        files = sys.modules.get("lispshell.workspace.files")
+        if files is not None:
+            files.WRITING.acquire()
         try:
             runtime.end_now()
         finally:
