@@ -133,6 +133,33 @@ def test_interrupt_outcomes(session):
     assert session.eval(forms(session)["value"]).values == ["42"]
 
 
+def test_a_jvm_child_is_never_sent_a_second_interrupt(opened, monkeypatch):
+    """The JVM runs each SIGINT's handler on a thread of its own, whenever a loaded machine
+    gets to it: a second one, sent because the first had not landed within the grace, could
+    stop the next eval instead (test_interrupt_outcomes[clojure] failed so under load). So a
+    Clojure child's interrupt is sent once, however long it takes to land."""
+    session = opened("clojure")
+    monkeypatch.setattr(session, "interrupt_grace", 0.0)     # every wake-up would resend
+    sent = []
+    real = session._send_sigint
+    monkeypatch.setattr(session, "_send_sigint", lambda: (sent.append(1), real()))
+    started, result = threading.Event(), {}
+    # Deaf to its interrupt for about three seconds (it catches the stop), then done: time
+    # for a dozen resends, and each one that came would print "caught".
+    deaf = ('(let [n (atom 0)] (while (< @n 300) (try (when (= 1 (swap! n inc)) (println "go") '
+            '(flush)) (Thread/sleep 10) (catch Throwable _ (println "caught") (flush)))) :done)')
+    worker = threading.Thread(target=lambda: result.update(r=session.eval(
+        deaf, on_output=lambda t: started.set())))
+    worker.start()
+    assert started.wait(120)
+    assert session.interrupt() is InterruptOutcome.SENT
+    worker.join(120)
+    r = result["r"]
+    assert r.values == [":done"] and r.output.count("caught") == 1 and len(sent) == 1, r
+    assert [session.eval(f"(+ {n} 1)").values for n in range(5)] == [[str(n + 1)]
+                                                                        for n in range(5)]
+
+
 def test_capabilities_say_what_the_transport_does(session):
     caps = session.capabilities
     assert isinstance(caps, Capabilities)

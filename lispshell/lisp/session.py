@@ -634,7 +634,7 @@ class LispSession(ImageBreakpoints, ParkedHits, Session):
                     if quick is not None:
                         return quick
                     self._pending = text
-            clock = EvalClock(self, timeout, started)
+            clock = EvalClock(self, timeout, started, resend=self.dialect.resend_interrupt)
             while True:
                 try:
                     self._read_answer(answer, clock.wake_at())

@@ -173,7 +173,10 @@
                           (.flush System/err))))))
         ;; clojure-errors.clj, loaded before this loop by the bootstrap
         describe (fn [^Throwable t]
-                   (cond (instance? ThreadDeath t)
+                   ;; The stop can land inside code that wraps what it throws (a print):
+                   ;; an interrupt all the same.
+                   (cond (some #(instance? ThreadDeath %)
+                               (take-while some? (iterate #(.getCause ^Throwable %) t)))
                          ["interrupt" "Interrupted" (frame-lines @stopped-trace)]
                          (or (lispshell.debug/abort? t) (identical? t top-abort))
                          ["LISPSHELL-ABORTED" (if (pos? @depth)
