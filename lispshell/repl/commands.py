@@ -375,7 +375,6 @@ async def _trust(repl, arg: str):
 
 async def _module(repl, arg: str):
     """`,module [NAME]` (Guile's `,m`): show the current module, or make NAME current."""
-    import asyncio
 
     dialect = get_dialect(repl.lisp)
     session = repl.session
@@ -388,11 +387,11 @@ async def _module(repl, arg: str):
         repl.renderer.notice(f",module is Guile's: {dialect.display} changes its current "
                              "package with its own form (in-package, in-ns).")
         return None
-    session = session or repl.start_session(repl.lisp)
-    if session is None or (not session.ready and not await repl._wait_until_ready(session)):
+    session = await repl.ready_session()
+    if session is None:
         return None
-    result = await asyncio.to_thread(session.eval, form, timeout=None, history=False,
-                                     keep_levels=True)
+    result = await repl.run_in_session(session, session.eval, form, timeout=None,
+                                       history=False, keep_levels=True)
     if result.error is not None:
         message = result.error.message
         repl.renderer.notice(message[:1].upper() + message[1:])

@@ -340,8 +340,7 @@ async def _break_at(repl, arg: str):
         repl.renderer.notice("Usage: ,break-at FILE LINE [when CONDITION] (a file loaded "
                              "into the image)")
         return
-    session = repl.session or repl.start_session(repl.lisp)
-    if session is None or (not session.ready and not await repl._wait_until_ready(session)):
+    if await repl.ready_session() is None:
         return
     # Guile records a compiled file under the name it was compiled from: ,load's absolute one
     path = os.path.abspath(os.path.expanduser(file)) if os.path.exists(
