@@ -260,9 +260,6 @@ async def run_on(repl, method, *args):
 
 
 async def _step_form(repl, arg: str):
-    session = repl.session or repl.start_session(repl.lisp)
-    if session is None:
-        return
     if not arg.strip():
         if session.level:               # Guile's ,step at a level: step into (,s)
             await _stepper("into")(repl, "")
@@ -279,8 +276,7 @@ async def _step_form(repl, arg: str):
     if len(forms) != 1:
         repl.renderer.notice("Usage: ,step FORM (one form)")
         return
-    if not session.is_connection and not session.ready \
-            and not await repl._wait_until_ready(session):
+    if await repl.ready_session() is None:
         return
     # (a Lisp that steps by instrumenting, Clojure, prepares the function in the image first)
     code = await _call(repl, "step_form", arg.strip())
