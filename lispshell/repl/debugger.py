@@ -261,7 +261,7 @@ async def run_on(repl, method, *args):
 
 async def _step_form(repl, arg: str):
     if not arg.strip():
-        if session.level:               # Guile's ,step at a level: step into (,s)
+        if repl.session is not None and repl.session.level:   # ,step at a level: ,s
             await _stepper("into")(repl, "")
             return
         repl.renderer.notice("Usage: ,step FORM (each call it makes, stepped: ,s into, ,n over, "
