@@ -124,7 +124,9 @@
   [id locals]
   (if-let [s (.get state)]
     (let [st @s]
-      (if (:paused st)                   ; a form typed at a step's level: not stepped
+      ;; paused: a form typed at a step's level, not stepped; :continue: nothing stops any
+      ;; more in this stepping, so nothing is kept (a loop runs on at a fraction of the cost)
+      (if (or (:paused st) (= :continue (:mode st)))
         none
         (let [h (count (:stack st))
               stop? (case (:mode st)
@@ -133,14 +135,15 @@
                       :out (< (count (:calls st)) (:target st))
                       false)]
           (vswap! s update :stack conj [id stop?])
-          (if stop? (stop! s id h locals) none))))
+          (if stop? (stop! s id h (locals)) none))))
     none))
 
 (defn after
   "Point `id`'s form returned `v`: pop it, and say its value if it was stopped at."
   [id v]
   (when-let [s (.get state)]
-    (let [st @s
+    (when-not (= :continue (:mode @s))
+     (let [st @s
           stack (:stack st)
           i (loop [i (dec (count stack))]
               (cond (neg? i) nil
@@ -154,18 +157,19 @@
             (value-said s (text-of id) v
                         (when (vector? into)
                           (str (some-> (:callee (get @points id)) symbol) " not stepped: "
-                               (second into)))))))))
+                               (second into))))))))))
   v)
 
 (defmacro point
   "Point `id` around `form`, the locals in scope (&env, lispshell's and macros' gensyms left
-  out) handed to `before` by name, sorted (&env keeps no order)."
+  out) handed to `before` by name, sorted (&env keeps no order), in a function called only
+  when it stops (a loop that does not stop builds nothing)."
   [id form]
   (let [locals (->> &env
                     (remove (fn [[s]] (re-find #"__|#$" (name s))))
                     (sort-by (comp name first))
                     (mapv (fn [[s]] [(list 'quote s) s])))]
-    `(let* [v# (before ~id ~locals)]
+    `(let* [v# (before ~id (fn* [] ~locals))]
        (if (identical? v# none) (after ~id ~form) v#))))
 
 (defn- stepped
