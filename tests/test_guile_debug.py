@@ -3,6 +3,9 @@ traps under lispshell's levels, for the person in a real pty, through the sessio
 child and over Guile's REPL server, for the model (scripted) and over MCP."""
 from __future__ import annotations
 
+import re
+import threading
+
 import pytest
 
 from lisp_servers import Server
@@ -78,6 +81,99 @@ def test_m_is_guiles_module_command(guile_shell):
     sh.expect("1 2 is not a module name")
 
 
+DEFS = "(define (g x) (* x 2)) (define (f n) (let ((a (+ n 1))) (+ 1 (g a))))"
+
+
+def _steps(text: str) -> list[list[str]]:
+    """The transcript cut at each command typed: for each stepping command, the lines it
+    printed (the prompts redrawn around them left out)."""
+    parts = re.split(r"\(guile-user\)> ,([a-z-]+)\b[^\n]*\n", text)
+    return [[line for line in chunk.split("\n")
+             if line.strip() and not re.fullmatch(r"(\[\d+\] )?(\(guile-user\)> ?)+(\[\d+\] )?",
+                                                  line.strip())]
+            for command, chunk in zip(parts[1::2], parts[2::2])
+            if command in ("step", "s", "n", "o", "c", "next", "finish")]
+
+
+def test_step_walks_into_a_call_and_out_in_at_most_four_lines_a_step(guile_shell):
+    sh = guile_shell
+    sh.submit(DEFS)
+    sh.expect("(guile-user)>")
+    start = len(sh.text())
+    sh.submit(",step (list (f 3) (f 10))")
+    sh.expect("; step: (f 3)")
+    sh.expect("[1] (guile-user)>")
+    sh.submit(",s")
+    sh.expect("; step: (+ n 1)  [in f]")
+    sh.submit(",locals")                       # the stepped frame's variables
+    sh.expect("n = 3")
+    sh.submit(",s")
+    sh.expect("; step: (g a)  [in f]")
+    sh.submit(",s")
+    sh.expect("; step: (* x 2)  [in g]")
+    sh.submit(",bt")                           # the stepped frames, not lispshell's
+    bt = sh.expect(",frame N: its locals")
+    assert "0: (g 4)" in bt and "1: (f 3)" in bt and "step" not in bt, bt
+    sh.submit(",s")                            # g returns: its value, then the next form
+    sh.expect("; (g a) => 8")
+    sh.expect("; step: (+ 1 (g a))  [in f]")
+    sh.submit(",next")                         # Guile's name for ,n
+    sh.expect("; (f 3) => 9")
+    sh.expect("; step: (f 10)")
+    sh.submit(",s")
+    sh.expect("; step: (+ n 1)  [in f]")
+    sh.submit(",finish")                       # Guile's name for ,o: f runs out
+    sh.expect("; (f 10) => 23")
+    sh.submit(",c")
+    sh.expect("\n(9 23)\n")
+    steps = [s for s in _steps(sh.text()[start:]) if s]
+    assert len(steps) >= 7, steps
+    for printed in steps:
+        assert len(printed) <= 4, printed      # the command's line, and at most three more
+        assert not any("lispshell" in line or "hashq-ref" in line for line in printed), printed
+
+
+def test_step_from_a_breakpoint_and_where_it_cannot(guile_shell):
+    sh = guile_shell
+    sh.submit(",s")
+    sh.expect("Nothing is being stepped")
+    sh.submit(DEFS)
+    sh.expect("(guile-user)>")
+    sh.submit(",break g")
+    sh.expect("Breakpoint 1")
+    sh.submit("(f 1)")
+    sh.expect("; break: (g 2)")
+    sh.submit(",s")                            # stepping starts in the call
+    sh.expect("; step: (* x 2)  [in g]")
+    sh.submit(",c")
+    sh.expect("\n5\n")
+
+
+def test_ctrl_c_waits_in_a_level_and_continue_resumes(guile_shell):
+    from test_repl_pty import wait_running
+
+    sh = guile_shell
+    sh.submit("(begin (define n 0) (* 6 7))")
+    sh.expect("\n42\n")                         # the image is up and idle
+    sh.submit("(let loop ((i 0)) (set! n i) (loop (1+ i)))")
+    wait_running(sh, "guile")
+    sh.send(CTRL_C)
+    sh.expect("Interrupted")
+    sh.expect("CONTINUE")
+    sh.expect("[1] (guile-user)>")
+    sh.submit("(> n 0)")                       # where it was: its variables as they are
+    sh.expect("#t")
+    sh.submit(",continue")                     # running again, from where it was
+    wait_running(sh, "guile")
+    sh.send(CTRL_C)
+    sh.expect("Interrupted")
+    sh.expect("[1] (guile-user)>")
+    sh.submit(",abort")
+    sh.expect("Back at the top level.")
+    sh.submit("(+ 1 2)")
+    sh.expect("\n3\n")
+
+
 @pytest.fixture(params=["child", "server"])
 def guile(request, tmp_path):
     if request.param == "child":
@@ -102,7 +198,7 @@ def test_breakpoints_through_the_session(guile):
     r = guile.eval("(caller)", keep_levels=True)
     assert r.error.type == "LISPSHELL-BREAK" and r.level == 1, r
     assert r.error.message == "(add 2 3)\na = 2\nb = 3"
-    assert [x.split("\t")[0] for x in guile.restarts] == ["CONTINUE", "ABORT"]
+    assert [x.split("\t")[0] for x in guile.restarts] == ["CONTINUE", "STEP-INTO", "ABORT"]
     assert guile.eval("(+ a b)", keep_levels=True).values == ["5"]
     assert guile.eval("(define defined-at-the-break (* a 100))", keep_levels=True).ok
     assert [(loc.name, loc.value) for loc in guile.frame_locals(0)] == [("a", "2"), ("b", "3")]
@@ -220,3 +316,41 @@ def test_a_breakpoint_hit_in_an_mcp_eval_unwinds_and_says_so(tmp_path):
             ok = answer(await client.call_tool("eval", {"code": "(caller)"}))
             assert ok["values"] == ["50"]
     run(scenario)
+
+
+def test_stepping_and_ctrl_c_through_the_session(guile):
+    assert guile.capabilities.stepping
+    assert guile.eval(DEFS).ok
+    r = guile.eval(guile.step_form("(f 3)"), keep_levels=True)
+    assert r.error.type == "LISPSHELL-STEP" and r.error.message == "(f 3)", r
+    assert [x.split("\t")[0] for x in guile.restarts] == [
+        "STEP-INTO", "STEP-NEXT", "STEP-OUT", "STEP-CONTINUE", "ABORT"]
+    assert guile.step("into").error.message == "(+ n 1)  [in f]"
+    assert guile.eval("(* n 100)", keep_levels=True).values == ["300"]
+    assert guile.step("next").error.message == "(g a)  [in f]"
+    done = guile.continue_level()
+    assert done.values == ["9"] and guile.level == 0, done
+    # Ctrl-C: the eval waits where it was; CONTINUE resumes it; ABORT leaves it.
+    assert guile.eval("(define n 0)").ok
+    spin = ("(let loop ((i 0)) (set! n i) "
+            "(when (zero? (modulo i 1000000)) (display \"tick\") (newline)) (loop (1+ i)))")
+
+    def interrupted(run):
+        ticking, result = threading.Event(), {}
+        worker = threading.Thread(target=lambda: result.update(
+            r=run(on_output=lambda t: ticking.set())))
+        worker.start()
+        assert ticking.wait(60)                # it runs (again)
+        assert guile.interrupt() == "interrupted"
+        worker.join(60)
+        return result["r"]
+
+    r = interrupted(lambda **kw: guile.eval(spin, keep_levels=True, **kw))
+    assert r.interrupted and r.level == 1 and guile.level == 1, r
+    assert [x.split("\t")[0] for x in guile.restarts] == ["CONTINUE", "STEP-INTO", "ABORT"]
+    before = int(guile.eval("n", keep_levels=True).values[0])
+    r = interrupted(guile.continue_level)
+    assert r.interrupted and guile.level == 1, r
+    assert int(guile.eval("n", keep_levels=True).values[0]) > before, "it went on from there"
+    assert guile.leave_level().level == 0
+    assert guile.eval("(+ 1 2)").values == ["3"]

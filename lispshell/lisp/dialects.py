@@ -251,6 +251,9 @@ GUILE = Dialect(
         f"{seconds})"),
     says_no_values=False, unbound_error=r"\Aunbound-variable: ",
     m_command="module",
+    # The loop's stepper (image/guile-loop.scm `step-thunk`), found by its thread.
+    stepping=("((hashq-ref (module-ref (resolve-module '(lispshell debug)) 'loops) "
+              "((@ (ice-9 threads) current-thread))) \"step\" (lambda () {code}\n))"),
     # `,m (ice-9 match)` and `,m ice-9 match` both name (ice-9 match), as in Guile's REPL.
     _set_module=lambda name: (
         "(let* ((text (string-trim-both " + name + ")) "

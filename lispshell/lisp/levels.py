@@ -120,9 +120,11 @@ class LevelStack:
 
 
 def step_by_restarts(session, how: str, **kw):
-    """`step` where the stepper's restarts are the level's (SBCL, child and Swank): at a step,
-    the restart `how` names; at another level with a CONTINUE restart, stepping is switched on
-    and the code runs on from there, as SBCL's debugger's START and SLDB's `s` do."""
+    """`step` where the stepper's restarts are the level's (SBCL, child and Swank; Guile's
+    loop): at a step, the restart `how` names; at another level, stepping starts from there:
+    through the level's own STEP-INTO restart where it offers one (Guile's breakpoint and
+    interrupt levels), else SBCL's way, stepping switched on and the code run on from its
+    CONTINUE restart, as SBCL's debugger's START and SLDB's `s` do."""
     if how not in STEP_RESTARTS:
         raise ValueError(f"step how? one of {', '.join(STEP_RESTARTS)}")
     index = session._restart_named(STEP_RESTARTS[how])
@@ -132,6 +134,9 @@ def step_by_restarts(session, how: str, **kw):
         raise ValueError("nothing is being stepped: ,step FORM steps a form")
     if how == "continue":
         return session.continue_level(**kw)
+    index = session._restart_named(STEP_RESTARTS["into"])
+    if index is not None:
+        return session.invoke_restart(index, **kw)
     index = session._restart_named(CONTINUE)
     if index is None:
         raise ValueError("this level is not a step and has no CONTINUE restart to step from")

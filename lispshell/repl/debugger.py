@@ -17,6 +17,7 @@ Stepping and breakpoints (issue 41; what each Lisp offers is in docs/debugging.m
   ,step FORM               evaluate FORM stepping: each step a level said in one line
                            (Clojure: ,step (f ARGS) or ,step f, the function instrumented)
   ,s ,n ,o                 step into, over (next), out; from a breakpoint, start stepping
+                           (Guile's ,step ,next ,finish at a level are the same)
   ,c  ,continue            run on (a step unstepped, a breakpoint's call, a CONTINUE restart)
   ,return FORM             leave a breakpoint's call with FORM's value, its body not run
   ,break NAME [when COND]  stop when NAME is called (and COND, over its arguments, is true)
@@ -411,12 +412,17 @@ COMMANDS = [
     Command("threads", "the debuggers (Swank) and breakpoint hits other threads wait in",
             _threads),
     Command("thread", "enter the debugger thread N waits in (from ,threads)", _thread, "N"),
-    Command("step", "evaluate FORM stepping: ,s into, ,n over, ,o out, ,c continue (SBCL; "
-            "Clojure: ,step (f ARGS), or ,step f for its next call)", _step_form, "FORM"),
+    Command("step", "evaluate FORM stepping: ,s into, ,n over, ,o out, ,c continue (SBCL, "
+            "Guile; Clojure: ,step (f ARGS), or ,step f for its next call); alone at a level, "
+            ",s", _step_form, "[FORM]"),
     Command("s", "step into the next call (at a step, or from a breakpoint)", _stepper("into")),
     Command("n", "step over the next call", _stepper("next")),
     Command("o", "step out of this function", _stepper("out")),
     Command("c", "continue: the same as ,continue", _stepper("continue")),
+    Command("next", "at a step, step over the next call (Guile's ,next): the same as ,n",
+            _stepper("next")),
+    Command("finish", "at a step, run this function out (Guile's ,finish): the same as ,o",
+            _stepper("out")),
     Command("continue", "run on from this level (a step, a breakpoint's call, CONTINUE)",
             _stepper("continue")),
     Command("return", "leave the breakpoint's call with FORM's value, its body not run",

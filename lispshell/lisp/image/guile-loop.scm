@@ -39,6 +39,25 @@
          ;; The innermost eval running on this loop: (prompt-tag . history?); a breakpoint
          ;; stops only the person's evals (E), never a look-up.
          (current-eval #f)
+         ;; Stepping (`step-hook`): the mode ('into 'next 'out, or #f), the frame address
+         ;; 'next and 'out are relative to, where the last step stopped (frame address, file,
+         ;; line . col), the eval it belongs to (its prompt tag), whether the VM's next hook
+         ;; is ours now, the trace level to go back to, and whether a step's level is open.
+         (step-mode #f)
+         (step-fp 0)
+         (step-at #f)
+         (step-owner #f)
+         (step-hooked #f)
+         (step-saved-level 0)
+         (step-busy #f)
+         ;; While stepping, each call's procedure and arguments by its frame's address: what
+         ;; a step shows as the frame's variables (Guile's own liveness data at a stepped
+         ;; instruction is often empty, or names another form's slots).
+         (step-calls (make-hash-table))
+         ;; The code of each compiled form, by the address of its code image: what a step
+         ;; shows of the form about to run (a form typed at the prompt has no file).
+         (form-texts (make-hash-table))
+         (reading-code "")
          ;; The id of the request being answered, shared by the loops of every level.
          (request-id "0"))
     (define (leave status)
@@ -174,13 +193,26 @@ Guile 3.0.8 aborts at about 2,000 in one process (one root set of its garbage co
 so from now on forms are interpreted (slower; what was compiled stays compiled). ,restart \
 starts a fresh Guile.~%"))
                  #f))))
+    (define (image-address ip)
+      (let ((image ((@ (system vm loader) find-mapped-elf-image) ip)))
+        (and image ((@ (system foreign) pointer-address)
+                    ((@ (system foreign) bytevector->pointer) image)))))
+    (define (remember-text! thunk)
+      ;; (a fresh table past a few thousand: the texts of forms long gone go with it)
+      (when (> (hash-count (const #t) form-texts) 4000)
+        (set! form-texts (make-hash-table)))
+      (let ((at (false-if-exception
+                 (image-address ((@ (system vm program) program-code) thunk)))))
+        (when at (hashv-set! form-texts at reading-code)))
+      thunk)
     (define (form-thunk form)
       (if (compile? form)
-          ((@ (system vm loader) load-thunk-from-memory)
-           ((module-ref (resolve-interface '(system base compile)) 'compile)
-            form #:to 'bytecode #:env (current-module)
-            ;; Warnings would flag each forward reference of definitions typed one by one.
-            #:warning-level 0))
+          (remember-text!
+           ((@ (system vm loader) load-thunk-from-memory)
+            ((module-ref (resolve-interface '(system base compile)) 'compile)
+             form #:to 'bytecode #:env (current-module)
+             ;; Warnings would flag each forward reference of definitions typed one by one.
+             #:warning-level 0)))
           ;; A tail call: no frame of ours between the form's prompt and its code.
           (lambda () (primitive-eval form))))
     (define (definition? form)
@@ -212,6 +244,7 @@ starts a fresh Guile.~%"))
       ;; FORM-TAG, where the error handler cuts the stack, and one frame of ours (the
       ;; lambda below) more: the frames left are the person's. At a breakpoint's level the
       ;; call's arguments are bound by name (level-locals), as Guile's eval-in-frame would.
+      (set! reading-code code)
       (let ((port (open-input-string code))
             (bound (level-locals)))
         (let loop ((vals '()))
@@ -387,11 +420,14 @@ starts a fresh Guile.~%"))
       ;; the failed eval is aborted to, and the stack unwinds only then. A CONTINUE (I 0 with
       ;; RESTARTS) returns from here instead: the trap's call runs on. LOCALS, (name . value)
       ;; pairs, are bound for the forms evaluated at the level (a breakpoint's arguments).
-      (let ((esc (make-prompt-tag "lispshell-level")))
+      (let ((esc (make-prompt-tag "lispshell-level"))
+            (outer-busy step-busy))
         (call-with-prompt esc
           (lambda ()
             (dynamic-wind
               (lambda ()
+                ;; the forms typed at a level are not stepped (`,step FORM` there is)
+                (set! step-busy #t)
                 (set! levels (cons (list tag last-frames esc restarts locals) levels)))
               (lambda ()
                 (write-error err)
@@ -403,8 +439,10 @@ starts a fresh Guile.~%"))
                     (serve req)
                     (end-answer)
                     (loop))))
-              (lambda () (set! levels (cdr levels)))))
-          (lambda (k) #t))))
+              (lambda ()
+                (set! step-busy outer-busy)
+                (set! levels (cdr levels)))))
+          (lambda (k n) n))))
     (define (level-locals)
       (if (null? levels) '() (list-ref (car levels) 4)))
     (define* (leave-level to #:optional (why 'left))
@@ -420,8 +458,8 @@ starts a fresh Guile.~%"))
         (cond ((not level) (leave-level 'one))
               ((and (exact-integer? n) (< -1 n (- (length offered) 1)))
                ;; CONTINUE (a breakpoint's call runs, a step goes on): this level's open-level
-               ;; returns, inside the trap that opened it
-               (abort-to-prompt (list-ref level 2)))
+               ;; returns N, inside the trap that opened it
+               (abort-to-prompt (list-ref level 2) n))
               ((eqv? n (- (length offered) 1)) (leave-level 'one 'aborted))
               (else (seg #\E) (display "LISPSHELL-NO-SUCH-RESTART" out)
                     (seg #\M)
@@ -441,7 +479,9 @@ starts a fresh Guile.~%"))
       (let ((outer current-eval))
         (dynamic-wind (lambda () (set! current-eval (cons tag history)))
                       thunk
-                      (lambda () (set! current-eval outer)))))
+                      (lambda ()
+                        (when (eq? step-owner tag) (stop-stepping!))
+                        (set! current-eval outer)))))
     (define (traps-on thunk)
       (if (null? breakpoints)
           (thunk)
@@ -482,12 +522,23 @@ starts a fresh Guile.~%"))
             (source-text src)
             "")))
     (define (callers stack start)
-      ;; The person's frames of STACK from START outward, at most 12, as `backtrace` makes.
+      ;; The person's frames of STACK from START outward, at most 12, as `backtrace` makes:
+      ;; lispshell's own (`,step`'s, between the form and the code it steps) left out.
       (let loop ((i start) (acc '()))
         (if (or (>= i (stack-length stack)) (= (length acc) 12))
             (reverse acc)
-            (let ((cw (false-if-exception (frame-call-and-where (stack-ref stack i)))))
-              (loop (+ i 1) (if cw (cons (cons (stack-ref stack i) cw) acc) acc))))))
+            (let* ((f (stack-ref stack i))
+                   (src (false-if-exception (frame-source f)))
+                   (cw (and src (false-if-exception (person-source? f src))
+                            (false-if-exception (frame-call-and-where f))))
+                   (seen (and cw (hashv-ref step-calls (frame-address f))))
+                   ;; a call the stepper saw: its arguments, which Guile's frame may have lost
+                   (cw (if (and seen (eq? (procedure-name (car seen))
+                                          (false-if-exception (frame-procedure-name f))))
+                           (cons (printed-short (cons (procedure-name (car seen)) (cdr seen)) 300)
+                                 (cdr cw))
+                           cw)))
+              (loop (+ i 1) (if cw (cons (cons f cw) acc) acc))))))
     (define (hit-message call locals)
       ;; The call, then each argument by name on its own line (levels.py: LISPSHELL-BREAK).
       (string-join (cons call (map (lambda (l) (format #f "~a = ~a" (car l)
@@ -512,7 +563,7 @@ starts a fresh Guile.~%"))
         (let* ((proc (and at-entry? (frame-slot frame 0)))
                (locals (if at-entry?
                            (name-arguments proc (call-arguments frame))
-                           (frame-locals frame #t))))
+                           (frame-locals (cons 'top frame) #t))))
           (when (condition-holds? point locals)
             (vector-set! point 3 (+ 1 (vector-ref point 3)))
             (let* ((call (if at-entry?
@@ -525,11 +576,13 @@ starts a fresh Guile.~%"))
                               (make-stack frame)))
                    (first (if at-entry?
                               (cons (cons 'given locals) (cons call (procedure-where proc)))
-                              (cons frame (or (false-if-exception (frame-call-and-where frame))
-                                              (cons call ""))))))
+                              (cons (cons 'top frame)
+                                    (or (false-if-exception (frame-call-and-where frame))
+                                        (cons call ""))))))
               (set! last-frames (cons first (callers stack 1)))
               (set! evaluating #f)
-              (open-level (list "LISPSHELL-BREAK"
+              (step-if-asked
+               (open-level (list "LISPSHELL-BREAK"
                                 (hit-message (if at-entry? call
                                                  (format #f "~a at ~a" call (vector-ref point 1)))
                                              locals)
@@ -539,9 +592,196 @@ starts a fresh Guile.~%"))
                                                (format #f "CONTINUE\tRun ~a with these arguments."
                                                        (vector-ref point 1))
                                                (format #f "CONTINUE\tRun on from ~a."
-                                                       (vector-ref point 1))))
-                          #:locals locals)
+                                                       (vector-ref point 1)))
+                                           step-from-here)
+                          #:locals locals))
               (set! evaluating #t))))))
+    (define (interrupted!)
+      ;; Ctrl-C. Guile runs a signal's handler (and the server's interrupt) as an async, at
+      ;; the next safe point of the running code, which has not unwound: the person's eval
+      ;; (E) waits in a level right there, whose CONTINUE returns from this handler and so
+      ;; resumes it, as SBCL's interrupt does. Anything else (a look-up, an eval whose
+      ;; deadline passed...) unwinds.
+      (if (and current-eval (cdr current-eval))
+          (let ((stack (false-if-exception (make-stack #t 0 form-tag 0 1))))
+            (set! evaluating #f)
+            (set! last-frames (or (and stack (false-if-exception (interrupted-frames stack)))
+                                  '()))
+            (step-if-asked
+             (open-level (list "interrupt" "Interrupted" (map frame-text last-frames))
+                         (car current-eval)
+                         #:restarts (list "CONTINUE\tResume the interrupted evaluation."
+                                          step-from-here)))
+            (set! evaluating #t))
+          (throw 'lispshell-interrupt)))
+    (define (interrupted-frames stack)
+      ;; The person's frames under this handler's: past the frame the async runs from (the
+      ;; first with no source at all, whose call cannot be shown: see `describe`).
+      (let loop ((i 1))
+        (cond ((>= i (stack-length stack)) '())
+              ((not (false-if-exception (frame-source (stack-ref stack i))))
+               (let ((frames (callers stack (+ i 1))))
+                 ;; the interrupted frame stopped at its instruction, not in a call
+                 (if (and (pair? frames) (eq? (caar frames) (stack-ref stack (+ i 1))))
+                     (cons (cons (cons 'top (caar frames)) (cdar frames)) (cdr frames))
+                     frames)))
+              (else (loop (+ i 1))))))
+    ;; -- stepping: Guile's ,step, ,next, ,finish through the VM's next hook ---------------
+    ;; While stepping, the VM calls `step-hook` before each instruction (the trace level is
+    ;; raised for it); a step stops where control reaches a new source position of the
+    ;; person's code (a form typed at the prompt, or a file of theirs: never lispshell's loop
+    ;; nor Guile's own modules), as Guile's own ,step does (add-ephemeral-stepping-trap!),
+    ;; and opens a level there (LISPSHELL-STEP) whose restarts go on: into (the next
+    ;; position anywhere), next (the next in this frame or its callers), out (the next once
+    ;; this frame has returned), continue (no more stepping). Stepping ends with its eval.
+    (define step-from-here "STEP-INTO\tStep from here, into calls (,s).")
+    (define step-restarts
+      '("STEP-INTO\tStep to the next form, into calls (,s)."
+        "STEP-NEXT\tStep to the next form of this procedure (,n)."
+        "STEP-OUT\tRun this procedure out; step on in its caller (,o)."
+        "STEP-CONTINUE\tRun on without stepping (,c)."))
+    (define (start-stepping! owner)
+      (set! step-busy #f)
+      (set! step-mode 'into)
+      (set! step-owner owner)
+      (set! step-at #f)
+      (unless step-hooked
+        (set! step-saved-level ((@ (system vm vm) vm-trace-level)))
+        ((@ (system vm vm) vm-add-next-hook!) step-hook)
+        ((@ (system vm vm) vm-add-return-hook!) step-return-hook)
+        ((@ (system vm vm) vm-add-apply-hook!) step-apply-hook)
+        (set! step-hooked #t))
+      ((@ (system vm vm) set-vm-trace-level!) (max 1 ((@ (system vm vm) vm-trace-level)))))
+    (define (stop-stepping!)
+      (set! step-mode #f)
+      (set! step-owner #f)
+      (set! step-busy #f)
+      (when step-hooked
+        ((@ (system vm vm) vm-remove-next-hook!) step-hook)
+        ((@ (system vm vm) vm-remove-return-hook!) step-return-hook)
+        ((@ (system vm vm) vm-remove-apply-hook!) step-apply-hook)
+        (set! step-calls (make-hash-table))
+        (set! step-hooked #f)
+        ((@ (system vm vm) set-vm-trace-level!) step-saved-level)))
+    (define (step-if-asked choice)
+      ;; After a breakpoint's or an interrupt's level: STEP-INTO (its second restart) steps on
+      ;; from there.
+      (when (and (eqv? choice 1) current-eval)
+        (start-stepping! (car current-eval))))
+    (define (person-source? frame src)
+      ;; Code of the person's: a file that is not Guile's own, or a form they typed.
+      (if (cadr src)
+          (not (guile-own? (cadr src)))
+          (let ((at (false-if-exception
+                     (image-address (frame-instruction-pointer frame)))))
+            (and at (hashv-ref form-texts at) #t))))
+    (define (step-hook frame)
+      (when (and step-mode (not step-busy) current-eval (cdr current-eval))
+        (let ((src (frame-source frame))
+              (fp (frame-address frame)))
+          (when (and src
+                     (not (and step-at (= fp (car step-at)) (equal? (cdr src) (cdr step-at))))
+                     (case step-mode
+                       ((next) (<= fp step-fp))
+                       ((out) (< fp step-fp))
+                       (else #t))
+                     (person-source? frame src))
+            (step-stop frame src)))))
+    (define (step-apply-hook frame)
+      (when (and step-mode current-eval (cdr current-eval))
+        (let ((proc (frame-slot frame 0)))
+          (when (procedure? proc)
+            (hashv-set! step-calls (frame-address frame)
+                        (cons proc (call-arguments frame)))))))
+    (define (step-return-hook frame)
+      ;; A call of the person's returns while stepping: its value is said, as SBCL's stepper
+      ;; says it (`; (g a) => 8`), for the calls a step went into or over, and the frame a
+      ;; step runs out of. FRAME is the returning one, its caller's source the call's form.
+      (when (and step-mode (not step-busy) current-eval (cdr current-eval)
+                 (not (eq? step-mode 'continue)))
+        (let* ((fp (frame-address frame))
+               (caller (frame-previous frame))
+               (src (and caller (frame-source caller))))
+          (when (and src
+                     (case step-mode
+                       ((next) (or (= fp step-fp) (= (frame-address caller) step-fp)))
+                       ((out) (= fp step-fp))
+                       (else #t))
+                     (person-source? caller src))
+            (let ((form (false-if-exception (source-form caller src)))
+                  (vals (false-if-exception ((@ (system vm frame) frame-return-values) frame))))
+              (when (and form (list? vals))
+                ;; the caller goes on at the same form: no step there again
+                (set! step-at (cons (frame-address caller) (cdr src)))
+                (format user-out "; ~a => ~a~%" form
+                        (string-join (map (lambda (v) (printed-short v 120)) vals) " "))))))))
+    (define (form-at text line col)
+      ;; The form that starts at LINE:COL (from 0) of TEXT, printed short; #f if none reads.
+      (let loop ((i 0) (l 0))
+        (if (< l line)
+            (let ((nl (string-index text #\newline i)))
+              (and nl (loop (+ nl 1) (+ l 1))))
+            (let ((start (+ i col)))
+              (and (< start (string-length text))
+                   (catch #t
+                     (lambda ()
+                       (let ((x (with-input-from-string (substring text start) read)))
+                         (and (not (eof-object? x)) (printed-short x 120))))
+                     (lambda _ #f)))))))
+    (define (source-form frame src)
+      (let ((text (if (cadr src)
+                      (false-if-exception
+                       (call-with-input-file (cadr src) (@ (ice-9 textual-ports) get-string-all)))
+                      (hashv-ref form-texts (image-address (frame-instruction-pointer frame))))))
+        (and (string? text) (form-at text (caddr src) (cdddr src)))))
+    (define (step-stop frame src)
+      ;; A step: a level before the form at SRC in FRAME, said in one line (the form, and the
+      ;; call it is in), the frame's variables bound for the forms typed there.
+      (let ((fp (frame-address frame))
+            (form (or (false-if-exception (source-form frame src)) (source-text src))))
+        (set! step-at (cons fp (cdr src)))
+        ;; A procedure's entry is at its whole lambda (or define): its first form says more.
+        (unless (or (string-prefix? "(lambda " form) (string-prefix? "(define " form)
+                    (string-prefix? "(lambda* " form) (string-prefix? "(define* " form))
+          (step-level frame fp form))))
+    (define (step-level frame fp form)
+      ;; The frame's variables are the arguments its procedure was called with, where the
+      ;; step saw the call (step-calls), else what Guile says is live here.
+      (let* ((name (false-if-exception (frame-procedure-name frame)))
+             (seen (hashv-ref step-calls fp))
+             (proc (and seen name (eq? (procedure-name (car seen)) name) (car seen)))
+             (arguments (and proc (cdr seen)))
+             (given (and proc (name-arguments proc arguments)))
+             (variables (if given '() (frame-locals (cons 'top frame) #t)))
+             (cw (false-if-exception (frame-call-and-where frame)))
+             (cw (if (and cw given)
+                     (cons (printed-short (cons (or (procedure-name proc) '_) arguments) 300)
+                           (cdr cw))
+                     cw))
+             (call (and name (format #f "~a" name)))
+             (stack (or (false-if-exception (make-stack frame 0 form-tag 0 1))
+                        (make-stack frame))))
+        (set! last-frames (cons (cons (if given (cons 'given given) (cons 'top frame))
+                                      (or cw (cons form "")))
+                                (callers stack 1)))
+        (set! evaluating #f)
+        (let ((choice (open-level (list "LISPSHELL-STEP"
+                                        (if call (string-append form "  [in " call "]") form)
+                                        '())
+                                  (car current-eval)
+                                  #:restarts step-restarts
+                                  #:locals (or given variables))))
+          (set! evaluating #t)
+          (set! step-fp fp)
+          (set! step-mode (case choice ((0) 'into) ((1) 'next) ((2) 'out) (else #f))))))
+    (define (step-thunk thunk)
+      ;; `,step FORM`: THUNK (FORM's) stepped, from its first form; stepping ends with it.
+      (if (not (and current-eval (cdr current-eval)))
+          (thunk)
+          (dynamic-wind
+            (lambda () (start-stepping! (car current-eval)))
+            thunk
+            stop-stepping!)))
     (define (refuse message)
       (scm-error 'lispshell-refused #f "~a" (list message) #f))
     (define (breakpoint-line point)
@@ -660,13 +900,15 @@ first; a form typed at the prompt has no file)" where))))))))))
     (define (breakpoint-request op . args)
       ;; What (lispshell debug)'s `breakpoints` does on this loop's thread: prints a line
       ;; per breakpoint set, listed or cleared (breakpoints.py parses them).
+      (if (equal? op "step")
+          (apply step-thunk args)
       (for-each (lambda (p) (display (breakpoint-line p)) (newline))
                 (case (string->symbol op)
                   ((set) (list (apply set-breakpoint! args)))
                   ((set-at) (list (apply set-source-breakpoint! args)))
                   ((list) breakpoints)
                   ((clear) (apply clear-breakpoints! args))
-                  (else (refuse (format #f "no breakpoint request ~a" op))))))
+                  (else (refuse (format #f "no breakpoint request ~a" op)))))))
     (define (serve req)
       ;; One request, not its end (end-answer): at the top level and at every level.
       (case (car req)
@@ -768,19 +1010,24 @@ first; a form typed at the prompt has no file)" where))))))))))
       ;; A frame's variables, (name . value), innermost binding first: a frame's Scheme
       ;; values (unboxed slots, u64 f64..., are the compiler's temporaries and hold what was
       ;; last there), or what a breakpoint's frame carries, ('given (name . value) ...): the
-      ;; call's arguments. With
+      ;; call's arguments, or ('top . frame) for a frame stopped at its instruction. With
       ;; UNIQUE?, a name shadowed by an inner binding is left out.
-      (if (and (pair? frame) (eq? (car frame) 'given))
-          (cdr frame)
-          (let ((seen (make-hash-table)))
-            ((@ (srfi srfi-1) filter-map)
-             (lambda (b)
-               (let ((name ((@ (system vm frame) binding-name) b)))
-                 (and (eq? ((@ (system vm frame) binding-representation) b) 'scm)
-                      (not (and unique? (hashq-ref seen name)))
-                      (begin (hashq-set! seen name #t)
-                             (cons name ((@ (system vm frame) binding-ref) b))))))
-             ((@ (system vm frame) frame-bindings) frame)))))
+      (cond
+        ((and (pair? frame) (eq? (car frame) 'given)) (cdr frame))
+        ((and (pair? frame) (eq? (car frame) 'top)) (frame-variables (cdr frame) unique? #t))
+        (else (frame-variables frame unique? #f))))
+    (define (frame-variables frame unique? top?)
+      ;; TOP?: FRAME is the innermost, stopped at its instruction (a step, a source line, an
+      ;; interrupt), not waiting for a call to return: Guile finds its live variables so.
+      (let ((seen (make-hash-table)))
+        ((@ (srfi srfi-1) filter-map)
+         (lambda (b)
+           (let ((name ((@ (system vm frame) binding-name) b)))
+             (and (eq? ((@ (system vm frame) binding-representation) b) 'scm)
+                  (not (and unique? (hashq-ref seen name)))
+                  (begin (hashq-set! seen name #t)
+                         (cons name ((@ (system vm frame) binding-ref) b))))))
+         ((@ (system vm frame) frame-bindings) frame top?))))
     (define (eval-in-frame frame code)
       ;; CODE's forms with the frame's Scheme variables bound by name (the values they hold
       ;; now, as Guile's debugger shows them), in the current module; its values, or the
@@ -849,8 +1096,8 @@ first; a form typed at the prompt has no file)" where))))))))))
                      (lambda ()
                        (when evaluating
                          (system-async-mark
-                          (lambda () (when evaluating (throw 'lispshell-interrupt))) me)))))
-        (sigaction SIGINT (lambda (sig) (when evaluating (throw 'lispshell-interrupt)))))
+                          (lambda () (when evaluating (interrupted!))) me)))))
+        (sigaction SIGINT (lambda (sig) (when evaluating (interrupted!)))))
     ;; The breakpoint helpers lispshell evaluates (breakpoints.py) find this loop's by its
     ;; thread, the one its traps fire on (a server may run several loops).
     (let ((m (resolve-module '(lispshell debug) #:ensure #t)))
