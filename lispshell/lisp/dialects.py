@@ -17,8 +17,9 @@ Guile: the loop compiles each form that is more than a call on constants and var
 stock REPL does (compiled speed, frames with line:column). Each compiled form is one more root
 set of Guile's garbage collector, which aborts at 2,048 ("Too many root sets": the stock REPL
 dies after about 1,900 forms), so past a budget the loop interprets (`primitive-eval`) and says
-so once (image/guile-loop.scm, `compile?`). Errors are caught with a non-unwinding handler, so
-the nested `[1]>` debugger never appears.
+so once (image/guile-loop.scm, `compile?`). Errors are caught with a non-unwinding handler, and
+wait in lispshell's own levels (as Guile's `[1]>` would, which never appears); breakpoints and
+stepping are Guile's traps and VM hooks, served by the same levels.
 
 Clojure: not /usr/bin/clojure (Debian's wrapper runs rlwrap, whose escape codes put readers out
 of step) but clojure.main. SIGINT kills a JVM unless handled: the loop installs a handler that

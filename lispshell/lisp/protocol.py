@@ -46,10 +46,10 @@ ANSWERS = {
     "E": "an error's type (condition class, exception class, Guile key)",
     "M": "the error's message",
     "B": "one backtrace frame of the error, the person's frames only",
-    "R": "one restart of the waiting error: NAME, a tab, its description (SBCL; Clojure at a "
-         "breakpoint)",
-    "L": "how many debug levels are open after this request (SBCL, Clojure at a breakpoint; "
-         "absent: none)",
+    "R": "one restart of the waiting error: NAME, a tab, its description (SBCL, Guile; Clojure "
+         "at a breakpoint)",
+    "L": "how many debug levels are open after this request (SBCL, Guile, Clojure at a "
+         "breakpoint; absent: none)",
     "P": "the current package, module or namespace",
     "I": "the code reads standard input: reply with i or x (no body)",
     "D": "the end: the request's id and a newline",

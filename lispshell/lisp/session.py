@@ -36,8 +36,9 @@ How it works
   seconds is sent again; only the person's word (a Ctrl-C after that, or `,restart`) kills it
   (`interrupt` says which). An eval with a deadline that the interrupt does not end returns a
   timeout and leaves the image running; its late answer is dropped by its request id.
-- Debug levels (SBCL; lispshell/lisp/levels.py): an error waits inside the loop with its stack;
-  the answer's L field says how many levels are open.
+- Debug levels (SBCL, Guile; lispshell/lisp/levels.py): an error (an interrupt, a breakpoint,
+  a step) waits inside the loop with its stack; the answer's L field says how many levels are
+  open.
 - Death (EOF on the pty, or the process gone) ends the eval with an error saying so,
   `restarted=True`, and a fresh child.
 """
