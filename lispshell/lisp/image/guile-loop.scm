@@ -41,8 +41,9 @@
          (current-eval #f)
          ;; Stepping (`step-hook`): the mode ('into 'next 'out, or #f), the frame address
          ;; 'next and 'out are relative to, where the last step stopped (frame address, file,
-         ;; line . col), the eval it belongs to (its prompt tag), whether the VM's next hook
-         ;; is ours now, the trace level to go back to, and whether a step's level is open.
+         ;; line . col), the eval it belongs to (its prompt tag), whether the VM's hooks are
+         ;; ours now, the trace level to go back to, and whether a level is open (the forms
+         ;; typed there are not stepped).
          (step-mode #f)
          (step-fp 0)
          (step-at #f)
@@ -583,18 +584,18 @@ starts a fresh Guile.~%"))
               (set! evaluating #f)
               (step-if-asked
                (open-level (list "LISPSHELL-BREAK"
-                                (hit-message (if at-entry? call
-                                                 (format #f "~a at ~a" call (vector-ref point 1)))
-                                             locals)
-                                '())
-                          (car current-eval)
-                          #:restarts (list (if at-entry?
-                                               (format #f "CONTINUE\tRun ~a with these arguments."
-                                                       (vector-ref point 1))
-                                               (format #f "CONTINUE\tRun on from ~a."
-                                                       (vector-ref point 1)))
-                                           step-from-here)
-                          #:locals locals))
+                                 (hit-message (if at-entry? call
+                                                  (format #f "~a at ~a" call (vector-ref point 1)))
+                                              locals)
+                                 '())
+                           (car current-eval)
+                           #:restarts (list (if at-entry?
+                                                (format #f "CONTINUE\tRun ~a with these arguments."
+                                                        (vector-ref point 1))
+                                                (format #f "CONTINUE\tRun on from ~a."
+                                                        (vector-ref point 1)))
+                                            step-from-here)
+                           #:locals locals))
               (set! evaluating #t))))))
     (define (interrupted!)
       ;; Ctrl-C. Guile runs a signal's handler (and the server's interrupt) as an async, at
@@ -697,8 +698,7 @@ starts a fresh Guile.~%"))
       ;; A call of the person's returns while stepping: its value is said, as SBCL's stepper
       ;; says it (`; (g a) => 8`), for the calls a step went into or over, and the frame a
       ;; step runs out of. FRAME is the returning one, its caller's source the call's form.
-      (when (and step-mode (not step-busy) current-eval (cdr current-eval)
-                 (not (eq? step-mode 'continue)))
+      (when (and step-mode (not step-busy) current-eval (cdr current-eval))
         (let* ((fp (frame-address frame))
                (caller (frame-previous frame))
                (src (and caller (frame-source caller))))
@@ -900,15 +900,16 @@ first; a form typed at the prompt has no file)" where))))))))))
     (define (breakpoint-request op . args)
       ;; What (lispshell debug)'s `breakpoints` does on this loop's thread: prints a line
       ;; per breakpoint set, listed or cleared (breakpoints.py parses them).
+      ;; "step" THUNK is `,step FORM` (Dialect.stepping): THUNK's values.
       (if (equal? op "step")
           (apply step-thunk args)
-      (for-each (lambda (p) (display (breakpoint-line p)) (newline))
-                (case (string->symbol op)
-                  ((set) (list (apply set-breakpoint! args)))
-                  ((set-at) (list (apply set-source-breakpoint! args)))
-                  ((list) breakpoints)
-                  ((clear) (apply clear-breakpoints! args))
-                  (else (refuse (format #f "no breakpoint request ~a" op)))))))
+          (for-each (lambda (p) (display (breakpoint-line p)) (newline))
+                    (case (string->symbol op)
+                      ((set) (list (apply set-breakpoint! args)))
+                      ((set-at) (list (apply set-source-breakpoint! args)))
+                      ((list) breakpoints)
+                      ((clear) (apply clear-breakpoints! args))
+                      (else (refuse (format #f "no breakpoint request ~a" op)))))))
     (define (serve req)
       ;; One request, not its end (end-answer): at the top level and at every level.
       (case (car req)
