@@ -25,7 +25,7 @@ import time
 
 from lispshell.lisp.channel import SocketChannel
 from lispshell.lisp.connection import RECONNECT, ConnectError, Target, open_socket
-from lispshell.lisp.dialects import string_literal
+from lispshell.lisp.dialects import guile_loop_applied, string_literal
 from lispshell.lisp.image import code as image_code
 from lispshell.lisp.session import EvalResult, LispError, LispSession, LispStartError, \
     _Answer, _Died
@@ -60,8 +60,8 @@ class Session(LispSession):
         # waiting for an answer that never comes.
         deadline = time.monotonic() + self.connect_timeout
         try:
-            self._write("(" + image_code(self.dialect.loop_file)
-                        + f' "{nonce}" "{self._token}")\n')
+            self._write(guile_loop_applied(image_code(self.dialect.loop_file),
+                                           f'"{nonce}" "{self._token}"'))
             while True:
                 try:
                     self._read_answer(answer, deadline=min(deadline, time.monotonic() + 0.25))

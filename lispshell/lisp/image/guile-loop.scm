@@ -502,7 +502,7 @@ starts a fresh Guile.~%"))
     (define (name-arguments proc args)
       ;; The arguments by the names the procedure gives them (required, then optional, the
       ;; rest as a list), as Guile's debugger would show them once bound.
-      (let* ((spec (or (false-if-exception (procedure-arguments proc)) '()))
+      (let* ((spec (or (false-if-exception ((@ (ice-9 session) procedure-arguments) proc)) '()))
              (fixed (append (or (assq-ref spec 'required) '())
                             (map (lambda (o) (if (pair? o) (car o) o))
                                  (or (assq-ref spec 'optional) '()))))
@@ -623,7 +623,7 @@ starts a fresh Guile.~%"))
               ((not (false-if-exception (frame-source (stack-ref stack i))))
                (let ((frames (callers stack (+ i 1))))
                  ;; the interrupted frame stopped at its instruction, not in a call
-                 (if (and (pair? frames) (eq? (caar frames) (stack-ref stack (+ i 1))))
+                 (if (pair? frames)
                      (cons (cons (cons 'top (caar frames)) (cdar frames)) (cdr frames))
                      frames)))
               (else (loop (+ i 1))))))
