@@ -11,7 +11,7 @@ import pytest
 from lisp_servers import Server
 from lispshell.lisp.connection import connect_session
 from lispshell.lisp.session import LispSession
-from pty_shell import Shell
+from pty_shell import CTRL_C, Shell
 
 F = "(define (f a b) (* 10 (+ a b)))"
 ADD = "(define (add a b) (+ a b)) (define (caller) (* 10 (add 2 3)))"
