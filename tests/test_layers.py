@@ -10,7 +10,7 @@ import lispshell
 
 LAYERS = (
     ("syntax",),                        # reading, repairing and editing text: nothing of ours
-    ("show", "config", "data"),         # what the person is shown; settings and their files
+    ("show", "config", "data", "credentials"),   # what the person is shown; settings, keys
     ("lisp",),                          # the session contract and its six transports
     ("workspace",),                     # the person's files: writes, journal, projects, trust
     ("tools",),                         # one registry of tools, the gate

@@ -12,7 +12,7 @@ import sys
 
 def main(argv: list[str] | None = None) -> int:
     if argv is None:     # the program itself, not a test calling in: before any child starts
-        from lispshell.config import seal_credentials
+        from lispshell.credentials import seal_credentials
         seal_credentials()
     argv = list(sys.argv[1:] if argv is None else argv)
     if argv and argv[0] == "check":
