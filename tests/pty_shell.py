@@ -84,3 +84,17 @@ class Shell:
     def close(self) -> None:
         if self.child.isalive():
             self.child.terminate(force=True)
+
+
+STEPPING = ("step", "s", "n", "o", "c", "next", "finish")
+
+
+def steps(text: str, prompt: str) -> list[list[str]]:
+    """A transcript cut at each stepping command typed after `prompt` (SBCL's `,s`, Guile's
+    `,next`...): for each, the lines it printed, the prompts redrawn around them left out."""
+    p = re.escape(prompt)
+    parts = re.split(rf"{p} ,([a-z-]+)\b[^\n]*\n", text)
+    return [[line for line in chunk.split("\n")
+             if line.strip() and not re.fullmatch(rf"(\[\d+\] )?({p} ?)+(\[\d+\] )?",
+                                                  line.strip())]
+            for command, chunk in zip(parts[1::2], parts[2::2]) if command in STEPPING]

@@ -3,7 +3,6 @@ traps under lispshell's levels, for the person in a real pty, through the sessio
 child and over Guile's REPL server, for the model (scripted) and over MCP."""
 from __future__ import annotations
 
-import re
 import threading
 
 import pytest
@@ -11,7 +10,7 @@ import pytest
 from lisp_servers import Server
 from lispshell.lisp.connection import connect_session
 from lispshell.lisp.session import LispSession
-from pty_shell import CTRL_C, Shell
+from pty_shell import CTRL_C, Shell, steps as step_lines
 
 F = "(define (f a b) (* 10 (+ a b)))"
 ADD = "(define (add a b) (+ a b)) (define (caller) (* 10 (add 2 3)))"
@@ -84,17 +83,6 @@ def test_m_is_guiles_module_command(guile_shell):
 DEFS = "(define (g x) (* x 2)) (define (f n) (let ((a (+ n 1))) (+ 1 (g a))))"
 
 
-def _steps(text: str) -> list[list[str]]:
-    """The transcript cut at each command typed: for each stepping command, the lines it
-    printed (the prompts redrawn around them left out)."""
-    parts = re.split(r"\(guile-user\)> ,([a-z-]+)\b[^\n]*\n", text)
-    return [[line for line in chunk.split("\n")
-             if line.strip() and not re.fullmatch(r"(\[\d+\] )?(\(guile-user\)> ?)+(\[\d+\] )?",
-                                                  line.strip())]
-            for command, chunk in zip(parts[1::2], parts[2::2])
-            if command in ("step", "s", "n", "o", "c", "next", "finish")]
-
-
 def test_step_walks_into_a_call_and_out_in_at_most_four_lines_a_step(guile_shell):
     sh = guile_shell
     sh.submit(DEFS)
@@ -126,7 +114,7 @@ def test_step_walks_into_a_call_and_out_in_at_most_four_lines_a_step(guile_shell
     sh.expect("; (f 10) => 23")
     sh.submit(",c")
     sh.expect("\n(9 23)\n")
-    steps = [s for s in _steps(sh.text()[start:]) if s]
+    steps = [s for s in step_lines(sh.text()[start:], '(guile-user)>') if s]
     assert len(steps) >= 7, steps
     for printed in steps:
         assert len(printed) <= 4, printed      # the command's line, and at most three more

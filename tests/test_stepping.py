@@ -2,12 +2,11 @@
 for the person in a real pty and through the session over a child and over Swank."""
 from __future__ import annotations
 
-import re
 
 import pytest
 
 from lispshell.lisp.session import LispSession
-from pty_shell import Shell
+from pty_shell import Shell, steps as step_lines
 
 PROMPT = "CL-USER>"
 # g compiled as usual (no step points), f with (debug 3): ,s into (f 3) steps its body, and
@@ -22,15 +21,6 @@ def sbcl_shell(tmp_path):
     sh.expect(PROMPT)
     yield sh
     sh.close()
-
-
-def _steps(text: str) -> list[list[str]]:
-    """The transcript cut at each stepping command typed: for each, the lines it printed (the
-    prompts redrawn around them left out)."""
-    chunks = re.split(r"CL-USER> ,(?:step|s|n|o|c)\b[^\n]*\n", text)[1:]
-    return [[line for line in chunk.split("\n")
-             if line.strip() and not re.fullmatch(r"(\[\d+\] )?(CL-USER> ?)+", line.strip())]
-            for chunk in chunks]
 
 
 def test_step_walks_into_a_call_and_out_in_at_most_four_lines_a_step(sbcl_shell):
@@ -49,7 +39,7 @@ def test_step_walks_into_a_call_and_out_in_at_most_four_lines_a_step(sbcl_shell)
     sh.expect("; (G A) => 8  (G has no step points: compiled without (debug 3))")
     sh.expect("; (F 3) => 8")
     sh.expect("\n8\n" + PROMPT)
-    steps = _steps(sh.text()[start:])
+    steps = step_lines(sh.text()[start:], 'CL-USER>')
     assert len(steps) == 4, steps
     for printed in steps:
         # the command's line, and at most three of what it printed

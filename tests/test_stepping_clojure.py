@@ -4,12 +4,11 @@ through the session on a child and over nREPL. One image per place, shared by it
 starts slowly)."""
 from __future__ import annotations
 
-import re
 
 import pytest
 
 from lispshell.lisp.session import LispSession
-from pty_shell import Shell
+from pty_shell import Shell, steps as step_lines
 
 PROMPT = "user>"
 F = '(defn f [x] (println "a") (let [y (* x 2)] (+ y 1)) (str x))'
@@ -33,15 +32,6 @@ def clojure_shell(tmp_path_factory):
     sh.close()
 
 
-def _steps(text: str) -> list[list[str]]:
-    """The transcript cut at each stepping command typed: for each, the lines it printed (the
-    prompts redrawn around them left out)."""
-    chunks = re.split(r"user> ,(?:step|s|n|o|c)\b[^\n]*\n", text)[1:]
-    return [[line for line in chunk.split("\n")
-             if line.strip() and not re.fullmatch(r"(\[\d+\] )?(user> ?)+", line.strip())]
-            for chunk in chunks]
-
-
 def test_step_shows_each_forms_value_of_a_three_form_defn(clojure_shell):
     sh = clojure_shell
     start = len(sh.text())
@@ -59,7 +49,7 @@ def test_step_shows_each_forms_value_of_a_three_form_defn(clojure_shell):
     # (the call returns what its last form did: said in one line)
     sh.expect('; (str x) => "3" ... (user/f 3) => "3"')
     sh.expect('\n"3"\n' + PROMPT)
-    steps = _steps(sh.text()[start:])
+    steps = step_lines(sh.text()[start:], 'user>')
     assert len(steps) == 4, steps
     for printed in steps:
         assert len(printed) <= 4, printed       # the command's line and at most three more
