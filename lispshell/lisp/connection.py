@@ -265,10 +265,37 @@ class Connection(Session):
     # the eval's read ends at once, and the image runs on, that evaluation included.
     def _give_up(self) -> None:
         self._given_up = True
+        self._shut_socket()
+
+    # -- the socket (nREPL's and Swank's; Guile's server speaks through a channel) ----------
+    def _write(self, data: bytes) -> None:
+        """Send `data` whole. Interrupts and pongs are sent from other threads than the
+        eval's: one writer at a time, so two messages never interleave. Raises Lost."""
+        sock = getattr(self, "_sock", None)
+        if sock is None:
+            raise Lost("not connected")
+        with self._send_lock:
+            try:
+                sock.sendall(data)
+            except OSError as exc:
+                raise Lost(exc.strerror or str(exc)) from None
+
+    def _shut_socket(self) -> None:
+        """End both directions now, from any thread: a read waiting on the socket returns
+        at once and reports the connection lost."""
         sock = getattr(self, "_sock", None)
         if sock is not None:
             try:
                 sock.shutdown(socket.SHUT_RDWR)
+            except OSError:
+                pass
+
+    def _close_socket(self) -> None:
+        """Forget the socket and close it (a connection dropped or closed)."""
+        sock, self._sock = getattr(self, "_sock", None), None
+        if sock is not None:
+            try:
+                sock.close()
             except OSError:
                 pass
 

@@ -36,7 +36,6 @@ asks for them. Values are printed by nREPL with a quota (the value cap), through
 from __future__ import annotations
 
 import secrets
-import socket
 import time
 
 from lispshell.lisp.bencode import DecodeError, Decoder, encode
@@ -133,31 +132,21 @@ class Session(ImageBreakpoints, Connection):
         raise Lost("clone gave no session")
 
     def _drop(self) -> None:
-        sock = getattr(self, "_sock", None)
-        self._sock = None
+        self._close_socket()
         if self.ready:     # the sessions outlive the socket on the server: close them later
             self._stale += [s for s in (self._sid, self._quiet) if s and s not in self._stale]
         self._sid = self._quiet = None
         self.ready = False
         self._hits, self._held = [], {}
         self._levels.clear()
-        if sock is not None:
-            try:
-                sock.close()
-            except OSError:
-                pass
 
     def close(self) -> None:
         """Disconnect, closing our nREPL sessions (never the server, never the image). A
         running eval is ended first: its socket is shut, so it reports the lost connection,
         and closing its session makes nREPL stop the eval's thread."""
         self._closed = True
-        sock = getattr(self, "_sock", None)
-        if self.busy and sock is not None:
-            try:
-                sock.shutdown(socket.SHUT_RDWR)
-            except OSError:
-                pass
+        if self.busy:
+            self._shut_socket()
         with self._lock:
             unanswered = False
             if self.ready:
@@ -198,23 +187,11 @@ class Session(ImageBreakpoints, Connection):
         except (Lost, TimeoutError):
             pass
         finally:
-            sock, self._sock = self._sock, None
-            try:
-                sock.close()
-            except OSError:
-                pass
+            self._close_socket()
 
     # -- the wire ----------------------------------------------------------------------------
     def _send(self, message: dict) -> None:
-        sock = self._sock
-        if sock is None:
-            raise Lost("not connected")
-        data = encode(message)
-        with self._send_lock:
-            try:
-                sock.sendall(data)
-            except OSError as exc:
-                raise Lost(exc.strerror or str(exc)) from None
+        self._write(encode(message))
 
     def _send_new(self, message: dict) -> str:
         rid = secrets.token_hex(8)

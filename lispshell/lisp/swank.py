@@ -211,28 +211,15 @@ class Session(ImageBreakpoints, Connection):
         super().close()
 
     def _drop(self) -> None:
-        sock = getattr(self, "_sock", None)
-        self._sock = None
+        self._close_socket()
         self.ready = False
         self._sldb, self._returns = [], {}
         self._levels.clear()
-        if sock is not None:
-            try:
-                sock.close()
-            except OSError:
-                pass
 
     # -- the wire ----------------------------------------------------------------------------
     def _send_raw(self, text: str) -> None:
-        sock = self._sock
-        if sock is None:
-            raise Lost("not connected")
         payload = text.encode("utf-8", errors="replace")
-        with self._send_lock:
-            try:
-                sock.sendall(b"%06x" % len(payload) + payload)
-            except OSError as exc:
-                raise Lost(exc.strerror or str(exc)) from None
+        self._write(b"%06x" % len(payload) + payload)
 
     def _rex(self, form: str, package: str, thread: object = None) -> int:
         thread = self._thread_text(Symbol("t") if thread is None else thread)
