@@ -286,26 +286,6 @@ def test_the_model_sets_a_breakpoint_through_the_gate_reads_the_arguments_and_co
         assert "50" in ran
 
 
-def test_a_breakpoint_hit_in_an_mcp_eval_unwinds_and_says_so(tmp_path):
-    from mcp_harness import answer, connect, run
-
-    async def scenario():
-        async with connect(tmp_path, "--lisp", "guile", "--allow-eval") as client:
-            assert answer(await client.call_tool("eval", {"code": ADD}))["ok"]
-            point = answer(await client.call_tool("set_breakpoint", {"name": "add"}))
-            assert point["breakpoint"]["name"] == "add", point
-            hit = answer(await client.call_tool("eval", {"code": "(caller)"}))
-            assert hit["error"]["code"] == "BREAKPOINT", hit
-            assert "(add 2 3); a = 2; b = 3" in hit["error"]["message"]
-            assert "the call was left at once" in hit["error"]["message"]
-            assert "debug_level" not in hit["error"]
-            cleared = answer(await client.call_tool("clear_breakpoint", {"name": "add"}))
-            assert [p["name"] for p in cleared["removed"]] == ["add"] and cleared["left"] == []
-            ok = answer(await client.call_tool("eval", {"code": "(caller)"}))
-            assert ok["values"] == ["50"]
-    run(scenario)
-
-
 def test_stepping_and_ctrl_c_through_the_session(guile):
     assert guile.capabilities.stepping
     assert guile.eval(DEFS).ok

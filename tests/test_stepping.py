@@ -314,26 +314,6 @@ def test_the_model_sets_a_breakpoint_through_the_gate_reads_the_arguments_and_co
         assert "50" in ran
 
 
-def test_a_breakpoint_hit_in_an_mcp_eval_unwinds_and_says_so(tmp_path):
-    from mcp_harness import answer, connect, run
-
-    async def scenario():
-        async with connect(tmp_path, "--lisp", "sbcl", "--allow-eval") as client:
-            assert answer(await client.call_tool("eval", {"code": ADD}))["ok"]
-            point = answer(await client.call_tool("set_breakpoint", {"name": "add"}))
-            assert point["breakpoint"]["name"] == "ADD", point
-            hit = answer(await client.call_tool("eval", {"code": "(caller)"}))
-            assert hit["error"]["code"] == "BREAKPOINT", hit
-            assert "(ADD 2 3); a = 2; b = 3" in hit["error"]["message"]
-            assert "the call was left at once" in hit["error"]["message"]
-            assert "debug_level" not in hit["error"]
-            cleared = answer(await client.call_tool("clear_breakpoint", {"name": "add"}))
-            assert [p["name"] for p in cleared["removed"]] == ["ADD"] and cleared["left"] == []
-            ok = answer(await client.call_tool("eval", {"code": "(caller)"}))
-            assert ok["values"] == ["50"]
-    run(scenario)
-
-
 def test_the_tools_at_a_clojure_breakpoint():
     from lispshell.tools.gate import EvalGate
     from lispshell.tools.registry import ToolContext, call_tool
