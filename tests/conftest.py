@@ -40,6 +40,17 @@ settings.load_profile("default")
 
 
 @pytest.fixture
+def api():
+    """The stand-in at the network edge (tests/fake_anthropic.py), one per test. A request
+    the real Messages API would refuse fails the test that made it."""
+    from fake_anthropic import FakeAnthropic
+
+    with FakeAnthropic() as server:
+        yield server
+        assert server.invalid == [], [r.error for r in server.invalid]
+
+
+@pytest.fixture
 def temporary_tool():
     """Register a tool for one test only: `temporary_tool(name, handler, group=...)`.
     Tools registered at import time would leak into every later test (the MCP tool list)."""

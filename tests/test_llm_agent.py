@@ -12,7 +12,7 @@ import anthropic
 import httpx2
 import pytest
 
-from fake_anthropic import FakeAnthropic, Reply, tool_block
+from fake_anthropic import Reply, tool_block
 from lispshell import config as config_mod
 from lispshell.lisp.session import make_session
 from lispshell.llm.agent import NO_KEY_MESSAGE, Agent, Display, LLMSettings, make_client
@@ -29,12 +29,6 @@ def sbcl():
     session.start()
     yield session
     session.close()
-
-
-@pytest.fixture
-def api():
-    with FakeAnthropic() as server:
-        yield server
 
 
 class Confirm:

@@ -52,13 +52,6 @@ class Shell(pty_shell.Shell):
 
 
 @pytest.fixture
-def api():
-    with FakeAnthropic() as server:
-        yield server
-        assert server.invalid == [], [r.error for r in server.invalid]
-
-
-@pytest.fixture
 def shell(tmp_path, api):
     shells = []
 

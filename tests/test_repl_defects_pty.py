@@ -15,18 +15,11 @@ from pathlib import Path
 import pytest
 
 import pty_shell
-from fake_anthropic import FakeAnthropic, Reply
+from fake_anthropic import Reply
 from test_llm_repl_pty import GRACE
 from test_llm_repl_pty import Shell as LLMShell
 
 PROMPT = "CL-USER>"
-
-
-@pytest.fixture
-def api():
-    with FakeAnthropic() as server:
-        yield server
-        assert server.invalid == [], [r.error for r in server.invalid]
 
 
 @pytest.fixture

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-from fake_anthropic import FakeAnthropic, Reply
+from fake_anthropic import Reply
 from pty_shell import CTRL_C, Shell
 from test_llm_repl_pty import Shell as LLMShell, sent_messages
 
@@ -91,13 +91,6 @@ def test_a_silent_form_shows_a_busy_status_until_interrupted(shell):
     sh.expect("Back at the top level.")
     sh.submit("(* 6 7)")
     sh.expect("42")
-
-
-@pytest.fixture
-def api():
-    with FakeAnthropic() as server:
-        yield server
-        assert server.invalid == [], [r.error for r in server.invalid]
 
 
 @pytest.fixture
