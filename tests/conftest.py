@@ -39,6 +39,40 @@ settings.register_profile("explore", derandomize=False, max_examples=1000)
 settings.load_profile("default")
 
 
+def _persons_shell(tmp_path, lisp: str, prompt: str, timeout: float):
+    """lispshell for the person alone (no model, no project) in a real pty, at its prompt."""
+    from pty_shell import Shell
+
+    sh = Shell(tmp_path, "--lisp", lisp, "--no-llm", "--no-project")
+    try:
+        sh.expect(prompt, timeout=timeout)
+    except BaseException:
+        sh.close()
+        raise
+    return sh
+
+
+@pytest.fixture
+def sbcl_shell(tmp_path):
+    sh = _persons_shell(tmp_path, "sbcl", "CL-USER>", 30)
+    yield sh
+    sh.close()
+
+
+@pytest.fixture
+def guile_shell(tmp_path):
+    sh = _persons_shell(tmp_path, "guile", "(guile-user)>", 60)
+    yield sh
+    sh.close()
+
+
+@pytest.fixture
+def clojure_shell(tmp_path):
+    sh = _persons_shell(tmp_path, "clojure", "user>", 90)
+    yield sh
+    sh.close()
+
+
 @pytest.fixture
 def api():
     """The stand-in at the network edge (tests/fake_anthropic.py), one per test. A request

@@ -13,17 +13,9 @@ from fake_anthropic import FakeAnthropic, Reply
 from lispshell.lisp.session import LispSession
 from lispshell.tools.gate import EvalGate
 from lispshell.tools.registry import ToolContext, call_tool
-from pty_shell import CTRL_C, CTRL_D, Shell
+from pty_shell import CTRL_C, CTRL_D
 
 PROMPT = "CL-USER>"
-
-
-@pytest.fixture
-def sbcl_shell(tmp_path):
-    sh = Shell(tmp_path, "--lisp", "sbcl", "--no-llm", "--no-project")
-    sh.expect(PROMPT)
-    yield sh
-    sh.close()
 
 
 def test_define_then_retry_in_the_waiting_error(sbcl_shell):

@@ -10,18 +10,10 @@ import pytest
 from lisp_servers import Server
 from lispshell.lisp.connection import connect_session
 from lispshell.lisp.session import LispSession
-from pty_shell import CTRL_C, Shell, steps as step_lines
+from pty_shell import CTRL_C, steps as step_lines
 
 F = "(define (f a b) (* 10 (+ a b)))"
 ADD = "(define (add a b) (+ a b)) (define (caller) (* 10 (add 2 3)))"
-
-
-@pytest.fixture
-def guile_shell(tmp_path):
-    sh = Shell(tmp_path, "--lisp", "guile", "--no-llm", "--no-project")
-    sh.expect("(guile-user)>", timeout=60)
-    yield sh
-    sh.close()
 
 
 def test_break_shows_the_arguments_and_continue_returns_the_own_result(guile_shell):

@@ -6,21 +6,13 @@ from __future__ import annotations
 import pytest
 
 from lispshell.lisp.session import LispSession
-from pty_shell import Shell, steps as step_lines
+from pty_shell import steps as step_lines
 
 PROMPT = "CL-USER>"
 # g compiled as usual (no step points), f with (debug 3): ,s into (f 3) steps its body, and
 # into (g a) it cannot, which is said.
 DEFS = ("(defun g (x) (* x 2)) (declaim (optimize (debug 3))) "
         "(defun f (n) (let ((a (+ n 1))) (g a))) (declaim (optimize (debug 1)))")
-
-
-@pytest.fixture
-def sbcl_shell(tmp_path):
-    sh = Shell(tmp_path, "--lisp", "sbcl", "--no-llm", "--no-project")
-    sh.expect(PROMPT)
-    yield sh
-    sh.close()
 
 
 def test_step_walks_into_a_call_and_out_in_at_most_four_lines_a_step(sbcl_shell):
@@ -174,14 +166,6 @@ def test_break_on_sbcl_over_swank(tmp_path_factory):
             c.close()
     finally:
         srv.kill()
-
-
-@pytest.fixture
-def clojure_shell(tmp_path):
-    sh = Shell(tmp_path, "--lisp", "clojure", "--no-llm", "--no-project")
-    sh.expect("user>", timeout=90)
-    yield sh
-    sh.close()
 
 
 def test_break_on_clojure_shows_the_arguments_and_continue_returns_the_own_result(clojure_shell):
