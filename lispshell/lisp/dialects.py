@@ -109,12 +109,12 @@ class Dialect:
     no_restarts: str = "This Lisp offers no restarts."
     # The person's init files as they are named to them ("" : none).
     init_files_shown: str = ""
-    # An interrupt that has not landed within the grace is sent again (a child's SIGINT).
-    # False where the image handles every signal, however late, on a thread of its own: the
-    # JVM runs each SIGINT's handler on a new thread, whenever a loaded machine gets to it, and
-    # a second one could stop the eval after the one it was sent for (its first `.stop`
-    # needs no repeat).
-    resend_interrupt: bool = True
+    # A child's SIGINT names the request it is for: lispshell writes the request's id to the
+    # file $LISPSHELL_INTERRUPT_FILE before each one, and the loop's handler acts only for
+    # that request. Needed where the image handles a signal late, on a thread of its own
+    # (the JVM, whenever a loaded machine gets to it): unnamed, a late one could stop the
+    # next eval, and one handled before the loop has read its request would be lost.
+    interrupt_names_request: bool = False
     # What `,profile` and the profile tool measure: "cpu", and "alloc" where the profiler can.
     profile_modes: tuple[str, ...] = ("cpu",)
     # apropos matches a regular expression (else a plain substring of the names).
@@ -280,7 +280,7 @@ CLOJURE = Dialect(
     name="clojure", syntax="clojure", display="Clojure", starting_package="user",
     lexer="clojure", suffixes=(".clj", ".cljc", ".edn"),
     command=("java", "-cp", "/usr/share/java/clojure.jar", "clojure.main"),
-    interrupt_type="interrupt", resend_interrupt=False,
+    interrupt_type="interrupt", interrupt_names_request=True,
     loop_file="clojure-loop.clj", introspect_file="clojure-introspect.clj",
     project_file="clojure-project.clj", observe_file="clojure-observe.clj",
     code_length=_utf16_units,

@@ -35,7 +35,10 @@ How it works
   is never killed on a timer: an interrupt that has not landed within `interrupt_grace`
   seconds is sent again; only the person's word (a Ctrl-C after that, or `,restart`) kills it
   (`interrupt` says which). An eval with a deadline that the interrupt does not end returns a
-  timeout and leaves the image running; its late answer is dropped by its request id.
+  timeout and leaves the image running; its late answer is dropped by its request id. Where
+  the image handles a signal late on a thread of its own (the JVM), each SIGINT names its
+  request in a file first (`Dialect.interrupt_names_request`): a late one never stops
+  the next eval, and one that comes before the request is read stops it when it starts.
 - Debug levels (SBCL, Guile; lispshell/lisp/levels.py): an error (an interrupt, a breakpoint,
   a step) waits inside the loop with its stack; the answer's L field says how many levels are
   open.
@@ -225,6 +228,13 @@ class _Died(Exception):
 _live_sessions: "weakref.WeakSet[LispSession]" = weakref.WeakSet()
 
 
+def _unlink(path: str) -> None:
+    try:
+        os.unlink(path)
+    except OSError:
+        pass
+
+
 @atexit.register
 def _close_all() -> None:
     for s in list(_live_sessions):
@@ -273,6 +283,7 @@ class LispSession(ImageBreakpoints, ParkedHits, Session):
         self._closed = False
         self._answered_at = 0.0              # when the last eval ended
         self._killed_by_person = False       # interrupt() killed it: said as such
+        self._interrupt_path: str | None = None   # where a SIGINT names its request
         self._code_length = self.dialect.code_length
         _live_sessions.add(self)
 
@@ -337,6 +348,8 @@ class LispSession(ImageBreakpoints, ParkedHits, Session):
         from lispshell.config import child_environment
         base = self.env if self.env is not None else child_environment()
         env = dict(base, LC_ALL="C.UTF-8", LANG="C.UTF-8", TERM="dumb")
+        if self.dialect.interrupt_names_request:
+            env["LISPSHELL_INTERRUPT_FILE"] = self._interrupt_file()
         try:
             channel = PtyChannel.spawn(self.command, env, _raw_stdin)
         except (pexpect.ExceptionPexpect, OSError) as exc:
@@ -398,12 +411,16 @@ class LispSession(ImageBreakpoints, ParkedHits, Session):
         with self._lock:
             self._kill_child()
         _live_sessions.discard(self)
+        if self._interrupt_path is not None:
+            self._forget_interrupt_file()
 
     def kill_now(self) -> None:
         """End the child at once, from a signal handler: SIGKILL to its process group, no
         wait (no lock, no reaping: the process that started it is leaving)."""
         self._closed = True
         self._kill_child(reap=False)
+        if self._interrupt_path is not None:
+            self._forget_interrupt_file()
 
     def _kill_child(self, reap: bool = True) -> None:
         """End the channel: a child is killed (reaped too with `reap`), a connection closed."""
@@ -635,7 +652,7 @@ class LispSession(ImageBreakpoints, ParkedHits, Session):
                     if quick is not None:
                         return quick
                     self._pending = text
-            clock = EvalClock(self, timeout, started, resend=self.dialect.resend_interrupt)
+            clock = EvalClock(self, timeout, started)
             while True:
                 try:
                     self._read_answer(answer, clock.wake_at())
@@ -766,8 +783,29 @@ class LispSession(ImageBreakpoints, ParkedHits, Session):
 
     def _send_sigint(self) -> None:
         channel = self._channel
-        if channel is not None:
-            channel.interrupt()
+        if channel is None:
+            return
+        if self.dialect.interrupt_names_request:
+            path = self._interrupt_file()
+            try:
+                os.makedirs(os.path.dirname(path), exist_ok=True)
+                with open(path + ".new", "w", encoding="ascii") as f:
+                    f.write(self._request_id)
+                os.replace(path + ".new", path)      # the handler reads a whole id or none
+            except OSError:
+                pass               # unnamed, the interrupt is ignored; the person escalates
+        channel.interrupt()
+
+    def _interrupt_file(self) -> str:
+        """Where a SIGINT's request id is written (interrupt_names_request), in lispshell's
+        state directory: written at the first interrupt, removed when the session closes (or
+        is dropped unclosed, or the program exits)."""
+        if self._interrupt_path is None:
+            from lispshell.config import state_dir
+            self._interrupt_path = str(state_dir() / "interrupts" /
+                                       f"{os.getpid()}-{secrets.token_hex(6)}")
+            self._forget_interrupt_file = weakref.finalize(self, _unlink, self._interrupt_path)
+        return self._interrupt_path
 
     def try_eval(self, code: str, timeout: float = 2.0, output_cap: int = 1 << 16,
                  wait: float = 0.0):

@@ -9,6 +9,13 @@
         writer (volatile! (new-writer))
         running (atom nil)
         stopped-trace (atom nil)
+        ;; Which request a SIGINT is for: lispshell writes its id to this file before each
+        ;; one (lispshell/lisp/session.py). The JVM runs a signal's handler on a thread of its
+        ;; own whenever a loaded machine gets to it: a late one must not stop the next eval,
+        ;; and one that comes before this loop has read its request must not be lost (it
+        ;; waits in `early` for the request to start).
+        interrupt-file (some-> (System/getenv "LISPSHELL_INTERRUPT_FILE") java.io.File.)
+        early (atom nil)
         ;; Breakpoints (clojure-debug.clj): the levels open (hits this loop serves on its own
         ;; thread), how forms are evaluated (with a hit's locals bound, at its level), whether
         ;; the request being served is the person's (a look-up is never stopped), and the id
@@ -139,7 +146,12 @@
                               *in* (clojure.lang.LineNumberingPushbackReader. (terminal-in w))]
                       (try
                         (Thread/interrupted)  ; Thread.stop also sets the flag: clear it
-                        (reset! running (Thread/currentThread))
+                        (locking lock
+                          (reset! running (Thread/currentThread))
+                          (when (and @early (= @early @id))     ; interrupted before it ran
+                            (reset! early nil)
+                            (reset! stopped-trace (.getStackTrace (Thread/currentThread)))
+                            (throw (ThreadDeath.))))
                         (let [rdr (clojure.lang.LineNumberingPushbackReader.
                                    ;; a small buffer: the default 8 KiB costs more than a tiny eval
                                    (java.io.StringReader. code) (int (max 1 (min 8192 (count code)))))
@@ -343,10 +355,14 @@
      (sun.misc.Signal. "INT")
      (reify sun.misc.SignalHandler
        (handle [_ _]
-         (locking lock
-           (when-let [^Thread t @running]
-             (reset! stopped-trace (.getStackTrace t))
-             (.stop t))))))
+         (let [wanted (when interrupt-file
+                        (try (slurp interrupt-file) (catch Exception _ nil)))]
+           (locking lock
+             (if-let [^Thread t @running]
+               (when (or (nil? interrupt-file) (= wanted @id))
+                 (reset! stopped-trace (.getStackTrace t))
+                 (.stop t))
+               (reset! early wanted)))))))
     (reset! lispshell.debug/level-hook [(Thread/currentThread) serve-hit])
     (do
       ;; Each answer ends with the namespace and the id of its request, so a stray answer can
