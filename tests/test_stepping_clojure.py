@@ -119,6 +119,29 @@ def test_recur_macros_errors_and_continue_while_stepping(clojure_shell):
     sh.expect("[false false false false false]")
 
 
+def test_every_call_the_stepped_form_makes_steps(clojure_shell):
+    """`,step (g (g 1))` steps the inner call, then the outer (its argument's call comes
+    first), as SBCL's stepper steps the whole form; ,o and ,n in one call still stop in the
+    next, and ,c runs on through all of them."""
+    sh = clojure_shell
+    sh.submit(",step (g (g 1))")
+    sh.expect("; stepping (user/g 1)")
+    sh.expect("; step: (-> x inc (* 2))")
+    sh.submit(",o")
+    sh.expect("; stepping (user/g 4)")
+    sh.expect("; step: (-> x inc (* 2))")
+    sh.submit(",n")
+    sh.expect("; (-> x inc (* 2)) => 10")
+    sh.expect("\n10\n" + PROMPT)
+    sh.submit(",step (g (g 1))")
+    sh.expect("; stepping (user/g 1)")
+    sh.submit(",c")
+    sh.expect("\n10\n" + PROMPT)
+    assert "(user/g 4)" not in sh.text()[sh.text().rindex(",c"):]
+    sh.submit(PLAIN)
+    sh.expect("[false false false false false]")
+
+
 def test_step_from_a_breakpoint(clojure_shell):
     sh = clojure_shell
     sh.submit(",break f")

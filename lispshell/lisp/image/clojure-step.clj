@@ -175,7 +175,8 @@
 (defn- stepped
   "The armed var's root: each call is a frame of this thread's stepping; the outermost call
   starts it (stopping at the first point). When the var's outermost call on this thread ends,
-  the var is disarmed: one call stepped."
+  the var is disarmed: one call stepped. Under `run` the stepping is held (`:held`, its var):
+  every call the stepped form makes steps, one after the other, and `run` ends it."
   [v g name]
   (with-meta
     (fn [& args]
@@ -196,12 +197,17 @@
               (finally
                 (vswap! s #(-> % (update :calls pop)
                                (update :stack (fn [stack] (subvec stack 0 (min height (count stack)))))))
-                (when-not (some #(= v (:var %)) (:calls @s))
+                (when-not (or (= v (:held @s)) (some #(= v (:var %)) (:calls @s)))
                   (disarm! v))
                 (when (empty? (:calls @s))
                   (flush-said! s)
-                  (.remove state)
-                  (run! disarm! (:armed-here @s))))))))) ; stepped into, but never called
+                  (if (:held @s)
+                    ;; back in the stepped form, between its calls: the next call stops at
+                    ;; its first form, whatever the last one was left by (,n ,o), unless ,c
+                    (when-not (= :continue (:mode @s))
+                      (vswap! s assoc :mode :into :stack []))
+                    (do (.remove state)
+                        (run! disarm! (:armed-here @s))))))))))) ; stepped into, never called
     {::stepped true}))
 
 ;; -- instrumenting ----------------------------------------------------------------------------
@@ -508,7 +514,16 @@
   v)
 
 (defn run
-  "`,step (f ARGS)`: call `thunk` with `v` armed, and disarm it after, called or not."
+  "`,step (f ARGS)`: call `thunk` with `v` armed, and disarm it after, called or not. Every
+  call of `v` the form makes is stepped, in one stepping: `(f (f 1))` steps the inner call,
+  then the outer, and ,c runs on through both (SBCL's stepper steps the whole form)."
   [v thunk]
   (say-armed v)
-  (try (thunk) (finally (disarm! v))))
+  (let [s (volatile! {:mode :into :stack [] :calls [] :out *out* :held v})]
+    (.set state s)
+    (try (thunk)
+         (finally
+           (flush-said! s)
+           (.remove state)
+           (run! disarm! (:armed-here @s))
+           (disarm! v)))))
