@@ -212,6 +212,26 @@ def test_a_jvm_interrupt_that_comes_before_its_request_is_read_still_stops_it(jv
     assert session.eval("(+ 1 2)").values == ["3"]     # and the next one is not stopped
 
 
+def test_a_late_interrupt_through_guiles_server_never_stops_the_next_eval(opened, tmp_path):
+    """Guile's server is interrupted from a second client, which may run its form after the
+    eval it was sent for has ended: the interrupt names its request, and the loop ignores one
+    naming another."""
+    session = opened("guile-server")
+    assert session.eval("(+ 1 2)").values == ["3"]
+    ended, go = session._request_id, tmp_path / "go"
+    code = ('(begin (display "waiting") (newline) (force-output) (let wait () (if '
+            f'(file-exists? "{go}") (quote survived) (begin (usleep 10000) (wait)))))')
+    waiting, result = threading.Event(), {}
+    worker = threading.Thread(target=lambda: result.update(r=session.eval(
+        code, on_output=lambda t: waiting.set())))
+    worker.start()
+    assert waiting.wait(60)
+    session._interrupt_through_server(session._token, ended)     # returns once it has run
+    go.touch()
+    worker.join(60)
+    assert result["r"].values == ["survived"], result["r"]
+
+
 def test_the_file_naming_a_jvm_interrupt_goes_with_its_session():
     with LispSession("clojure") as session:
         session.start()

@@ -170,17 +170,21 @@ class Session(LispSession):
         if self._interrupt_at is not None:
             return
         self._interrupt_at = time.monotonic()
-        threading.Thread(target=self._interrupt_through_server, args=(self._token,),
+        threading.Thread(target=self._interrupt_through_server,
+                         args=(self._token, self._request_id),
                          daemon=True, name="lispshell-guile-interrupt").start()
 
     def _resend_interrupt(self) -> None:
         """Guile keeps the async it was sent until its next safe point: once is enough."""
 
-    def _interrupt_through_server(self, token: str) -> None:
+    def _interrupt_through_server(self, token: str, request_id: str) -> None:
+        """Run the loop's interrupter for request `request_id` from a second client: that
+        client may get there late, after the eval has ended, and the loop then ignores it."""
         form = ("(let* ((m (resolve-module '(lispshell server) #:ensure #f)) "
                 "(table (and m (module-variable m 'interrupters) (module-ref m 'interrupters))) "
                 f"(stop (and table (hash-ref table {string_literal(token)})))) "
-                "(when stop (stop)) (display \"lispshell-interrupt-sent\") (newline) "
+                f"(when stop (stop {string_literal(request_id)})) "
+                "(display \"lispshell-interrupt-sent\") (newline) "
                 # This client ends as the loop's do (`end-client`, guile-loop.scm): a REPL
                 # that quits makes Guile 3.0.8's server print an error on the console.
                 "(when m ((module-ref m 'end-client) (current-output-port))))\n")

@@ -1093,11 +1093,13 @@ first; a form typed at the prompt has no file)" where))))))))))
                             (false-if-exception (close-port port))
                             ;; the cancel lands at the next safe point: wait there
                             (let wait () (sleep 1) (wait))))
+          ;; The interrupt names its request: the second client may run it late, after the
+          ;; eval it was sent for has ended, and it must not stop the next one.
           (hash-set! (module-ref m 'interrupters) server-token
-                     (lambda ()
-                       (when evaluating
-                         (system-async-mark
-                          (lambda () (when evaluating (interrupted!))) me)))))
+                     (lambda* (#:optional (for request-id))
+                       (define (wanted?) (and evaluating (equal? for request-id)))
+                       (when (wanted?)
+                         (system-async-mark (lambda () (when (wanted?) (interrupted!))) me)))))
         (sigaction SIGINT (lambda (sig) (when evaluating (interrupted!)))))
     ;; The breakpoint helpers lispshell evaluates (breakpoints.py) find this loop's by its
     ;; thread, the one its traps fire on (a server may run several loops).
