@@ -242,6 +242,19 @@ def test_the_file_naming_a_jvm_interrupt_goes_with_its_session():
     assert not os.path.exists(path)
 
 
+def test_a_jvm_interrupt_is_named_where_the_state_directory_cannot_be_written(tmp_path,
+                                                                              monkeypatch):
+    (tmp_path / "a-file").write_text("")
+    monkeypatch.setenv("LISPSHELL_STATE_DIR", str(tmp_path / "a-file" / "state"))
+    with LispSession("clojure") as session:
+        session.start()
+        path = session._interrupt_file()
+        assert not path.startswith(str(tmp_path))
+        r = session.eval("(loop [] (Thread/sleep 10) (recur))", timeout=0.5)
+        assert r.timed_out and os.path.exists(path), r
+    assert not os.path.exists(os.path.dirname(path))
+
+
 def test_capabilities_say_what_the_transport_does(session):
     caps = session.capabilities
     assert isinstance(caps, Capabilities)

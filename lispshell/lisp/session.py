@@ -53,7 +53,9 @@ import os
 import re
 import secrets
 import select
+import shutil
 import signal
+import tempfile
 import threading
 import time
 import tty
@@ -788,12 +790,11 @@ class LispSession(ImageBreakpoints, ParkedHits, Session):
         if self.dialect.interrupt_names_request:
             path = self._interrupt_file()
             try:
-                os.makedirs(os.path.dirname(path), exist_ok=True)
                 with open(path + ".new", "w", encoding="ascii") as f:
                     f.write(self._request_id)
                 os.replace(path + ".new", path)      # the handler reads a whole id or none
             except OSError:
-                pass               # unnamed, the interrupt is ignored; the person escalates
+                _unlink(path)      # unnamed: the loop stops whatever runs, as before
         channel.interrupt()
 
     def _interrupt_file(self) -> str:
@@ -802,9 +803,18 @@ class LispSession(ImageBreakpoints, ParkedHits, Session):
         is dropped unclosed, or the program exits)."""
         if self._interrupt_path is None:
             from lispshell.config import state_dir
-            self._interrupt_path = str(state_dir() / "interrupts" /
-                                       f"{os.getpid()}-{secrets.token_hex(6)}")
-            self._forget_interrupt_file = weakref.finalize(self, _unlink, self._interrupt_path)
+            name = f"{os.getpid()}-{secrets.token_hex(6)}"
+            try:
+                folder = state_dir() / "interrupts"
+                folder.mkdir(exist_ok=True)
+                self._interrupt_path = str(folder / name)
+                self._forget_interrupt_file = weakref.finalize(self, _unlink,
+                                                               self._interrupt_path)
+            except OSError:          # a state directory we cannot write: a private one
+                folder = tempfile.mkdtemp(prefix="lispshell-")
+                self._interrupt_path = os.path.join(folder, name)
+                self._forget_interrupt_file = weakref.finalize(self, shutil.rmtree, folder,
+                                                               ignore_errors=True)
         return self._interrupt_path
 
     def try_eval(self, code: str, timeout: float = 2.0, output_cap: int = 1 << 16,

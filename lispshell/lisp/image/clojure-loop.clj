@@ -355,11 +355,12 @@
      (sun.misc.Signal. "INT")
      (reify sun.misc.SignalHandler
        (handle [_ _]
+         ;; nil: unnamed (no file: the first interrupt could not be written), for what runs
          (let [wanted (when interrupt-file
                         (try (slurp interrupt-file) (catch Exception _ nil)))]
            (locking lock
              (if-let [^Thread t @running]
-               (when (or (nil? interrupt-file) (= wanted @id))
+               (when (or (nil? wanted) (= wanted @id))
                  (reset! stopped-trace (.getStackTrace t))
                  (.stop t))
                (reset! early wanted)))))))
