@@ -73,6 +73,28 @@ def clojure_shell(tmp_path):
     sh.close()
 
 
+@pytest.fixture(params=["child", "server"])
+def guile(request, tmp_path):
+    """A Guile session (lispshell/lisp/contract.py) on a child, then over Guile's REPL server;
+    the server's image must outlive whatever the test did."""
+    from lisp_servers import Server
+    from lispshell.lisp.connection import connect_session
+    from lispshell.lisp.session import LispSession
+
+    if request.param == "child":
+        s = LispSession("guile")
+        s.start()
+        yield s
+        s.close()
+    else:
+        srv = Server("guile", tmp_path).start()
+        s = connect_session(srv.url, {})
+        yield s
+        s.close()
+        assert srv.alive(), "what the test did left Guile's server running"
+        srv.kill()
+
+
 @pytest.fixture
 def api():
     """The stand-in at the network edge (tests/fake_anthropic.py), one per test. A request

@@ -7,8 +7,6 @@ import threading
 
 import pytest
 
-from lisp_servers import Server
-from lispshell.lisp.connection import connect_session
 from lispshell.lisp.session import LispSession
 from pty_shell import CTRL_C, steps as step_lines
 
@@ -152,22 +150,6 @@ def test_ctrl_c_waits_in_a_level_and_continue_resumes(guile_shell):
     sh.expect("Back at the top level.")
     sh.submit("(+ 1 2)")
     sh.expect("\n3\n")
-
-
-@pytest.fixture(params=["child", "server"])
-def guile(request, tmp_path):
-    if request.param == "child":
-        s = LispSession("guile")
-        s.start()
-        yield s
-        s.close()
-    else:
-        srv = Server("guile", tmp_path).start()
-        s = connect_session(srv.url, {})
-        yield s
-        s.close()
-        assert srv.alive()
-        srv.kill()
 
 
 def test_breakpoints_through_the_session(guile):

@@ -2,11 +2,7 @@
 child in a real terminal, and over Guile's REPL server (the same loop, typed into a client)."""
 from __future__ import annotations
 
-import pytest
 
-from lisp_servers import Server
-from lispshell.lisp.connection import connect_session
-from lispshell.lisp.session import LispSession
 from pty_shell import Shell
 
 DEFS = "(define (f x) (car x)) (define (g x) (+ 1 (f x)))"
@@ -39,22 +35,6 @@ def test_an_error_waits_and_the_level_is_guiles(tmp_path):
         sh.expect("3")
     finally:
         sh.close()
-
-
-@pytest.fixture(params=["child", "server"])
-def guile(request, tmp_path):
-    if request.param == "child":
-        s = LispSession("guile")
-        s.start()
-        yield s
-        s.close()
-    else:
-        srv = Server("guile", tmp_path).start()
-        s = connect_session(srv.url, {})
-        yield s
-        s.close()
-        assert srv.alive(), "leaving levels over the server leaves the image running"
-        srv.kill()
 
 
 def test_levels_frames_locals_and_eval_in_frame(guile):
