@@ -150,25 +150,19 @@ def test_complete_while_typing_opens_the_menu_as_a_symbol_is_typed(tmp_path):
         sh.close()
 
 
-def test_ctrl_r_then_enter_runs_the_line_found(tmp_path):
-    from pty_shell import Shell
-
-    sh = Shell(tmp_path, "--lisp", "sbcl", "--no-llm", "--no-project")
-    try:
-        sh.expect("CL-USER>")
-        sh.submit("(list :found (* 6 7))")
-        sh.expect("(:FOUND 42)")
-        sh.expect("CL-USER>")
-        sh.submit("(+ 1 2)")
-        sh.expect("3")
-        sh.expect("CL-USER>")
-        sh.send("\x12")                 # Ctrl-R
-        sh.send(":found")
-        sh.expect("(list :found (* 6 7))")
-        sh.send("\r")                   # Enter: runs it, as bash does
-        sh.expect("(:FOUND 42)")
-    finally:
-        sh.close()
+def test_ctrl_r_then_enter_runs_the_line_found(sbcl_shell):
+    sh = sbcl_shell
+    sh.submit("(list :found (* 6 7))")
+    sh.expect("(:FOUND 42)")
+    sh.expect("CL-USER>")
+    sh.submit("(+ 1 2)")
+    sh.expect("3")
+    sh.expect("CL-USER>")
+    sh.send("\x12")                 # Ctrl-R
+    sh.send(":found")
+    sh.expect("(list :found (* 6 7))")
+    sh.send("\r")                   # Enter: runs it, as bash does
+    sh.expect("(:FOUND 42)")
 
 
 def test_lines_typed_before_the_first_prompt_are_each_submitted(tmp_path):
@@ -261,47 +255,35 @@ def test_abort_in_a_form_at_a_level_leaves_it_and_says_so():
         assert s.invoke_restart(0).level == 1
 
 
-def test_rough_edges_at_the_sbcl_prompt(tmp_path):
-    from pty_shell import Shell
-
-    sh = Shell(tmp_path, "--lisp", "sbcl", "--no-llm", "--no-project")
-    try:
-        sh.expect("CL-USER>")
-        sh.submit("(defun lispshell-test-fact (n) (if (< n 2) 1 (* n (lispshell-test-fact (1- n)))))")
-        sh.expect("CL-USER>")
-        sh.submit(",who-calls lispshell-test-fact")
-        sh.expect("no location (typed at the prompt")
-        sh.submit(",inspect (make-hash-table)")
-        sh.expect("(empty: no entries)")
-        sh.submit('(error "first line~%second line")')
-        sh.expect("[1] CL-USER>")
-        sh.submit(",bt")
-        sh.expect("(SIMPLE-ERROR: first line second line)")     # the whole message
-        sh.submit("(abort)")
-        sh.expect("; Back at the top level")
-        assert "[1]" not in sh.expect("CL-USER>")
-    finally:
-        sh.close()
+def test_rough_edges_at_the_sbcl_prompt(sbcl_shell):
+    sh = sbcl_shell
+    sh.submit("(defun lispshell-test-fact (n) (if (< n 2) 1 (* n (lispshell-test-fact (1- n)))))")
+    sh.expect("CL-USER>")
+    sh.submit(",who-calls lispshell-test-fact")
+    sh.expect("no location (typed at the prompt")
+    sh.submit(",inspect (make-hash-table)")
+    sh.expect("(empty: no entries)")
+    sh.submit('(error "first line~%second line")')
+    sh.expect("[1] CL-USER>")
+    sh.submit(",bt")
+    sh.expect("(SIMPLE-ERROR: first line second line)")     # the whole message
+    sh.submit("(abort)")
+    sh.expect("; Back at the top level")
+    assert "[1]" not in sh.expect("CL-USER>")
 
 
-def test_guile_bt_offers_what_guile_has(tmp_path):
-    from pty_shell import Shell
-
-    sh = Shell(tmp_path, "--lisp", "guile", "--no-llm", "--no-project")
-    try:
-        sh.expect("(guile-user)>")
-        sh.submit("(define (lispshell-test-g x) (car x))")
-        sh.submit("(lispshell-test-g 5)")
-        sh.expect("wrong-type-arg")
-        sh.expect("(guile-user)>")
-        sh.submit(",bt")
-        sh.expect("Backtrace at level 1")
-        shown = sh.expect("(guile-user)>")
-        assert ",frame N: its locals" in shown and ",eval-in-frame" in shown, shown
-        sh.submit(",eval-in-frame 0 (list x x)")      # what ,bt offers, Guile does
-        sh.expect("(5 5)")
-    finally:
-        sh.close()
+def test_guile_bt_offers_what_guile_has(guile_shell):
+    sh = guile_shell
+    sh.submit("(define (lispshell-test-g x) (car x))")
+    sh.submit("(lispshell-test-g 5)")
+    sh.expect("wrong-type-arg")
+    sh.expect("(guile-user)>")
+    sh.submit(",bt")
+    sh.expect("Backtrace at level 1")
+    shown = sh.expect("(guile-user)>")
+    assert ",frame N: its locals" in shown and ",eval-in-frame" in shown, shown
+    sh.submit(",eval-in-frame 0 (list x x)")      # what ,bt offers, Guile does
+    sh.expect("(5 5)")
 
 
 def test_disconnect_with_a_child_open_names_the_command_that_comes_back(tmp_path):

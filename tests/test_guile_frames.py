@@ -9,31 +9,26 @@ from lisp_servers import Server
 from lispshell.lisp.connection import connect_session
 from lispshell.lisp.levels import Local
 from lispshell.lisp.session import LispSession
-from pty_shell import Shell
 
 DEFINE = "(define (f x) (car x))\n(define (g x) (+ 1 (f x)))"
 
 
-def test_an_error_typed_at_the_prompt_names_the_callers_with_line_and_column(tmp_path):
-    sh = Shell(tmp_path, "--lisp", "guile", "--no-llm", "--no-project")
-    try:
-        sh.expect("(guile-user)>")
-        sh.submit("(define (f x) (car x)) (define (g x) (+ 1 (f x)))")
-        sh.submit("(g 5)")
-        sh.expect("wrong-type-arg: In procedure car")
-        # Each form typed is read on its own: its lines and columns count from its start.
-        sh.expect("(f 5) at 1:15")
-        sh.expect("(g _) at 1:20")
-        # The error waits in a level (tests/test_guile_levels.py): ,bt and ,frame N show its
-        # frames, as Guile's own ,bt and ,locals do.
-        sh.submit(",bt")
-        sh.expect("Backtrace at level 1")
-        sh.expect("0: (f 5)")
-        sh.submit(",frame 0")
-        sh.expect("Frame 0: (f 5)")
-        sh.expect("x = 5")
-    finally:
-        sh.close()
+def test_an_error_typed_at_the_prompt_names_the_callers_with_line_and_column(guile_shell):
+    sh = guile_shell
+    sh.submit("(define (f x) (car x)) (define (g x) (+ 1 (f x)))")
+    sh.submit("(g 5)")
+    sh.expect("wrong-type-arg: In procedure car")
+    # Each form typed is read on its own: its lines and columns count from its start.
+    sh.expect("(f 5) at 1:15")
+    sh.expect("(g _) at 1:20")
+    # The error waits in a level (tests/test_guile_levels.py): ,bt and ,frame N show its
+    # frames, as Guile's own ,bt and ,locals do.
+    sh.submit(",bt")
+    sh.expect("Backtrace at level 1")
+    sh.expect("0: (f 5)")
+    sh.submit(",frame 0")
+    sh.expect("Frame 0: (f 5)")
+    sh.expect("x = 5")
 
 
 @pytest.fixture(scope="module")

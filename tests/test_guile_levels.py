@@ -3,38 +3,33 @@ child in a real terminal, and over Guile's REPL server (the same loop, typed int
 from __future__ import annotations
 
 
-from pty_shell import Shell
 
 DEFS = "(define (f x) (car x)) (define (g x) (+ 1 (f x)))"
 
 
-def test_an_error_waits_and_the_level_is_guiles(tmp_path):
-    sh = Shell(tmp_path, "--lisp", "guile", "--no-llm", "--no-project")
-    try:
-        sh.expect("(guile-user)>", timeout=60)
-        sh.submit(DEFS)
-        sh.expect("(guile-user)>")
-        sh.submit("(g 5)")
-        sh.expect("Wrong type argument")
-        sh.expect("[1]")
-        sh.submit(",up")
-        sh.expect("x = 5")
-        sh.submit(",locals")
-        sh.expect("x = 5")
-        sh.submit("(define kept-at-the-level 42)")
-        sh.expect("[1]")
-        sh.submit("(car 2)")                      # a second level inside the first
-        sh.expect("[2]")
-        sh.submit(",abort")
-        sh.expect("Back at debug level 1")
-        sh.submit(",q")                           # Guile's habit: leaves the level only
-        sh.expect("Back at the top level")
-        sh.submit("kept-at-the-level")
-        sh.expect("42")
-        sh.submit("(+ 1 2)")
-        sh.expect("3")
-    finally:
-        sh.close()
+def test_an_error_waits_and_the_level_is_guiles(guile_shell):
+    sh = guile_shell
+    sh.submit(DEFS)
+    sh.expect("(guile-user)>")
+    sh.submit("(g 5)")
+    sh.expect("Wrong type argument")
+    sh.expect("[1]")
+    sh.submit(",up")
+    sh.expect("x = 5")
+    sh.submit(",locals")
+    sh.expect("x = 5")
+    sh.submit("(define kept-at-the-level 42)")
+    sh.expect("[1]")
+    sh.submit("(car 2)")                      # a second level inside the first
+    sh.expect("[2]")
+    sh.submit(",abort")
+    sh.expect("Back at debug level 1")
+    sh.submit(",q")                           # Guile's habit: leaves the level only
+    sh.expect("Back at the top level")
+    sh.submit("kept-at-the-level")
+    sh.expect("42")
+    sh.submit("(+ 1 2)")
+    sh.expect("3")
 
 
 def test_levels_frames_locals_and_eval_in_frame(guile):

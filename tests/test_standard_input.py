@@ -81,32 +81,28 @@ def test_a_program_asks_the_person_on_each_child(lisp, tmp_path):
         sh.close()
 
 
-def test_ctrl_c_at_the_input_line_waits_in_a_level_whose_continue_asks_again(tmp_path):
-    sh = Shell(tmp_path, "--lisp", "sbcl", "--no-llm", "--no-project")
-    try:
-        sh.expect("CL-USER>")
-        sh.submit('(progn (format t "Age? ") (* 2 (parse-integer (read-line))))')
-        sh.expect("Age? " + MARK)
-        sh.send(CTRL_C)
-        sh.expect("Interrupted while reading standard input.")
-        sh.expect("[CONTINUE] Go on reading standard input.")
-        sh.expect("[1] CL-USER>")
-        sh.submit(",invoke 0")
-        sh.expect(MARK)
-        sh.submit("21")
-        sh.expect("42")
-        sh.expect("CL-USER>")
-        # A restart's :interactive reader asks through the same line (USE-VALUE, no FORM).
-        sh.submit("(+ 1 undefined-zz)")
-        sh.expect("[USE-VALUE]")
-        sh.expect("[1] CL-USER>")
-        sh.submit(",invoke 1")
-        sh.expect("Enter a form to be evaluated:")
-        sh.expect(MARK)
-        sh.submit("41")
-        sh.expect("42")
-    finally:
-        sh.close()
+def test_ctrl_c_at_the_input_line_waits_in_a_level_whose_continue_asks_again(sbcl_shell):
+    sh = sbcl_shell
+    sh.submit('(progn (format t "Age? ") (* 2 (parse-integer (read-line))))')
+    sh.expect("Age? " + MARK)
+    sh.send(CTRL_C)
+    sh.expect("Interrupted while reading standard input.")
+    sh.expect("[CONTINUE] Go on reading standard input.")
+    sh.expect("[1] CL-USER>")
+    sh.submit(",invoke 0")
+    sh.expect(MARK)
+    sh.submit("21")
+    sh.expect("42")
+    sh.expect("CL-USER>")
+    # A restart's :interactive reader asks through the same line (USE-VALUE, no FORM).
+    sh.submit("(+ 1 undefined-zz)")
+    sh.expect("[USE-VALUE]")
+    sh.expect("[1] CL-USER>")
+    sh.submit(",invoke 1")
+    sh.expect("Enter a form to be evaluated:")
+    sh.expect(MARK)
+    sh.submit("41")
+    sh.expect("42")
 
 
 @pytest.fixture(scope="module")
