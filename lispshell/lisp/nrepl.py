@@ -375,9 +375,9 @@ class Session(ImageBreakpoints, Connection):
                           output_dropped=answer.dropped)
 
     def _abort_index(self) -> int:
-        """The number of the innermost level's ABORT (its last restart)."""
-        waiting = self._levels.waiting
-        return len(waiting.restarts) - 1 if waiting is not None and waiting.restarts else 2
+        """The number of the innermost level's ABORT: its last restart (`_entered_hit`), or
+        a breakpoint's (CONTINUE, RETURN-VALUE, ABORT) when the image said none."""
+        return len(self.restarts) - 1 if self.restarts else 2
 
     def _at_hit(self):
         if not self._hits:
@@ -390,7 +390,7 @@ class Session(ImageBreakpoints, Connection):
                 on_input=None, **_) -> EvalResult:
         with self._lock:
             hit = self._at_hit()
-            last = max(len(self._levels.waiting.restarts) - 1, 0) if self._levels.waiting else 2
+            last = self._abort_index()          # the restarts end with ABORT
             if not 0 <= n <= last:
                 raise ValueError(f"choose a restart from 0 to {last}")
 
